@@ -1,0 +1,14 @@
+package storage
+
+import "errors"
+
+// Sentinel errors; callers compare with errors.Is.
+var (
+	// ErrLocked means another process holds the database (bbolt's file lock did not come free
+	// within the open timeout). main turns it into exit code 3.
+	ErrLocked = errors.New("database is held by another envsched process")
+	// ErrSchemaNewer means the database was written by a newer envsched.
+	ErrSchemaNewer = errors.New("database schema is newer than this envsched")
+	// ErrNotFound means a key that was asked for is not stored.
+	ErrNotFound = errors.New("not found")
+)
