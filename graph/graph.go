@@ -50,3 +50,11 @@ func (g *Graph) NumEdges() int { return len(g.edges) }
 
 // Neighbors returns the edges of node i. The slice must not be changed.
 func (g *Graph) Neighbors(i int) []Edge { return g.edges[g.off[i]:g.off[i+1]] }
+
+// NewCSR returns a graph that takes ownership of off and edges, already in compressed sparse
+// rows: the edges of node i are edges[off[i]:off[i+1]]. off must have len(nodes)+1 entries,
+// start at 0, never decrease and end at len(edges). It is the allocation-free path for large
+// generated graphs; New is the convenient one.
+func NewCSR(envs []string, nodes []Node, off []int32, edges []Edge) *Graph {
+	return &Graph{Envs: envs, Nodes: nodes, off: off, edges: edges}
+}
