@@ -1,0 +1,151 @@
+package record
+
+import (
+	"bytes"
+	"unicode/utf8"
+
+	"github.com/valyala/fastjson"
+)
+
+// Reasons of a *BadLineError. They are stable: the quarantine stores them and tests compare them.
+const (
+	ReasonTooLong     = "line too long"
+	ReasonEmpty       = "empty line"
+	ReasonInvalidJSON = "invalid JSON"
+	ReasonNotObject   = "not a JSON object"
+
+	ReasonMissingEnv  = "missing env"
+	ReasonBadEnv      = "env not a string"
+	ReasonEmptyEnv    = "empty env"
+	ReasonEnvUTF8     = "env not valid UTF-8"
+	ReasonMissingTask = "missing task"
+	ReasonBadTask     = "task not a string or number"
+	ReasonEmptyTask   = "empty task"
+	ReasonTaskUTF8    = "task not valid UTF-8"
+
+	ReasonMissingReward   = "missing reward"
+	ReasonBadReward       = "reward not a number"
+	ReasonNonFiniteReward = "reward not finite"
+)
+
+// parsers holds fastjson parsers for reuse; a parser and every value it returned belong to one
+// call of parse at a time.
+var parsers fastjson.ParserPool
+
+// ParseRollout reads one rollout line (PROTOCOL.md, "Rollout records"). A trailing "\n" or "\r\n"
+// and a leading UTF-8 byte order mark are allowed. Every fault that must quarantine the line is
+// a *BadLineError; no other error is returned.
+//
+// Key semantics, shared with ParseTask:
+//   - Each field is taken from the first of its keys present, in the order of PROTOCOL.md. A key
+//     whose value is null counts as absent.
+//   - When a key occurs more than once in an object, the last occurrence counts (as in Python's
+//     json.loads and Go's encoding/json).
+//   - A required field (env, task, reward) whose value has the wrong type is a bad line; an
+//     optional field (group, step, request_id, rollout_id) whose value has the wrong type, or is
+//     an empty string, is absent: the protocol quarantines only for the required fields.
+//   - Task ids, group ids and rollout ids that are JSON numbers become decimal strings (see
+//     numberText): 17 -> "17", 3.0 -> "3", 2.5 -> "2.5", integers of any size digit for digit.
+//
+// The whole line must be well-formed JSON in its structure; the values of keys that are not read
+// are not checked further (escapes and UTF-8 inside them, for instance), which keeps verl lines
+// with kilobytes of text cheap.
+func ParseRollout(line []byte) (Rollout, error) {
+	var r Rollout
+	err := parse(line, func(f *fields) error {
+		var err error
+		if r.Env, r.Task, err = envTask(f); err != nil {
+			return err
+		}
+		if r.Reward, err = reward(f); err != nil {
+			return err
+		}
+		r.Step, r.HasStep = integer(f.first(kStep, kGlobalStep))
+		r.Group = group(f)
+		r.RequestID = optionalID(f.first(kRequestID))
+		r.RolloutID = optionalID(f.first(kRolloutID))
+		return nil
+	})
+	return r, err
+}
+
+// ParseTask reads one catalogue line (PROTOCOL.md, "Catalogue records") with the key semantics
+// of ParseRollout. Text is a string, or a chat list whose contents are joined with "\n" (see
+// textOf); invalid UTF-8 in it becomes U+FFFD. Tools, tags and embedding whose values have the
+// wrong type are absent; list elements of the wrong type are skipped, except in an embedding,
+// which is whole or absent (every element a number that fits a float32).
+func ParseTask(line []byte) (Task, error) {
+	var t Task
+	err := parse(line, func(f *fields) error {
+		var err error
+		if t.Env, t.Task, err = envTask(f); err != nil {
+			return err
+		}
+		t.Text = text(f.first(kText, kDescription, kInstruction, kQuestion, kPrompt))
+		t.Tools = tools(f.first(kTools))
+		t.Tags = strs(f.first(kTags))
+		t.Embedding = embedding(f.first(kEmbedding))
+		return nil
+	})
+	return t, err
+}
+
+// IsBlank reports whether line holds only spaces, tabs, carriage returns and newlines. Readers
+// skip blank lines: they are neither records nor faults.
+func IsBlank(line []byte) bool {
+	for _, c := range line {
+		if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+			return false
+		}
+	}
+	return true
+}
+
+// Head returns at most the first n bytes of line, cut so that no UTF-8 sequence that was valid in
+// line is split (for the quarantine's first bytes). It shares line's memory.
+func Head(line []byte, n int) []byte {
+	if n <= 0 {
+		return line[:0]
+	}
+	if len(line) <= n {
+		return line
+	}
+	if utf8.RuneStart(line[n]) {
+		return line[:n]
+	}
+	for i := n - 1; i >= 0 && i > n-utf8.UTFMax; i-- {
+		if utf8.RuneStart(line[i]) {
+			if r, size := utf8.DecodeRune(line[i:]); (r != utf8.RuneError || size > 1) && i+size > n {
+				return line[:i] // the valid rune at i runs past n
+			}
+			break
+		}
+	}
+	return line[:n]
+}
+
+var bom = []byte("\xef\xbb\xbf")
+
+// parse runs use on the fields of line's top-level object while the parser's values are alive.
+func parse(line []byte, use func(*fields) error) error {
+	if len(line) > MaxLine {
+		return &BadLineError{Reason: ReasonTooLong}
+	}
+	line = bytes.TrimPrefix(line, bom)
+	if IsBlank(line) {
+		return &BadLineError{Reason: ReasonEmpty}
+	}
+	p := parsers.Get()
+	defer parsers.Put(p)
+	v, err := p.ParseBytes(line)
+	if err != nil {
+		return &BadLineError{Reason: ReasonInvalidJSON}
+	}
+	o, err := v.Object()
+	if err != nil {
+		return &BadLineError{Reason: ReasonNotObject}
+	}
+	var f fields
+	f.fill(o)
+	return use(&f)
+}
