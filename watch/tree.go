@@ -1,0 +1,191 @@
+package watch
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// fileState is what a poll compares: a path whose state differs between two listings changed.
+type fileState struct {
+	size  int64
+	mtime int64 // nanoseconds
+	ino   uint64
+	dir   bool
+}
+
+// tree is the last listing of the roots. Only Run's goroutine (and New, before Run) use it.
+type tree struct {
+	boundary string
+	files    map[string]fileState
+}
+
+func newTree(boundary string) *tree {
+	if boundary != "" {
+		if abs, err := filepath.Abs(boundary); err == nil {
+			boundary = abs
+		}
+	}
+	return &tree{boundary: boundary, files: map[string]fileState{}}
+}
+
+// ignored reports whether a name is an unfinished write by the protocol's rule: it starts with
+// a dot or ends with ".tmp".
+func ignored(path string) bool {
+	base := filepath.Base(path)
+	return strings.HasPrefix(base, ".") || strings.HasSuffix(base, ".tmp")
+}
+
+// scan takes the first listing; onDir is called for every folder.
+func (t *tree) scan(roots []string, onDir func(string)) error {
+	files, err := t.list(roots)
+	if err != nil {
+		return err
+	}
+	for p, st := range files {
+		if st.dir {
+			onDir(p)
+		}
+	}
+	t.files = files
+	return nil
+}
+
+// rescan lists the roots again and returns the paths that appeared, changed or went away.
+// onDir is called for every folder that was not there before.
+func (t *tree) rescan(roots []string, onDir func(string)) ([]string, error) {
+	files, err := t.list(roots)
+	if err != nil {
+		return nil, err
+	}
+	var changed []string
+	for p, st := range files {
+		old, ok := t.files[p]
+		if !ok && st.dir {
+			onDir(p)
+		}
+		if !ok || old != st {
+			changed = append(changed, p)
+		}
+	}
+	for p := range t.files {
+		if _, ok := files[p]; !ok {
+			changed = append(changed, p)
+		}
+	}
+	t.files = files
+	return changed, nil
+}
+
+// addDir handles a path that was just created: when it is a folder, onDir is called for it and
+// every folder below, and the files below are returned (they may predate the watch).
+func (t *tree) addDir(path string, onDir func(string)) []string {
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.IsDir() {
+		return nil
+	}
+	files, err := t.list([]string{path})
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for p, st := range files {
+		if st.dir {
+			onDir(p)
+		} else {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// list walks the roots without following symbolic links out of the boundary, and never into a
+// linked folder. Paths that vanish during the walk are skipped.
+func (t *tree) list(roots []string) (map[string]fileState, error) {
+	files := make(map[string]fileState)
+	for _, root := range roots {
+		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			return t.visit(root, p, d, err, files)
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return files, nil
+}
+
+func (t *tree) visit(root, p string, d fs.DirEntry, err error, files map[string]fileState) error {
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) && p != root {
+			return nil
+		}
+		return err
+	}
+	if p != root && ignored(p) {
+		if d.IsDir() {
+			return filepath.SkipDir
+		}
+		return nil
+	}
+	st, ok := t.state(p, d)
+	if ok {
+		files[p] = st
+	}
+	return nil
+}
+
+// state returns the state of one entry; ok is false for entries to skip (vanished, or a link
+// that leads out of the boundary or to a folder).
+func (t *tree) state(p string, d fs.DirEntry) (fileState, bool) {
+	if d.Type()&fs.ModeSymlink != 0 {
+		return t.linkState(p)
+	}
+	fi, err := d.Info()
+	if err != nil {
+		return fileState{}, false
+	}
+	return stateOf(fi), true
+}
+
+func (t *tree) linkState(p string) (fileState, bool) {
+	target, err := filepath.EvalSymlinks(p)
+	if err != nil || !t.inside(target) {
+		return fileState{}, false
+	}
+	fi, err := os.Stat(target)
+	if err != nil || fi.IsDir() {
+		return fileState{}, false
+	}
+	return stateOf(fi), true
+}
+
+// inside reports whether an absolute, resolved path lies within the boundary.
+func (t *tree) inside(target string) bool {
+	if t.boundary == "" {
+		return false
+	}
+	abs, err := filepath.Abs(target)
+	if err != nil {
+		return false
+	}
+	b, err := filepath.EvalSymlinks(t.boundary)
+	if err != nil {
+		b = t.boundary
+	}
+	rel, err := filepath.Rel(b, abs)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+func stateOf(fi fs.FileInfo) fileState {
+	st := fileState{size: fi.Size(), mtime: fi.ModTime().UnixNano(), dir: fi.IsDir()}
+	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
+		st.ino = sys.Ino
+	}
+	if st.dir {
+		st.size, st.mtime = 0, 0 // a folder's own size and time say nothing the files do not
+	}
+	return st
+}

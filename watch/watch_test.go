@@ -1,0 +1,332 @@
+package watch
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// harness runs a Watcher over DIR/rollouts and DIR/requests and gathers what it reports.
+type harness struct {
+	t      *testing.T
+	dir    string
+	w      *Watcher
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu      sync.Mutex
+	seen    map[string]int
+	rescans []string
+	signal  chan struct{}
+}
+
+func start(t *testing.T, opts Options) *harness {
+	t.Helper()
+	dir := t.TempDir()
+	for _, sub := range []string{"rollouts", "requests"} {
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return startIn(t, dir, opts)
+}
+
+func startIn(t *testing.T, dir string, opts Options) *harness {
+	t.Helper()
+	opts.Roots = []string{filepath.Join(dir, "rollouts"), filepath.Join(dir, "requests")}
+	opts.Boundary = dir
+	if opts.PollInterval == 0 {
+		opts.PollInterval = 20 * time.Millisecond
+	}
+	w, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	h := &harness{t: t, dir: dir, w: w, cancel: cancel, done: make(chan struct{}),
+		seen: map[string]int{}, signal: make(chan struct{}, 1)}
+	go h.consume(ctx)
+	t.Cleanup(h.stop)
+	return h
+}
+
+func (h *harness) consume(ctx context.Context) {
+	runDone := make(chan struct{})
+	go func() { h.w.Run(ctx); close(runDone) }()
+	defer close(h.done)
+	defer func() { <-runDone }()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case c := <-h.w.Changes():
+			h.record(c)
+		}
+	}
+}
+
+func (h *harness) record(c Change) {
+	h.mu.Lock()
+	for _, p := range c.Paths {
+		h.seen[p]++
+	}
+	if c.Rescan {
+		h.rescans = append(h.rescans, c.Reason)
+	}
+	h.mu.Unlock()
+	select {
+	case h.signal <- struct{}{}:
+	default:
+	}
+}
+
+func (h *harness) stop() {
+	h.cancel()
+	<-h.done
+	h.w.Close()
+}
+
+// path returns DIR/rel.
+func (h *harness) path(rel string) string { return filepath.Join(h.dir, rel) }
+
+// waitFor waits until cond holds over what was reported; the deadline only turns a hang into a
+// failure with a message.
+func (h *harness) waitFor(what string, cond func(seen map[string]int, rescans []string) bool) {
+	h.t.Helper()
+	deadline := time.After(30 * time.Second)
+	for {
+		h.mu.Lock()
+		ok := cond(h.seen, h.rescans)
+		h.mu.Unlock()
+		if ok {
+			return
+		}
+		select {
+		case <-h.signal:
+		case <-time.After(10 * time.Millisecond):
+		case <-deadline:
+			h.t.Fatalf("never reported: %s (seen %v)", what, h.seen)
+		}
+	}
+}
+
+func (h *harness) waitPaths(paths ...string) {
+	h.t.Helper()
+	h.waitFor("paths", func(seen map[string]int, _ []string) bool {
+		for _, p := range paths {
+			if seen[p] == 0 {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// reset forgets what was reported so far.
+func (h *harness) reset() {
+	h.mu.Lock()
+	h.seen = map[string]int{}
+	h.rescans = nil
+	h.mu.Unlock()
+}
+
+func (h *harness) count(p string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.seen[p]
+}
+
+func write(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func appendTo(t *testing.T, path, data string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(data); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// modes runs a test once with polling alone and once with fsnotify (the slow safety poll then
+// cannot be what reports the change within the test).
+var modes = []struct {
+	name string
+	opts Options
+	want Mode
+}{
+	{"poll", Options{Poll: true}, ModePoll},
+	{"notify", Options{SafetyInterval: time.Hour}, ModeNotify},
+}
+
+func TestReportsChanges(t *testing.T) {
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			h := start(t, m.opts)
+			if got := h.w.Mode(); got != m.want {
+				t.Fatalf("mode %s, want %s", got, m.want)
+			}
+			a := h.path("rollouts/a.jsonl")
+			write(t, a, `{"x":1}`+"\n")
+			h.waitPaths(a)
+
+			h.reset()
+			appendTo(t, a, `{"x":2}`+"\n")
+			h.waitPaths(a)
+
+			h.reset()
+			b := h.path("rollouts/b.jsonl")
+			if err := os.Rename(a, b); err != nil {
+				t.Fatal(err)
+			}
+			h.waitPaths(a, b)
+
+			h.reset()
+			if err := os.Remove(b); err != nil {
+				t.Fatal(err)
+			}
+			h.waitPaths(b)
+		})
+	}
+}
+
+func TestNewSubfoldersAreWatched(t *testing.T) {
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			h := start(t, m.opts)
+			// A folder tree made in one go: files may exist before any watch on the folder.
+			deep := h.path("rollouts/run1/worker-3/part.jsonl")
+			write(t, deep, "line\n")
+			h.waitPaths(deep)
+
+			h.reset()
+			appendTo(t, deep, "more\n")
+			h.waitPaths(deep)
+
+			h.reset()
+			later := h.path("rollouts/run1/worker-3/later.jsonl")
+			write(t, later, "x\n")
+			h.waitPaths(later)
+		})
+	}
+}
+
+func TestRequestsAreReported(t *testing.T) {
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			h := start(t, m.opts)
+			// The protocol's way: write a dot temp file, then rename it into place.
+			tmp := h.path("requests/.step-1.json.tmp")
+			final := h.path("requests/step-1.json")
+			write(t, tmp, `{"size":4}`)
+			if err := os.Rename(tmp, final); err != nil {
+				t.Fatal(err)
+			}
+			h.waitPaths(final)
+			if n := h.count(tmp); n != 0 {
+				t.Errorf("temp file reported %d times; names starting with a dot are unfinished writes", n)
+			}
+		})
+	}
+}
+
+func TestIgnoresUnfinishedAndOutsideLinks(t *testing.T) {
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			outside := t.TempDir()
+			write(t, filepath.Join(outside, "secret.jsonl"), "s\n")
+			if err := os.MkdirAll(filepath.Join(outside, "dir"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			write(t, filepath.Join(outside, "dir", "inner.jsonl"), "i\n")
+
+			h := start(t, m.opts)
+			inside := h.path("rollouts/real.jsonl")
+			write(t, inside, "r\n")
+			ignoredNames := []string{
+				h.path("rollouts/.hidden.jsonl"),
+				h.path("rollouts/part.jsonl.tmp"),
+				h.path("rollouts/.cache/x.jsonl"),
+			}
+			for _, p := range ignoredNames {
+				write(t, p, "x\n")
+			}
+			linkOut := h.path("rollouts/out.jsonl")
+			linkDir := h.path("rollouts/outdir")
+			linkIn := h.path("rollouts/in.jsonl")
+			must(t, os.Symlink(filepath.Join(outside, "secret.jsonl"), linkOut))
+			must(t, os.Symlink(filepath.Join(outside, "dir"), linkDir))
+			must(t, os.Symlink(inside, linkIn))
+			marker := h.path("rollouts/zz-last.jsonl")
+			write(t, marker, "m\n")
+			h.waitPaths(inside, marker)
+			if m.want == ModePoll {
+				h.waitPaths(linkIn) // a link that stays inside DIR is followed by the poll
+			}
+
+			// Poll once more so that anything the poll would report has been reported.
+			h.reset()
+			write(t, marker, "m2\n")
+			h.waitPaths(marker)
+			for _, p := range append(ignoredNames, linkDir+"/inner.jsonl") {
+				if n := h.count(p); n != 0 {
+					t.Errorf("%s reported %d times; want never", p, n)
+				}
+			}
+			if m.want == ModePoll && h.count(linkOut) != 0 {
+				t.Errorf("link out of DIR reported by the poll")
+			}
+		})
+	}
+}
+
+func TestOverflowAsksForRescan(t *testing.T) {
+	h := start(t, Options{SafetyInterval: time.Hour})
+	h.w.InjectOverflow()
+	h.waitFor("rescan", func(_ map[string]int, r []string) bool { return len(r) > 0 })
+}
+
+func TestInjectedOverflowEveryNEvents(t *testing.T) {
+	// Every third event is lost to a simulated overflow: the rescan that follows must still
+	// bring every file to the consumer's attention (as a changed path or under the rescan).
+	h := start(t, Options{SafetyInterval: time.Hour, OverflowEvery: 3})
+	if h.w.Mode() != ModeNotify {
+		t.Skip("fsnotify unavailable here")
+	}
+	for i := range 20 {
+		write(t, h.path(filepath.Join("rollouts", "f"+string(rune('a'+i))+".jsonl")), "x\n")
+	}
+	h.waitFor("a rescan", func(_ map[string]int, r []string) bool { return len(r) > 0 })
+}
+
+func TestMissingRootIsAnError(t *testing.T) {
+	dir := t.TempDir()
+	_, err := New(Options{Roots: []string{filepath.Join(dir, "missing")}, Boundary: dir})
+	if err == nil {
+		t.Fatal("New over a missing root succeeded; want an error naming it")
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
