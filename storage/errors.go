@@ -12,3 +12,10 @@ var (
 	// ErrNotFound means a key that was asked for is not stored.
 	ErrNotFound = errors.New("not found")
 )
+
+// ErrConfigMismatch means Open was asked for a configuration (reward range, decay) other than
+// the one the database was created with; the stored statistics would mean something else.
+var ErrConfigMismatch = errors.New("configuration differs from the one the database was created with")
+
+// ErrCorrupt means a stored value could not be decoded.
+var ErrCorrupt = errors.New("stored value is corrupt")

@@ -1,0 +1,456 @@
+package storage
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"math"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/envsched/envsched/record"
+	"github.com/envsched/envsched/stats"
+)
+
+// MaxNameLen is the longest env or task name storage accepts (bbolt keys are bounded). Ingest
+// quarantines longer names.
+const MaxNameLen = 4096
+
+// maxIDKey is the longest rollout_id stored as it is; longer ones are keyed by their SHA-256.
+const maxIDKey = 512
+
+// Commit applies b in one fsync'd transaction: file states, catalogue tasks, rollouts,
+// quarantine entries, counters and adjacency lists change together or not at all. That is
+// envsched's whole exactly-once guarantee: a file's offset is durable exactly when the records
+// read up to it, and the statistics they change, are.
+//
+// Rollouts are deduplicated by RolloutID (against the database and earlier rollouts of the same
+// batch), clipped into the configured reward range (counted), normalised into [0, 1] and folded
+// into their task's statistics (stats.Task.Add at the rollout's step, or at the current round
+// when it has none), their group's state (see GroupKey) and their environment's statistics.
+// A task first seen in a rollout is added without metadata. A rollout with a non-finite reward,
+// or an env or task name that is empty or longer than MaxNameLen, is an error: the caller
+// quarantines such lines.
+func (db *DB) Commit(b *Batch) (Result, error) {
+	var res Result
+	err := db.bolt.Update(func(tx *bolt.Tx) error {
+		res = Result{}
+		c := newCommitter(tx, db.cfg)
+		return c.apply(b, &res)
+	})
+	if err != nil {
+		return Result{}, fmt.Errorf("commit to %s: %w", db.path, err)
+	}
+	return res, nil
+}
+
+// committer holds the state of one Commit: statistics are loaded once per task, group and
+// environment, changed in memory, and written once at the end.
+type committer struct {
+	tx       *bolt.Tx
+	cfg      Config
+	counters Counters
+	tasks    map[TaskKey]*taskState
+	order    []*taskState
+	envs     map[string]*stats.Env
+	added    []record.Task
+	ids      *bolt.Bucket
+	buf      []byte // scratch for encoding; copied by keep before bbolt sees it
+	arena    []byte
+}
+
+// keep copies b into the committer's arena. bbolt keeps references to the keys and values
+// given to Put until the transaction ends, so scratch buffers must never be handed to it; the
+// arena makes those copies cheap (one allocation per 64 KiB).
+func (c *committer) keep(b []byte) []byte {
+	if len(b) > arenaChunk/4 {
+		return bytes.Clone(b)
+	}
+	if cap(c.arena)-len(c.arena) < len(b) {
+		c.arena = make([]byte, 0, arenaChunk)
+	}
+	start := len(c.arena)
+	c.arena = append(c.arena, b...)
+	return c.arena[start:len(c.arena):len(c.arena)]
+}
+
+const arenaChunk = 64 << 10
+
+// taskState is one task as changed by the transaction.
+type taskState struct {
+	key      TaskKey
+	rec      taskRecord
+	before   stats.Task
+	isNew    bool
+	rollouts *bolt.Bucket
+	groups   *bolt.Bucket
+	gstate   map[string]*stats.Group
+}
+
+func newCommitter(tx *bolt.Tx, cfg Config) *committer {
+	return &committer{tx: tx, cfg: cfg, tasks: map[TaskKey]*taskState{}, envs: map[string]*stats.Env{},
+		ids: tx.Bucket(bucketRolloutIDs)}
+}
+
+func (c *committer) apply(b *Batch, res *Result) error {
+	var err error
+	if c.counters, err = readCounters(c.tx); err != nil {
+		return err
+	}
+	steps := []func() error{
+		func() error { return c.putFiles(b.Files) },
+		func() error { return c.upsertTasks(b.Tasks, res) },
+		func() error { return c.addRollouts(b.Rollouts, res) },
+		func() error { return c.putQuarantine(b.Quarantine, res) },
+		func() error { return c.flushTasks() },
+		func() error { return c.putEdges(b.Edges) },
+		func() error { return c.adjacency(b.Adjacency) },
+	}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	for _, t := range c.added {
+		res.Added = append(res.Added, TaskKey{t.Env, t.Task})
+	}
+	res.NewTasks = len(c.added)
+	c.counters.Rollouts += int64(res.Rollouts)
+	c.counters.Duplicates += int64(res.Duplicates)
+	c.counters.Clipped += int64(res.Clipped)
+	c.counters.Quarantined += int64(res.Quarantined)
+	return writeCounters(c.tx, c.counters)
+}
+
+func (c *committer) putFiles(files []FileState) error {
+	bk := c.tx.Bucket(bucketFiles)
+	for _, f := range files {
+		if f.ID == 0 {
+			return fmt.Errorf("file state %q without ID", f.Path)
+		}
+		if err := bk.Put(u64key(f.ID), encodeFile(f)); err != nil {
+			return fmt.Errorf("put file %q: %w", f.Path, err)
+		}
+	}
+	return nil
+}
+
+func (c *committer) upsertTasks(rows []record.Task, res *Result) error {
+	for i := range rows {
+		t := &rows[i]
+		ts, err := c.task(t.Env, t.Task, t)
+		if err != nil {
+			return err
+		}
+		if !ts.isNew {
+			res.TasksUpdated++
+		}
+		ts.rec.InCatalog = true
+		if err := putNested(c.tx, bucketCatalog, t.Env, []byte(t.Task), encodeMeta(*t)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// task returns the state of (env, task), loading it, or adding it when it is not stored; row is
+// the catalogue row that adds it (nil for a task first seen in a rollout).
+func (c *committer) task(env, task string, row *record.Task) (*taskState, error) {
+	key := TaskKey{env, task}
+	if ts := c.tasks[key]; ts != nil {
+		return ts, nil
+	}
+	if err := checkName(env, task); err != nil {
+		return nil, err
+	}
+	eb, err := bucketIn(c.tx.Bucket(bucketTasks), env)
+	if err != nil {
+		return nil, err
+	}
+	ts := &taskState{key: key}
+	if v := eb.Get([]byte(task)); v != nil {
+		if ts.rec, err = decodeTaskRecord(v); err != nil {
+			return nil, fmt.Errorf("task %s/%s: %w", env, task, err)
+		}
+		ts.before = ts.rec.Stats
+	} else {
+		if ts.rec.Seq, err = c.tx.Bucket(bucketTasks).NextSequence(); err != nil {
+			return nil, err
+		}
+		ts.isNew = true
+		added := record.Task{Env: env, Task: task}
+		if row != nil {
+			added = *row
+		}
+		c.added = append(c.added, added)
+	}
+	c.tasks[key] = ts
+	c.order = append(c.order, ts)
+	return ts, nil
+}
+
+func checkName(env, task string) error {
+	if env == "" || task == "" || len(env) > MaxNameLen || len(task) > MaxNameLen {
+		return fmt.Errorf("env %.40q task %.40q: names must be 1 to %d bytes", env, task, MaxNameLen)
+	}
+	return nil
+}
+
+func (c *committer) addRollouts(rs []Rollout, res *Result) error {
+	for i := range rs {
+		if err := c.addRollout(&rs[i], res); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *committer) addRollout(r *Rollout, res *Result) error {
+	if math.IsNaN(r.Reward) || math.IsInf(r.Reward, 0) {
+		return fmt.Errorf("rollout of %s/%s: reward %v is not finite", r.Env, r.Task, r.Reward)
+	}
+	if dup, err := c.seen(r.RolloutID); dup || err != nil {
+		if dup {
+			res.Duplicates++
+		}
+		return err
+	}
+	ts, err := c.task(r.Env, r.Task, nil)
+	if err != nil {
+		return err
+	}
+	sr := c.stored(r)
+	if sr.Clipped {
+		res.Clipped++
+	}
+	if err := c.putRollout(ts, &sr); err != nil {
+		return err
+	}
+	g, err := c.group(ts, GroupKey(r.Group, sr.Round))
+	if err != nil {
+		return err
+	}
+	ts.rec.Stats.Add(c.normalise(sr.Reward), sr.Round, sr.Step, sr.HasStep, g, c.cfg.Decay)
+	res.Rollouts++
+	return nil
+}
+
+// seen reports whether the rollout id was stored before, and records it when not.
+func (c *committer) seen(id string) (bool, error) {
+	if id == "" {
+		return false, nil
+	}
+	key := idKey(id)
+	if c.ids.Get(key) != nil {
+		return true, nil
+	}
+	return false, c.ids.Put(key, []byte{1})
+}
+
+func idKey(id string) []byte {
+	if len(id) <= maxIDKey {
+		return []byte(id)
+	}
+	sum := sha256.Sum256([]byte(id))
+	return []byte("sha256:" + hex.EncodeToString(sum[:]))
+}
+
+// stored is the rollout as it will be stored: clipped, with its round.
+func (c *committer) stored(r *Rollout) StoredRollout {
+	sr := StoredRollout{Env: r.Env, Task: r.Task, Reward: r.Reward, Round: c.counters.Round,
+		HasStep: r.HasStep, Group: r.Group, RequestID: r.RequestID, RolloutID: r.RolloutID, File: r.File}
+	if r.HasStep {
+		sr.Round, sr.Step = r.Step, r.Step
+	}
+	if sr.Reward < c.cfg.Reward.Min {
+		sr.Reward, sr.Clipped = c.cfg.Reward.Min, true
+	} else if sr.Reward > c.cfg.Reward.Max {
+		sr.Reward, sr.Clipped = c.cfg.Reward.Max, true
+	}
+	return sr
+}
+
+// normalise maps a clipped reward onto [0, 1].
+func (c *committer) normalise(r float64) float64 {
+	return normalise(r, c.cfg.Reward)
+}
+
+func normalise(r float64, rg Range) float64 {
+	n := (r - rg.Min) / (rg.Max - rg.Min)
+	return math.Min(1, math.Max(0, n))
+}
+
+func (c *committer) putRollout(ts *taskState, sr *StoredRollout) error {
+	if ts.rollouts == nil {
+		b, err := nestedBucket(c.tx, bucketRollouts, ts.key.Env, ts.key.Task)
+		if err != nil {
+			return err
+		}
+		b.FillPercent = 1 // keys only ever grow: pack pages full
+		ts.rollouts = b
+	}
+	sr.Seq = uint64(ts.rec.Stats.Rollouts)
+	c.buf = encodeRollout(c.buf, *sr)
+	if err := ts.rollouts.Put(c.keep(u64key(sr.Seq)), c.keep(c.buf)); err != nil {
+		return fmt.Errorf("put rollout %s/%s: %w", ts.key.Env, ts.key.Task, err)
+	}
+	return nil
+}
+
+// group returns the in-transaction state of one group of a task.
+func (c *committer) group(ts *taskState, key string) (*stats.Group, error) {
+	if g := ts.gstate[key]; g != nil {
+		return g, nil
+	}
+	if ts.groups == nil {
+		b, err := nestedBucket(c.tx, bucketGroups, ts.key.Env, ts.key.Task)
+		if err != nil {
+			return nil, err
+		}
+		ts.groups, ts.gstate = b, map[string]*stats.Group{}
+	}
+	g := new(stats.Group)
+	if v := ts.groups.Get([]byte(key)); v != nil {
+		var err error
+		if *g, err = decodeGroup(v); err != nil {
+			return nil, fmt.Errorf("group %s/%s/%s: %w", ts.key.Env, ts.key.Task, key, err)
+		}
+	}
+	ts.gstate[key] = g
+	return g, nil
+}
+
+func (c *committer) putQuarantine(qs []QuarantineEntry, res *Result) error {
+	bk := c.tx.Bucket(bucketQuarantine)
+	for _, q := range qs {
+		seq, err := bk.NextSequence()
+		if err != nil {
+			return err
+		}
+		q.Seq = seq
+		if len(q.Head) > MaxHead {
+			q.Head = q.Head[:MaxHead]
+		}
+		if err := bk.Put(u64key(seq), encodeQuarantine(q)); err != nil {
+			return fmt.Errorf("put quarantine entry: %w", err)
+		}
+		res.Quarantined++
+	}
+	return nil
+}
+
+// MaxHead is how many first bytes of a quarantined line are kept.
+const MaxHead = 256
+
+// flushTasks writes every changed task, group and environment once.
+func (c *committer) flushTasks() error {
+	tb := c.tx.Bucket(bucketTasks)
+	for _, ts := range c.order {
+		if err := c.flushTask(tb, ts); err != nil {
+			return err
+		}
+	}
+	eb := c.tx.Bucket(bucketEnvs)
+	for name, e := range c.envs {
+		if err := eb.Put([]byte(name), encodeEnv(*e)); err != nil {
+			return fmt.Errorf("put env %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func (c *committer) flushTask(tb *bolt.Bucket, ts *taskState) error {
+	c.buf = ts.rec.encode(c.buf)
+	if err := tb.Bucket([]byte(ts.key.Env)).Put([]byte(ts.key.Task), c.keep(c.buf)); err != nil {
+		return fmt.Errorf("put task %s/%s: %w", ts.key.Env, ts.key.Task, err)
+	}
+	for key, g := range ts.gstate {
+		c.buf = encodeGroup(c.buf, *g)
+		if err := ts.groups.Put([]byte(key), c.keep(c.buf)); err != nil {
+			return fmt.Errorf("put group %s/%s/%s: %w", ts.key.Env, ts.key.Task, key, err)
+		}
+	}
+	e, err := c.env(ts.key.Env)
+	if err != nil {
+		return err
+	}
+	e.Apply(ts.before, ts.rec.Stats, ts.isNew)
+	return nil
+}
+
+func (c *committer) env(name string) (*stats.Env, error) {
+	if e := c.envs[name]; e != nil {
+		return e, nil
+	}
+	e := new(stats.Env)
+	if v := c.tx.Bucket(bucketEnvs).Get([]byte(name)); v != nil {
+		var err error
+		if *e, err = decodeEnv(v); err != nil {
+			return nil, fmt.Errorf("env %s: %w", name, err)
+		}
+	}
+	c.envs[name] = e
+	return e, nil
+}
+
+func (c *committer) putEdges(lists []NodeEdges) error {
+	bk := c.tx.Bucket(bucketEdges)
+	for _, l := range lists {
+		key := nodeKey(l.Node.Env, l.Node.Task)
+		var err error
+		if len(l.Edges) == 0 {
+			err = bk.Delete(key)
+		} else {
+			err = bk.Put(key, encodeEdges(l.Edges))
+		}
+		if err != nil {
+			return fmt.Errorf("put edges of %s/%s: %w", l.Node.Env, l.Node.Task, err)
+		}
+	}
+	return nil
+}
+
+func (c *committer) adjacency(fn func([]record.Task) ([]NodeEdges, error)) error {
+	if fn == nil || len(c.added) == 0 {
+		return nil
+	}
+	lists, err := fn(c.added)
+	if err != nil {
+		return fmt.Errorf("adjacency of new tasks: %w", err)
+	}
+	return c.putEdges(lists)
+}
+
+// bucketIn returns the sub-bucket name of parent, creating it when missing.
+func bucketIn(parent *bolt.Bucket, name string) (*bolt.Bucket, error) {
+	if b := parent.Bucket([]byte(name)); b != nil {
+		return b, nil
+	}
+	b, err := parent.CreateBucket([]byte(name))
+	if err != nil {
+		return nil, fmt.Errorf("create bucket %q: %w", name, err)
+	}
+	return b, nil
+}
+
+// nestedBucket returns top/env/task, creating the missing levels.
+func nestedBucket(tx *bolt.Tx, top []byte, env, task string) (*bolt.Bucket, error) {
+	eb, err := bucketIn(tx.Bucket(top), env)
+	if err != nil {
+		return nil, err
+	}
+	return bucketIn(eb, task)
+}
+
+// putNested puts key=value into top/env.
+func putNested(tx *bolt.Tx, top []byte, env string, key, value []byte) error {
+	eb, err := bucketIn(tx.Bucket(top), env)
+	if err != nil {
+		return err
+	}
+	if err := eb.Put(key, value); err != nil {
+		return fmt.Errorf("put %s/%s/%s: %w", top, env, key, err)
+	}
+	return nil
+}

@@ -1,0 +1,264 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/envsched/envsched/stats"
+)
+
+// SchemaVersion is the layout this package reads and writes.
+const SchemaVersion = 1
+
+// DefaultTimeout is how long Open waits for another process to release the database.
+const DefaultTimeout = time.Second
+
+// Bucket names. Nested layouts: tasks, catalog, rollouts and groups hold one bucket per
+// environment, and rollouts and groups one more per task.
+var (
+	bucketMeta       = []byte("meta")        // schema, created, reward_min, reward_max, decay
+	bucketEnvs       = []byte("envs")        // env -> stats.Env
+	bucketTasks      = []byte("tasks")       // env -> task -> task record (seq, flags, stats.Task)
+	bucketCatalog    = []byte("catalog")     // env -> task -> catalogue metadata (text, tools, tags, embedding)
+	bucketRollouts   = []byte("rollouts")    // env -> task -> seq (8 bytes BE) -> compact rollout
+	bucketGroups     = []byte("groups")      // env -> task -> GroupKey -> stats.Group
+	bucketRolloutIDs = []byte("rollout_ids") // rollout_id (or its hash when long) -> 1
+	bucketFiles      = []byte("files")       // id (8 bytes BE) -> FileState
+	bucketQuarantine = []byte("quarantine")  // seq (8 bytes BE) -> QuarantineEntry
+	bucketEdges      = []byte("edges")       // env \x00 task -> adjacency list
+	bucketRequests   = []byte("requests")    // request ID -> stored answer bytes
+	bucketCounters   = []byte("counters")    // name -> int64 (8 bytes BE) or string
+)
+
+var allBuckets = [][]byte{bucketMeta, bucketEnvs, bucketTasks, bucketCatalog, bucketRollouts,
+	bucketGroups, bucketRolloutIDs, bucketFiles, bucketQuarantine, bucketEdges, bucketRequests,
+	bucketCounters}
+
+// Options configure Open. The zero value is valid.
+type Options struct {
+	// Timeout is how long to wait for another process to release the file lock; 0 means
+	// DefaultTimeout. When it runs out Open returns an error wrapping ErrLocked.
+	Timeout time.Duration
+	// Reward is the reward range. Nil takes the stored range (or [0, 1] for a new database);
+	// a range different from the stored one fails with ErrConfigMismatch.
+	Reward *Range
+	// Decay is λ. 0 takes the stored value (or stats.DefaultDecay for a new database); a
+	// different value fails with ErrConfigMismatch.
+	Decay float64
+	// ReadOnly opens an existing database for reading only (a shared lock: it waits, like a
+	// writer, while a writer holds the file). It never creates the file.
+	ReadOnly bool
+	// Logger receives notes on creation and migrations; nil discards them.
+	Logger *slog.Logger
+}
+
+// DB is an open envsched database. All methods are safe for concurrent use; bbolt allows one
+// writing transaction at a time, and envsched's daemon keeps all writes in one goroutine.
+type DB struct {
+	bolt      *bolt.DB
+	path      string
+	cfg       Config
+	log       *slog.Logger
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Open opens or creates the database at path. A database held by another process fails
+// within opts.Timeout with an error wrapping ErrLocked that names the path; a database of a
+// newer schema fails with ErrSchemaNewer. Commits are always fsync'd (NoSync is never set).
+func Open(path string, opts Options) (*DB, error) {
+	if opts.ReadOnly {
+		if _, err := os.Stat(path); err != nil {
+			return nil, fmt.Errorf("open db %s: %w", path, err)
+		}
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	bdb, err := bolt.Open(path, 0o600, &bolt.Options{
+		Timeout:      opts.Timeout,
+		FreelistType: bolt.FreelistMapType,
+		ReadOnly:     opts.ReadOnly,
+	})
+	if errors.Is(err, berrors.ErrTimeout) {
+		return nil, fmt.Errorf("database %s is held by another envsched process: %w", path, ErrLocked)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open db %s: %w", path, err)
+	}
+	db := &DB{bolt: bdb, path: path, log: log}
+	if err := db.init(opts); err != nil {
+		bdb.Close()
+		return nil, fmt.Errorf("open db %s: %w", path, err)
+	}
+	return db, nil
+}
+
+// init creates the buckets and meta of a new database, or checks those of an existing one.
+func (db *DB) init(opts Options) error {
+	if opts.ReadOnly {
+		return db.bolt.View(func(tx *bolt.Tx) error { return db.loadConfig(tx, opts) })
+	}
+	return db.bolt.Update(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		if meta == nil || meta.Get([]byte("schema")) == nil {
+			return db.create(tx, opts)
+		}
+		return db.loadConfig(tx, opts)
+	})
+}
+
+func (db *DB) create(tx *bolt.Tx, opts Options) error {
+	cfg := Config{Schema: SchemaVersion, Created: time.Now().UTC().Format(time.RFC3339),
+		Reward: Range{0, 1}, Decay: stats.DefaultDecay}
+	if opts.Reward != nil {
+		cfg.Reward = *opts.Reward
+	}
+	if opts.Decay != 0 {
+		cfg.Decay = opts.Decay
+	}
+	if err := cfg.validate(); err != nil {
+		return err
+	}
+	for _, name := range allBuckets {
+		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+			return fmt.Errorf("create bucket %s: %w", name, err)
+		}
+	}
+	meta := tx.Bucket(bucketMeta)
+	for k, v := range map[string]string{
+		"schema":     strconv.Itoa(cfg.Schema),
+		"created":    cfg.Created,
+		"reward_min": formatFloat(cfg.Reward.Min),
+		"reward_max": formatFloat(cfg.Reward.Max),
+		"decay":      formatFloat(cfg.Decay),
+	} {
+		if err := meta.Put([]byte(k), []byte(v)); err != nil {
+			return err
+		}
+	}
+	db.cfg = cfg
+	db.log.Info("created database", "path", db.path, "reward_min", cfg.Reward.Min,
+		"reward_max", cfg.Reward.Max, "decay", cfg.Decay)
+	return nil
+}
+
+func (c Config) validate() error {
+	r := c.Reward
+	if math.IsNaN(r.Min) || math.IsNaN(r.Max) || math.IsInf(r.Min, 0) || math.IsInf(r.Max, 0) || r.Min >= r.Max {
+		return fmt.Errorf("reward range [%g, %g]: need finite min < max", r.Min, r.Max)
+	}
+	if !(c.Decay > 0 && c.Decay <= 1) {
+		return fmt.Errorf("decay %g: need 0 < decay <= 1", c.Decay)
+	}
+	return nil
+}
+
+func (db *DB) loadConfig(tx *bolt.Tx, opts Options) error {
+	meta := tx.Bucket(bucketMeta)
+	if meta == nil {
+		return fmt.Errorf("not an envsched database (no meta bucket)")
+	}
+	cfg, err := readConfig(meta)
+	if err != nil {
+		return err
+	}
+	if cfg.Schema > SchemaVersion {
+		return fmt.Errorf("schema %d, this envsched reads %d: %w", cfg.Schema, SchemaVersion, ErrSchemaNewer)
+	}
+	if opts.Reward != nil && *opts.Reward != cfg.Reward {
+		return fmt.Errorf("reward range [%g, %g] asked, database has [%g, %g]: %w",
+			opts.Reward.Min, opts.Reward.Max, cfg.Reward.Min, cfg.Reward.Max, ErrConfigMismatch)
+	}
+	if opts.Decay != 0 && opts.Decay != cfg.Decay {
+		return fmt.Errorf("decay %g asked, database has %g: %w", opts.Decay, cfg.Decay, ErrConfigMismatch)
+	}
+	db.cfg = cfg
+	return nil
+}
+
+func readConfig(meta *bolt.Bucket) (Config, error) {
+	var cfg Config
+	var err error
+	get := func(k string) string { return string(meta.Get([]byte(k))) }
+	if cfg.Schema, err = strconv.Atoi(get("schema")); err != nil {
+		return cfg, fmt.Errorf("meta schema: %w", err)
+	}
+	cfg.Created = get("created")
+	for k, p := range map[string]*float64{"reward_min": &cfg.Reward.Min, "reward_max": &cfg.Reward.Max, "decay": &cfg.Decay} {
+		if *p, err = strconv.ParseFloat(get(k), 64); err != nil {
+			return cfg, fmt.Errorf("meta %s: %w", k, err)
+		}
+	}
+	return cfg, nil
+}
+
+func formatFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+func itoa(i int64) string { return strconv.FormatInt(i, 10) }
+
+// Path is the file the database lives in.
+func (db *DB) Path() string { return db.path }
+
+// Config is the configuration the database was created with.
+func (db *DB) Config() Config { return db.cfg }
+
+// Close releases the database and its lock. It is idempotent; later calls return the first
+// call's result.
+func (db *DB) Close() error {
+	db.closeOnce.Do(func() {
+		if err := db.bolt.Close(); err != nil {
+			db.closeErr = fmt.Errorf("close db %s: %w", db.path, err)
+		}
+	})
+	return db.closeErr
+}
+
+// WriteSnapshot writes a consistent copy of the whole database file to w from one read
+// transaction; writers go on meanwhile. It returns the bytes written.
+func (db *DB) WriteSnapshot(w io.Writer) (int64, error) {
+	var n int64
+	err := db.bolt.View(func(tx *bolt.Tx) error {
+		var err error
+		n, err = tx.WriteTo(w)
+		return err
+	})
+	if err != nil {
+		return n, fmt.Errorf("snapshot db %s: %w", db.path, err)
+	}
+	return n, nil
+}
+
+// Compact writes a compacted copy of the database to the new file dst (which must not exist).
+// The copy holds the same data in fewer pages; it is fsync'd before Compact returns.
+func (db *DB) Compact(dst string) error {
+	if _, err := os.Stat(dst); err == nil {
+		return fmt.Errorf("compact %s to %s: destination exists", db.path, dst)
+	}
+	out, err := bolt.Open(dst, 0o600, &bolt.Options{Timeout: DefaultTimeout, FreelistType: bolt.FreelistMapType})
+	if err != nil {
+		return fmt.Errorf("compact %s to %s: %w", db.path, dst, err)
+	}
+	if err := bolt.Compact(out, db.bolt, 64<<20); err != nil {
+		out.Close()
+		return fmt.Errorf("compact %s to %s: %w", db.path, dst, err)
+	}
+	if err := out.Close(); err != nil {
+		return fmt.Errorf("compact %s to %s: %w", db.path, dst, err)
+	}
+	return nil
+}

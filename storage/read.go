@@ -1,0 +1,298 @@
+package storage
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/envsched/envsched/stats"
+)
+
+// Reader reads one consistent snapshot of the database. It is valid only inside the function
+// given to View; everything it returns is a copy and stays valid after.
+type Reader struct {
+	tx  *bolt.Tx
+	cfg Config
+}
+
+// View runs fn with a Reader over one read transaction. Keep fn short: a long read transaction
+// keeps the file from reusing freed pages.
+func (db *DB) View(fn func(r *Reader) error) error {
+	return db.bolt.View(func(tx *bolt.Tx) error { return fn(&Reader{tx: tx, cfg: db.cfg}) })
+}
+
+// errStop ends an iteration early without an error.
+var errStop = errors.New("stop")
+
+// Counters returns the whole-database counters.
+func (r *Reader) Counters() (Counters, error) { return readCounters(r.tx) }
+
+// Envs returns the statistics of every environment.
+func (r *Reader) Envs() (map[string]stats.Env, error) {
+	out := map[string]stats.Env{}
+	err := r.tx.Bucket(bucketEnvs).ForEach(func(k, v []byte) error {
+		e, err := decodeEnv(v)
+		if err != nil {
+			return fmt.Errorf("env %s: %w", k, err)
+		}
+		out[string(k)] = e
+		return nil
+	})
+	return out, err
+}
+
+// Env returns the statistics of one environment, or ErrNotFound.
+func (r *Reader) Env(name string) (stats.Env, error) {
+	v := r.tx.Bucket(bucketEnvs).Get([]byte(name))
+	if v == nil {
+		return stats.Env{}, fmt.Errorf("env %q: %w", name, ErrNotFound)
+	}
+	return decodeEnv(v)
+}
+
+// Tasks calls fn for every task, by environment then task name (byte order). With meta, the
+// catalogue metadata (text, tools, tags, embedding) is filled in; without, only Env, Task,
+// InCatalog, Stats and Seq (the fast path for loading statistics). An error from fn stops the
+// iteration and is returned.
+func (r *Reader) Tasks(meta bool, fn func(TaskInfo) error) error {
+	tb, cb := r.tx.Bucket(bucketTasks), r.tx.Bucket(bucketCatalog)
+	err := tb.ForEachBucket(func(env []byte) error {
+		var cat *bolt.Bucket
+		if meta {
+			cat = cb.Bucket(env)
+		}
+		return forEachTask(tb.Bucket(env), cat, string(env), fn)
+	})
+	if errors.Is(err, errStop) {
+		return nil
+	}
+	return err
+}
+
+func forEachTask(eb, cat *bolt.Bucket, env string, fn func(TaskInfo) error) error {
+	return eb.ForEach(func(k, v []byte) error {
+		ti, err := taskInfo(env, k, v, cat)
+		if err != nil {
+			return err
+		}
+		return fn(ti)
+	})
+}
+
+// taskInfo decodes one value of the tasks bucket, with its metadata when cat is not nil.
+func taskInfo(env string, k, v []byte, cat *bolt.Bucket) (TaskInfo, error) {
+	rec, err := decodeTaskRecord(v)
+	if err != nil {
+		return TaskInfo{}, fmt.Errorf("task %s/%s: %w", env, k, err)
+	}
+	ti := TaskInfo{InCatalog: rec.InCatalog, Stats: rec.Stats, Seq: rec.Seq}
+	ti.Env, ti.Task.Task = env, string(k)
+	if cat == nil {
+		return ti, nil
+	}
+	if mv := cat.Get(k); mv != nil {
+		if err := decodeMeta(mv, &ti.Task); err != nil {
+			return TaskInfo{}, fmt.Errorf("task %s/%s: %w", env, k, err)
+		}
+	}
+	return ti, nil
+}
+
+// Task returns one task with its metadata, or ErrNotFound.
+func (r *Reader) Task(env, task string) (TaskInfo, error) {
+	eb := r.tx.Bucket(bucketTasks).Bucket([]byte(env))
+	var v []byte
+	if eb != nil {
+		v = eb.Get([]byte(task))
+	}
+	if v == nil {
+		return TaskInfo{}, fmt.Errorf("task %s/%s: %w", env, task, ErrNotFound)
+	}
+	return taskInfo(env, []byte(task), v, r.tx.Bucket(bucketCatalog).Bucket([]byte(env)))
+}
+
+// Groups calls fn with every group of one task: its key (see GroupKey) and state.
+func (r *Reader) Groups(env, task string, fn func(key string, g stats.Group) error) error {
+	b := nested(r.tx, bucketGroups, env, task)
+	if b == nil {
+		return nil
+	}
+	return b.ForEach(func(k, v []byte) error {
+		g, err := decodeGroup(v)
+		if err != nil {
+			return fmt.Errorf("group %s/%s/%s: %w", env, task, k, err)
+		}
+		return fn(string(k), g)
+	})
+}
+
+// Rollouts calls fn for every stored rollout, by environment, task and sequence. The
+// StoredRollout passed to fn is reused between calls: copy it to keep it.
+func (r *Reader) Rollouts(fn func(*StoredRollout) error) error {
+	rb := r.tx.Bucket(bucketRollouts)
+	var sr StoredRollout
+	return rb.ForEachBucket(func(env []byte) error {
+		eb := rb.Bucket(env)
+		sr.Env = string(env)
+		return eb.ForEachBucket(func(task []byte) error {
+			sr.Task = string(task)
+			return eb.Bucket(task).ForEach(func(k, v []byte) error {
+				if err := decodeRollout(v, &sr); err != nil {
+					return fmt.Errorf("rollout %s/%s/%x: %w", sr.Env, sr.Task, k, err)
+				}
+				sr.Seq = binary.BigEndian.Uint64(k)
+				return fn(&sr)
+			})
+		})
+	})
+}
+
+// TaskRollouts calls fn for every stored rollout of one task, in sequence order.
+func (r *Reader) TaskRollouts(env, task string, fn func(*StoredRollout) error) error {
+	b := nested(r.tx, bucketRollouts, env, task)
+	if b == nil {
+		return nil
+	}
+	sr := StoredRollout{Env: env, Task: task}
+	return b.ForEach(func(k, v []byte) error {
+		if err := decodeRollout(v, &sr); err != nil {
+			return fmt.Errorf("rollout %s/%s/%x: %w", env, task, k, err)
+		}
+		sr.Seq = binary.BigEndian.Uint64(k)
+		return fn(&sr)
+	})
+}
+
+// Files returns every tracked file state, by ID.
+func (r *Reader) Files() ([]FileState, error) {
+	var out []FileState
+	err := r.tx.Bucket(bucketFiles).ForEach(func(k, v []byte) error {
+		f, err := decodeFile(v)
+		if err != nil {
+			return fmt.Errorf("file %x: %w", k, err)
+		}
+		out = append(out, f)
+		return nil
+	})
+	return out, err
+}
+
+// Quarantine calls fn for every quarantine entry, oldest first.
+func (r *Reader) Quarantine(fn func(QuarantineEntry) error) error {
+	return r.tx.Bucket(bucketQuarantine).ForEach(func(k, v []byte) error {
+		q, err := decodeQuarantine(v)
+		if err != nil {
+			return fmt.Errorf("quarantine %x: %w", k, err)
+		}
+		return fn(q)
+	})
+}
+
+// Edges calls fn for every stored adjacency list.
+func (r *Reader) Edges(fn func(NodeEdges) error) error {
+	return r.tx.Bucket(bucketEdges).ForEach(func(k, v []byte) error {
+		env, task, ok := splitNodeKey(k)
+		if !ok {
+			return fmt.Errorf("edges key %q: %w", k, ErrCorrupt)
+		}
+		edges, err := decodeEdges(v)
+		if err != nil {
+			return fmt.Errorf("edges of %s/%s: %w", env, task, err)
+		}
+		return fn(NodeEdges{Node: TaskKey{env, task}, Edges: edges})
+	})
+}
+
+// Answers calls fn for every stored answer, by request ID. answer is a copy.
+func (r *Reader) Answers(fn func(id string, answer []byte) error) error {
+	return r.tx.Bucket(bucketRequests).ForEach(func(k, v []byte) error {
+		return fn(string(k), bytes.Clone(v))
+	})
+}
+
+// Answer returns the stored answer of request id, or ErrNotFound.
+func (r *Reader) Answer(id string) ([]byte, error) {
+	v := r.tx.Bucket(bucketRequests).Get([]byte(id))
+	if v == nil {
+		return nil, fmt.Errorf("answer %q: %w", id, ErrNotFound)
+	}
+	return bytes.Clone(v), nil
+}
+
+func nested(tx *bolt.Tx, top []byte, env, task string) *bolt.Bucket {
+	eb := tx.Bucket(top).Bucket([]byte(env))
+	if eb == nil {
+		return nil
+	}
+	return eb.Bucket([]byte(task))
+}
+
+// Convenience readers, each in its own read transaction.
+
+// Counters returns the whole-database counters.
+func (db *DB) Counters() (c Counters, err error) {
+	err = db.View(func(r *Reader) error { c, err = r.Counters(); return err })
+	return c, err
+}
+
+// Envs returns the statistics of every environment.
+func (db *DB) Envs() (m map[string]stats.Env, err error) {
+	err = db.View(func(r *Reader) error { m, err = r.Envs(); return err })
+	return m, err
+}
+
+// Files returns every tracked file state.
+func (db *DB) Files() (f []FileState, err error) {
+	err = db.View(func(r *Reader) error { f, err = r.Files(); return err })
+	return f, err
+}
+
+// Answer returns the stored answer of request id, or an error wrapping ErrNotFound.
+func (db *DB) Answer(id string) (a []byte, err error) {
+	err = db.View(func(r *Reader) error { a, err = r.Answer(id); return err })
+	return a, err
+}
+
+// Counter names in the counters bucket.
+var (
+	ctrRollouts    = []byte("rollouts")
+	ctrQuarantined = []byte("quarantined")
+	ctrDuplicates  = []byte("duplicates")
+	ctrClipped     = []byte("clipped")
+	ctrAnswered    = []byte("requests_answered")
+	ctrLastRequest = []byte("last_request")
+	ctrRound       = []byte("round")
+)
+
+func readCounters(tx *bolt.Tx) (Counters, error) {
+	b := tx.Bucket(bucketCounters)
+	get := func(k []byte) int64 {
+		if v := b.Get(k); len(v) == 8 {
+			return int64(binary.BigEndian.Uint64(v))
+		}
+		return 0
+	}
+	return Counters{
+		Rollouts: get(ctrRollouts), Quarantined: get(ctrQuarantined), Duplicates: get(ctrDuplicates),
+		Clipped: get(ctrClipped), RequestsAnswered: get(ctrAnswered), Round: get(ctrRound),
+		LastRequest: string(b.Get(ctrLastRequest)),
+	}, nil
+}
+
+func writeCounters(tx *bolt.Tx, c Counters) error {
+	b := tx.Bucket(bucketCounters)
+	for k, v := range map[string]int64{string(ctrRollouts): c.Rollouts, string(ctrQuarantined): c.Quarantined,
+		string(ctrDuplicates): c.Duplicates, string(ctrClipped): c.Clipped, string(ctrAnswered): c.RequestsAnswered,
+		string(ctrRound): c.Round} {
+		if err := b.Put([]byte(k), u64key(uint64(v))); err != nil {
+			return fmt.Errorf("put counter %s: %w", k, err)
+		}
+	}
+	if err := b.Put(ctrLastRequest, []byte(c.LastRequest)); err != nil {
+		return fmt.Errorf("put counter last_request: %w", err)
+	}
+	return nil
+}

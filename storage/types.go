@@ -1,0 +1,166 @@
+package storage
+
+import (
+	"github.com/envsched/envsched/record"
+	"github.com/envsched/envsched/stats"
+)
+
+// Range is the configured reward range. Rewards are clipped into [Min, Max] and normalised
+// into [0, 1] for the statistics; Min < Max.
+type Range struct {
+	Min, Max float64
+}
+
+// Config is what a database is created with and keeps for its whole life: changing it would
+// make the stored statistics mean something else.
+type Config struct {
+	Schema  int    // schema version the file is written in
+	Created string // RFC 3339 UTC time of creation
+	Reward  Range  // reward range rollouts are clipped into
+	Decay   float64
+}
+
+// TaskKey names one node: an (environment, task) pair.
+type TaskKey struct {
+	Env, Task string
+}
+
+// FileKind says what a tracked file holds.
+type FileKind uint8
+
+// File kinds.
+const (
+	KindRollouts FileKind = 1 // DIR/rollouts/**/*.jsonl
+	KindCatalog  FileKind = 2 // DIR/catalog/*
+)
+
+// FileState is the committed identity and read position of one tracked file. Ingest owns the
+// rules (which identity changes start a new generation); storage persists the state in the
+// same transaction as the records read up to Offset.
+type FileState struct {
+	ID          uint64   // chosen by the caller: 1 + the largest stored ID (states are never deleted)
+	Kind        FileKind //
+	Path        string   // path relative to the exchange directory, with '/' separators
+	Dev, Ino    uint64   // device and inode of the file
+	Fingerprint []byte   // the first bytes of the file (up to 64; fewer for a short file)
+	Offset      int64    // bytes of this generation consumed: every complete line before it is stored
+	Generation  int64    // 0 for the first content seen; +1 whenever the file shrank or its first bytes changed
+	Size        int64    // the file's size when Offset was committed (for catalogue files read whole)
+	ModTime     int64    // modification time (Unix ns) when Offset was committed
+	Gone        bool     // the file was no longer found at a full scan; kept for the record
+}
+
+// Rollout is one rollout to store, as parsed (reward not yet clipped), with the file it came
+// from.
+type Rollout struct {
+	record.Rollout
+	File uint64 // FileState.ID of the source; 0 when not from a file
+}
+
+// QuarantineEntry is one line set aside: where it was and why.
+type QuarantineEntry struct {
+	Seq    uint64 // assigned by Commit; order of arrival
+	File   uint64 // FileState.ID; 0 when not from a tracked file
+	Path   string // path relative to the exchange directory
+	Offset int64  // byte offset of the line in its file generation
+	Reason string // record.BadLineError.Reason or a reader's reason
+	Head   []byte // the first bytes of the line (at most 256)
+}
+
+// Edge is one adjacency entry of a node in the dual-relation graph.
+type Edge struct {
+	Env, Task string
+	Weight    float32
+	Sim       float32
+	Cross     bool // the neighbour is in another environment
+}
+
+// NodeEdges is the full adjacency list of one node; storing it replaces the node's previous
+// list. An empty Edges removes the node's list.
+type NodeEdges struct {
+	Node  TaskKey
+	Edges []Edge
+}
+
+// Batch is everything one ingest step changes. Commit applies it in one transaction, in this
+// order: file states, catalogue tasks, rollouts, quarantine entries, adjacency lists.
+type Batch struct {
+	Files      []FileState       // upserted by ID
+	Tasks      []record.Task     // catalogue rows: new tasks are added, known ones get new metadata
+	Rollouts   []Rollout         // deduplicated by RolloutID, clipped, counted, folded into stats
+	Quarantine []QuarantineEntry // Seq is assigned by Commit
+	Edges      []NodeEdges       // adjacency lists to replace
+
+	// Adjacency, when set, is called inside the transaction with the tasks this batch adds
+	// (catalogue rows new to the database, and tasks first seen in its rollouts, which carry
+	// only Env and Task). The lists it returns are stored in the same transaction, after
+	// Edges. An error aborts the whole commit.
+	Adjacency func(added []record.Task) ([]NodeEdges, error)
+}
+
+// Empty reports whether b changes nothing.
+func (b *Batch) Empty() bool {
+	return len(b.Files) == 0 && len(b.Tasks) == 0 && len(b.Rollouts) == 0 &&
+		len(b.Quarantine) == 0 && len(b.Edges) == 0
+}
+
+// Reset empties b for reuse, keeping its capacity and Adjacency.
+func (b *Batch) Reset() {
+	b.Files, b.Tasks, b.Rollouts = b.Files[:0], b.Tasks[:0], b.Rollouts[:0]
+	b.Quarantine, b.Edges = b.Quarantine[:0], b.Edges[:0]
+}
+
+// Result counts what a Commit stored.
+type Result struct {
+	Rollouts     int       // rollouts stored
+	Duplicates   int       // rollouts skipped because their RolloutID was stored before
+	Clipped      int       // stored rollouts whose reward was outside the range
+	Quarantined  int       // quarantine entries stored
+	NewTasks     int       // tasks added (from the catalogue or first seen in rollouts)
+	TasksUpdated int       // catalogue rows for known tasks (metadata replaced)
+	Added        []TaskKey // the tasks added, in order
+}
+
+// Counters are the whole-database counts (they survive restarts).
+type Counters struct {
+	Rollouts         int64  // rollouts stored
+	Quarantined      int64  // lines quarantined
+	Duplicates       int64  // rollouts skipped as duplicates
+	Clipped          int64  // stored rollouts whose reward was clipped
+	RequestsAnswered int64  // answers stored
+	LastRequest      string // ID of the last answer stored; "" when none
+	Round            int64  // current round: the step of the last answer (0 before any)
+}
+
+// TaskInfo is one task as stored: its catalogue metadata and statistics.
+type TaskInfo struct {
+	record.Task            // Env and Task always set; the rest empty for tasks first seen in rollouts
+	InCatalog   bool       // a catalogue row was seen for it
+	Stats       stats.Task // statistics, as of Stats.Round
+	Seq         uint64     // order in which the task was added (1, 2, …)
+}
+
+// StoredRollout is one rollout as stored.
+type StoredRollout struct {
+	Env, Task string
+	Seq       uint64  // position among the task's rollouts (0, 1, …)
+	Reward    float64 // clipped into the range, not normalised
+	Clipped   bool    // the reward as read was outside the range
+	Round     int64   // round the rollout was counted at (its step when it has one)
+	Step      int64   // meaningful only when HasStep
+	HasStep   bool
+	Group     string // the group key as read ("" when none: the group is "step Round")
+	RequestID string
+	RolloutID string
+	File      uint64 // FileState.ID of the source
+}
+
+// GroupKey is the key of the group a rollout belongs to within its task: the group key as read,
+// or, when the line names none, the round ("step S"): rollouts of one task in one step with no
+// group form one group.
+func GroupKey(group string, round int64) string {
+	if group != "" {
+		return "g:" + group
+	}
+	return "s:" + itoa(round)
+}
