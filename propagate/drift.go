@@ -1,0 +1,155 @@
+package propagate
+
+import (
+	"cmp"
+
+	"github.com/envsched/envsched/graph"
+	"github.com/envsched/envsched/stats"
+)
+
+// drift is the per-environment logit offset that follows a policy which moves faster than
+// the decay forgets. Between two calls it compares, per environment, the realised mean of the
+// rollouts that arrived with the mean the previous call predicted for their tasks (before
+// any offset), and moves the offset by DriftRate towards the logit of that gap. The offset is
+// applied to each node in proportion to how stale its evidence is.
+type drift struct {
+	rate, maxOff float64
+	minRollouts  int64
+
+	offset map[string]float64 // by environment name, so that it survives new graphs
+	cur    []float64          // offset per environment index of the call in progress
+	prev   []int              // buffer of align
+
+	g        *graph.Graph // the graph of the previous call; nil before the first
+	rollouts []int64      // per node of g: Rollouts at the previous call
+	sum      []float64    // per node of g: Sum at the previous call
+	baseMean []float64    // per node of g: the predicted mean before the offset
+	next     []float64    // baseMean of the call in progress
+}
+
+func newDrift() drift { return drift{offset: map[string]float64{}} }
+
+// Offset returns the current logit offset of environment env (0 when none was measured).
+func (pr *Predictor) Offset(env string) float64 { return pr.drift.offset[env] }
+
+// measure updates the offsets from the rollouts that arrived since the previous call.
+func (d *drift) measure(g *graph.Graph, tasks []stats.Task, p Params) {
+	d.rate, d.maxOff, d.minRollouts = p.DriftRate, p.DriftMax, int64(p.DriftMinRollouts)
+	defer d.current(g)
+	if d.rate == 0 || d.g == nil {
+		return
+	}
+	prev := d.align(g)
+	realised := make([]float64, len(g.Envs))
+	predicted := make([]float64, len(g.Envs))
+	count := make([]int64, len(g.Envs))
+	for i := range tasks {
+		j := prev[i]
+		if j < 0 || tasks[i].Rollouts <= d.rollouts[j] {
+			continue
+		}
+		dn := tasks[i].Rollouts - d.rollouts[j]
+		e := g.Nodes[i].Env
+		realised[e] += tasks[i].Sum - d.sum[j]
+		predicted[e] += float64(dn) * d.baseMean[j]
+		count[e] += dn
+	}
+	for e, name := range g.Envs {
+		if count[e] > 0 && count[e] >= d.minRollouts {
+			d.update(name, realised[e], predicted[e], float64(count[e]))
+		}
+	}
+}
+
+// current fills cur with the offsets of g's environments.
+func (d *drift) current(g *graph.Graph) {
+	d.cur = resize(d.cur, len(g.Envs))
+	for e, name := range g.Envs {
+		d.cur[e] = d.offset[name]
+	}
+}
+
+func (d *drift) update(env string, realised, predicted, n float64) {
+	gap := logit((realised+0.5)/(n+1)) - logit((predicted+0.5)/(n+1))
+	off := (1-d.rate)*d.offset[env] + d.rate*gap
+	d.offset[env] = min(max(off, -d.maxOff), d.maxOff)
+}
+
+// align maps each node of g to its index in the previous graph, -1 when it is new. Both node
+// lists are sorted by environment name, then task, so one merge pass does it.
+func (d *drift) align(g *graph.Graph) []int {
+	d.prev = resize(d.prev, g.Len())
+	prev := d.prev
+	if g == d.g {
+		for i := range prev {
+			prev[i] = i
+		}
+		return prev
+	}
+	j := 0
+	for i, nd := range g.Nodes {
+		for j < d.g.Len() && compareNode(d.g, j, g, nd) < 0 {
+			j++
+		}
+		prev[i] = -1
+		if j < d.g.Len() && compareNode(d.g, j, g, nd) == 0 {
+			prev[i] = j
+		}
+	}
+	return prev
+}
+
+func compareNode(og *graph.Graph, j int, g *graph.Graph, nd graph.Node) int {
+	o := og.Nodes[j]
+	if c := cmp.Compare(og.Envs[o.Env], g.Envs[nd.Env]); c != 0 {
+		return c
+	}
+	return cmp.Compare(o.Task, nd.Task)
+}
+
+// shift moves a Beta posterior by a share stale of env's offset on the logit scale, keeping its
+// effective count.
+func (d *drift) shift(env int32, alpha, beta, stale float64) (float64, float64) {
+	off := d.cur[env]
+	if off == 0 || stale == 0 {
+		return alpha, beta
+	}
+	n := alpha + beta
+	m := sigmoid(logit(alpha/n) + stale*off)
+	return m * n, (1 - m) * n
+}
+
+func (d *drift) base(i int, mean float64) {
+	if d.rate > 0 {
+		d.next[i] = mean
+	}
+}
+
+// remember keeps what the next call needs to measure drift. It runs after the predictions of
+// a call are made.
+func (d *drift) remember(g *graph.Graph, tasks []stats.Task, _ []Prediction) {
+	if d.rate == 0 {
+		return
+	}
+	d.g = g
+	d.rollouts = resize(d.rollouts, len(tasks))
+	d.sum = resize(d.sum, len(tasks))
+	for i := range tasks {
+		d.rollouts[i], d.sum[i] = tasks[i].Rollouts, tasks[i].Sum
+	}
+	d.baseMean, d.next = d.next, d.baseMean
+}
+
+// begin sizes the buffer of base means for a call over n nodes.
+func (d *drift) begin(n int) {
+	if d.rate > 0 {
+		d.next = resize(d.next, n)
+	}
+}
+
+func resize[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}

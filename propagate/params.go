@@ -1,0 +1,101 @@
+package propagate
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/envsched/envsched/stats"
+)
+
+// Params are the knobs of the prediction. The zero value is not useful: start from
+// DefaultParams and change what you need.
+type Params struct {
+	// Decay is λ: evidence shrinks by this factor per round since it was gathered, so that
+	// what an older policy did counts less. In (0, 1]; 1 means no decay.
+	Decay float64
+	// Kappa is κ, the strength of the environment prior Beta(κ·m_e, κ·(1−m_e)) in pseudo
+	// rollouts. Small (about 2): the prior serves tasks with no evidence and yields quickly.
+	Kappa float64
+	// Gamma is γ, the share of a neighbour's own evidence that a node borrows per hop, before
+	// the edge weight (normalised by the node's total edge weight) is applied. 0 turns the
+	// graph off.
+	Gamma float64
+	// Hops is how far evidence travels: 0 (no borrowing), 1 or 2. A node never gets back its
+	// own evidence through a two-hop path.
+	Hops int
+	// MinTotalWeight is the least total edge weight a node's borrowing is normalised by, so
+	// that a node with a single weak edge borrows in proportion to that edge's weight instead
+	// of as much as a well connected node.
+	MinTotalWeight float64
+	// BorrowCap caps the borrowed evidence of a node, in pseudo rollouts: neighbours are
+	// alike, not the same task, so their evidence must not outweigh a few rollouts of the
+	// node's own.
+	BorrowCap float64
+	// VarPrior is the weight, in groups, of the Beta-based variance against the observed
+	// within-group variance of a task with continuous rewards.
+	VarPrior float64
+	// DriftRate is the smoothing ρ of the per-environment logit offset: each call moves the
+	// offset by ρ towards the latest measured gap between realised and predicted means of
+	// the tasks that got new rollouts. 0 turns drift correction off. Only a Predictor that
+	// is called repeatedly measures drift.
+	DriftRate float64
+	// DriftMax bounds the absolute logit offset of an environment.
+	DriftMax float64
+	// DriftMinRollouts is the least number of new rollouts of an environment between two
+	// calls for a drift measurement to count.
+	DriftMinRollouts int
+	// GroupSize is the group size G for which Prediction.PDeg is filled in; PDegenerate
+	// gives any other size.
+	GroupSize int
+}
+
+// DefaultParams returns the parameters envsched uses unless told otherwise.
+func DefaultParams() Params {
+	return Params{
+		Decay:            stats.DefaultDecay,
+		Kappa:            2,
+		Gamma:            0.5,
+		Hops:             2,
+		MinTotalWeight:   1,
+		BorrowCap:        4,
+		VarPrior:         2,
+		DriftRate:        0.2,
+		DriftMax:         1,
+		DriftMinRollouts: 8,
+		GroupSize:        8,
+	}
+}
+
+// ErrParams is wrapped by every error of Params.Validate.
+var ErrParams = errors.New("invalid prediction parameter")
+
+// Validate reports the first parameter out of its range, saying what range it needs.
+func (p Params) Validate() error {
+	checks := []struct {
+		ok   bool
+		name string
+		want string
+		val  any
+	}{
+		{p.Decay > 0 && p.Decay <= 1, "decay", "in (0, 1]", p.Decay},
+		{p.Kappa > 0 && finite(p.Kappa), "kappa", "a finite number > 0", p.Kappa},
+		{p.Gamma >= 0 && p.Gamma <= 1, "gamma", "in [0, 1]", p.Gamma},
+		{p.Hops >= 0 && p.Hops <= 2, "hops", "0, 1 or 2", p.Hops},
+		{p.MinTotalWeight > 0 && finite(p.MinTotalWeight), "min total weight", "a finite number > 0", p.MinTotalWeight},
+		{p.BorrowCap >= 0 && finite(p.BorrowCap), "borrow cap", "a finite number >= 0", p.BorrowCap},
+		{p.VarPrior > 0 && finite(p.VarPrior), "variance prior", "a finite number > 0", p.VarPrior},
+		{p.DriftRate >= 0 && p.DriftRate <= 1, "drift rate", "in [0, 1]", p.DriftRate},
+		{p.DriftMax >= 0 && finite(p.DriftMax), "drift max", "a finite number >= 0", p.DriftMax},
+		{p.DriftMinRollouts >= 0, "drift min rollouts", ">= 0", p.DriftMinRollouts},
+		{p.GroupSize >= 1 && p.GroupSize <= 1<<16, "group size", "an integer from 1 to 65536", p.GroupSize},
+	}
+	for _, c := range checks {
+		if !c.ok {
+			return fmt.Errorf("%w: %s is %v, want %s", ErrParams, c.name, c.val, c.want)
+		}
+	}
+	return nil
+}
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }

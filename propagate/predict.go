@@ -1,0 +1,243 @@
+package propagate
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/envsched/envsched/graph"
+	"github.com/envsched/envsched/stats"
+)
+
+// Predictor computes predictions and keeps, between calls, its buffers (so that a call
+// allocates nothing once the graph stops growing) and the drift state of each environment.
+// A Predictor is not safe for concurrent use.
+type Predictor struct {
+	p   Params
+	out []Prediction
+
+	a, b   []float64 // own decayed evidence per node
+	za, zb []float64 // one-hop borrowed evidence per node
+	inv    []float64 // γ / max(total edge weight, MinTotalWeight) per node
+	envs   []envSums
+	pow    []float64 // pow[k] = λ^k
+	drift  drift
+}
+
+// envSums are the per-environment sums of one call.
+type envSums struct {
+	a, n     float64 // decayed Σ successes and Σ rollouts over the environment's tasks
+	wv, wb   float64 // continuous tasks: Σ observed within-group variance, Σ its Bernoulli bound
+	cont     bool    // some task of the environment has continuous rewards
+	mean     float64 // decayed mean, shrunk towards 0.5 by one pseudo rollout
+	varRatio float64 // observed within-group variance over its Bernoulli bound, in [0, 1]
+}
+
+// NewPredictor returns a Predictor with parameters p, or the error of p.Validate.
+func NewPredictor(p Params) (*Predictor, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	return &Predictor{p: p, drift: newDrift()}, nil
+}
+
+// Params returns the parameters of the Predictor.
+func (pr *Predictor) Params() Params { return pr.p }
+
+// Predict returns one prediction per node of g, for the scheduling round round. tasks[i] are
+// the statistics of g.Nodes[i]. It runs one pass over the nodes and one or two over the
+// edges: O(N + E). Edge weights are taken to be symmetric (the weight of i→j equals that of
+// j→i), as the graph builder makes them.
+//
+// The returned slice belongs to the Predictor and is overwritten by the next call; copy what
+// must outlive it. A repeated Predictor also measures drift (see Params.DriftRate).
+func Predict(g *graph.Graph, tasks []stats.Task, round int64, p Params) ([]Prediction, error) {
+	pr, err := NewPredictor(p)
+	if err != nil {
+		return nil, err
+	}
+	return pr.Predict(g, tasks, round)
+}
+
+// Predict returns one prediction per node of g (see the package function Predict). It fails
+// only when tasks is not indexed like g.Nodes.
+func (pr *Predictor) Predict(g *graph.Graph, tasks []stats.Task, round int64) ([]Prediction, error) {
+	n := g.Len()
+	if len(tasks) != n {
+		return nil, fmt.Errorf("predict: %d task statistics for %d graph nodes", len(tasks), n)
+	}
+	pr.grow(n, len(g.Envs))
+	pr.drift.measure(g, tasks, pr.p)
+	pr.drift.begin(n)
+	pr.ownEvidence(g, tasks, round)
+	pr.envPriors()
+	pr.oneHop(g)
+	pr.finish(g, tasks, round)
+	pr.drift.remember(g, tasks, pr.out)
+	return pr.out, nil
+}
+
+func (pr *Predictor) grow(n, envs int) {
+	if cap(pr.out) < n {
+		pr.out = make([]Prediction, n)
+		pr.a, pr.b = make([]float64, n), make([]float64, n)
+		pr.za, pr.zb = make([]float64, n), make([]float64, n)
+		pr.inv = make([]float64, n)
+	}
+	pr.out, pr.a, pr.b = pr.out[:n], pr.a[:n], pr.b[:n]
+	pr.za, pr.zb, pr.inv = pr.za[:n], pr.zb[:n], pr.inv[:n]
+	pr.envs = append(pr.envs[:0], make([]envSums, envs)...)
+	if len(pr.pow) == 0 {
+		pr.pow = make([]float64, 1024)
+		for k := range pr.pow {
+			pr.pow[k] = math.Pow(pr.p.Decay, float64(k))
+		}
+	}
+}
+
+// decay is λ^(round − from), 1 when from is not before round.
+func (pr *Predictor) decay(from, round int64) float64 {
+	k := round - from
+	switch {
+	case k <= 0:
+		return 1
+	case k < int64(len(pr.pow)):
+		return pr.pow[k]
+	}
+	return math.Pow(pr.p.Decay, float64(k))
+}
+
+// ownEvidence fills a and b with each node's decayed evidence and sums them per environment.
+func (pr *Predictor) ownEvidence(g *graph.Graph, tasks []stats.Task, round int64) {
+	for i := range tasks {
+		t := &tasks[i]
+		f := pr.decay(t.Round, round)
+		a, b := t.A*f, t.B*f
+		pr.a[i], pr.b[i] = a, b
+		e := &pr.envs[g.Nodes[i].Env]
+		e.a += a
+		e.n += a + b
+		if continuous(t) {
+			e.cont = true
+			if a+b > 0 {
+				e.wv += t.WV * f
+				e.wb += t.WN * f * a * b / ((a + b) * (a + b))
+			}
+		}
+	}
+}
+
+// continuous reports whether a task has seen a reward strictly between 0 and 1: for rewards in
+// [0, 1], Σr − Σr² = Σ r(1−r) is zero exactly when every reward is 0 or 1.
+func continuous(t *stats.Task) bool {
+	return t.Rollouts > 0 && t.Sum-t.SumSq > 1e-9*float64(t.Rollouts)
+}
+
+func (pr *Predictor) envPriors() {
+	for e := range pr.envs {
+		s := &pr.envs[e]
+		s.mean = (s.a + 0.5) / (s.n + 1)
+		s.varRatio = 1
+		if s.wb > 1e-12 {
+			s.varRatio = clamp01(s.wv / s.wb)
+		}
+	}
+}
+
+// oneHop fills za, zb with the evidence each node borrows from its direct neighbours, and inv
+// with the factor that turns an edge weight into a share of borrowing.
+func (pr *Predictor) oneHop(g *graph.Graph) {
+	gamma, minW := pr.p.Gamma, pr.p.MinTotalWeight
+	for i := range pr.za {
+		var w, sa, sb float64
+		for _, e := range g.Neighbors(i) {
+			ew := float64(e.Weight)
+			w += ew
+			sa += ew * pr.a[e.To]
+			sb += ew * pr.b[e.To]
+		}
+		inv := gamma / max(w, minW)
+		pr.inv[i], pr.za[i], pr.zb[i] = inv, sa*inv, sb*inv
+	}
+}
+
+// borrowed returns the evidence node i borrows over one or two hops, without echo: the
+// two-hop paths i→j→i carry i's own evidence back, and are subtracted.
+func (pr *Predictor) borrowed(g *graph.Graph, i int) (ba, bb float64) {
+	if pr.p.Hops == 0 || pr.p.Gamma == 0 {
+		return 0, 0
+	}
+	ba, bb = pr.za[i], pr.zb[i]
+	if pr.p.Hops == 2 {
+		var sa, sb, echo float64
+		for _, e := range g.Neighbors(i) {
+			ew := float64(e.Weight)
+			sa += ew * pr.za[e.To]
+			sb += ew * pr.zb[e.To]
+			echo += ew * ew * pr.inv[e.To]
+		}
+		inv := pr.inv[i]
+		ba += max(0, inv*(sa-echo*pr.a[i]))
+		bb += max(0, inv*(sb-echo*pr.b[i]))
+	}
+	if c := ba + bb; c > pr.p.BorrowCap {
+		f := pr.p.BorrowCap / c
+		ba, bb = ba*f, bb*f
+	}
+	return ba, bb
+}
+
+// finish combines prior, own and borrowed evidence and the drift offset into each prediction.
+func (pr *Predictor) finish(g *graph.Graph, tasks []stats.Task, round int64) {
+	for i := range pr.out {
+		env := g.Nodes[i].Env
+		ba, bb := pr.borrowed(g, i)
+		alpha, beta := pr.posterior(i, env, ba, bb)
+		base := alpha / (alpha + beta)
+		alpha, beta = pr.drift.shift(env, alpha, beta, pr.stale(&tasks[i], round))
+		pr.out[i] = pr.prediction(&tasks[i], env, alpha, beta, round)
+		pr.out[i].Own, pr.out[i].Borrowed = pr.a[i]+pr.b[i], ba+bb
+		pr.drift.base(i, base)
+	}
+}
+
+// posterior is the environment prior (leaving out the node's own evidence, so that it does
+// not count twice) plus own and borrowed evidence.
+func (pr *Predictor) posterior(i int, env int32, ba, bb float64) (alpha, beta float64) {
+	s := &pr.envs[env]
+	a, b := pr.a[i], pr.b[i]
+	m := (s.a - a + 0.5) / (s.n - a - b + 1)
+	m = min(max(m, 1e-3), 1-1e-3)
+	k := pr.p.Kappa
+	return k*m + a + ba, k*(1-m) + b + bb
+}
+
+// stale is the share of a node's prediction that does not come from its fresh evidence: 1 for
+// a node never rolled out, 1 − λ^(rounds since its evidence) otherwise.
+func (pr *Predictor) stale(t *stats.Task, round int64) float64 {
+	if t.Rollouts == 0 {
+		return 1
+	}
+	return 1 - pr.decay(t.Round, round)
+}
+
+func (pr *Predictor) prediction(t *stats.Task, env int32, alpha, beta float64, round int64) Prediction {
+	s := &pr.envs[env]
+	bv := BetaVariance(alpha, beta)
+	p := Prediction{Alpha: alpha, Beta: beta, Mean: alpha / (alpha + beta), Var: bv, SD: betaSD(alpha, beta)}
+	switch {
+	case continuous(t):
+		f := pr.decay(t.Round, round)
+		wv, wn, w := t.WV*f, t.WN*f, pr.p.VarPrior
+		p.Var = (wv + w*s.varRatio*bv) / (wn + w)
+		p.Continuous = true
+		p.varPrior = float32(w)
+		if t.Groups > 0 {
+			p.degShare, p.degGroups = float32(float64(t.Degenerate)/float64(t.Groups)), float32(t.Groups)
+		}
+	case t.Rollouts == 0 && s.cont:
+		p.Var = s.varRatio * bv
+	}
+	p.Var = min(clamp01(p.Var), 0.25)
+	p.PDeg = p.PDegenerate(pr.p.GroupSize)
+	return p
+}

@@ -1,0 +1,97 @@
+package propagate
+
+import "math"
+
+// Prediction is what propagate knows of one node. Every number is finite.
+type Prediction struct {
+	// Alpha and Beta are the Beta posterior of the node's success probability: prior, own
+	// and borrowed evidence, after the drift offset.
+	Alpha, Beta float64
+	// Mean is the expected reward, Alpha/(Alpha+Beta), in [0, 1].
+	Mean float64
+	// Var is the expected within-group variance of the reward, in [0, 0.25]: E[p(1−p)] for
+	// 0/1 rewards; for continuous rewards it blends in the task's observed within-group
+	// variance.
+	Var float64
+	// PDeg is the chance that a group of Params.GroupSize rollouts has all rewards equal.
+	PDeg float64
+	// SD is the posterior standard deviation of the success probability.
+	SD float64
+	// Own is the node's own decayed evidence, in rollouts.
+	Own float64
+	// Borrowed is the evidence taken from neighbours, in pseudo rollouts.
+	Borrowed float64
+	// Continuous is true when the node's rewards are not all 0 or 1; then PDeg and Var are
+	// approximations (see PDegenerate).
+	Continuous bool
+
+	degShare, degGroups float32 // observed share of degenerate groups and their number
+	varPrior            float32 // weight of the Beta-Binomial against degShare
+}
+
+// Count is the effective number of observations behind the prediction: prior, own and
+// borrowed evidence.
+func (p Prediction) Count() float64 { return p.Alpha + p.Beta }
+
+// PDegenerate is the chance that a group of g rollouts has all rewards equal. For 0/1 rewards
+// it is exact under the Beta-Binomial model. For a task with continuous rewards the
+// Beta-Binomial value is blended with the task's observed share of degenerate groups (a task
+// that always scores 0.5 is degenerate although its mean is 0.5), weighted by its number of
+// groups against Params.VarPrior.
+func (p Prediction) PDegenerate(g int) float64 {
+	bb := BetaBinomialDegenerate(p.Alpha, p.Beta, g)
+	if !p.Continuous || p.degGroups == 0 {
+		return bb
+	}
+	w, n := float64(p.varPrior), float64(p.degGroups)
+	return clamp01((float64(p.degShare)*n + bb*w) / (n + w))
+}
+
+// BetaBinomialDegenerate is the exact chance that g draws of a Bernoulli whose probability is
+// Beta(a, b) distributed are all equal: Π_{j<g}(a+j)/(a+b+j) + Π_{j<g}(b+j)/(a+b+j). It is 1
+// for g <= 1.
+func BetaBinomialDegenerate(a, b float64, g int) float64 {
+	if g <= 1 {
+		return 1
+	}
+	pa, pb := 1.0, 1.0
+	for j := range g {
+		fj := float64(j)
+		d := a + b + fj
+		pa *= (a + fj) / d
+		pb *= (b + fj) / d
+		if pa+pb < 1e-300 {
+			break
+		}
+	}
+	return clamp01(pa + pb)
+}
+
+// BetaVariance is E[p(1−p)] for p ~ Beta(a, b): ab/((a+b)(a+b+1)).
+func BetaVariance(a, b float64) float64 {
+	n := a + b
+	return a * b / (n * (n + 1))
+}
+
+// betaSD is the standard deviation of Beta(a, b).
+func betaSD(a, b float64) float64 {
+	n := a + b
+	return math.Sqrt(a * b / (n * n * (n + 1)))
+}
+
+func clamp01(x float64) float64 {
+	switch {
+	case x < 0 || math.IsNaN(x):
+		return 0
+	case x > 1:
+		return 1
+	}
+	return x
+}
+
+func logit(p float64) float64 {
+	p = min(max(p, 1e-6), 1-1e-6)
+	return math.Log(p / (1 - p))
+}
+
+func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
