@@ -1,0 +1,93 @@
+package daemon
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"time"
+)
+
+// Defaults of Config; a zero field takes them.
+const (
+	DefaultBatchSize      = 64
+	DefaultGroupSize      = 8
+	DefaultPollInterval   = 250 * time.Millisecond
+	DefaultSafetyInterval = 10 * time.Second
+	DefaultStatusInterval = 2 * time.Second
+	// MaxRequestBytes is the largest request file read; a larger one gets an error file.
+	MaxRequestBytes = 1 << 20
+)
+
+// Config is everything `envsched run` is told. main fills it from flags and ENVSCHED_*
+// variables; Validate says what is wrong in words a user can act on.
+type Config struct {
+	Dir       string  // the exchange directory (required)
+	DB        string  // the database file; "" means DIR/envsched.db
+	Poll      bool    // find changes by polling alone
+	BatchSize int     // tasks in a batch when the request gives no size
+	GroupSize int     // rollouts per task when the request gives no group_size
+	RewardMin float64 // reward range rollouts are clipped into
+	RewardMax float64
+
+	PollInterval   time.Duration // poll period in poll mode
+	SafetyInterval time.Duration // poll period in notify mode (a net under lost events)
+	StatusInterval time.Duration // status.json is rewritten at least this often
+
+	Version string // envsched's version, written into status.json
+
+	// CrashPoint is a test-only knob: "name[:n]" kills the process the n-th time the named
+	// point is reached (see the Crash* constants). main reads it from ENVSCHED_CRASHPOINT.
+	CrashPoint string
+	// OverflowEvery is a test-only knob: every n-th watcher event becomes a simulated event
+	// overflow that loses the pending hints. main reads it from ENVSCHED_TEST_OVERFLOW_EVERY.
+	OverflowEvery int
+}
+
+// withDefaults returns c with every zero field set to its default.
+func (c Config) withDefaults() Config {
+	if c.DB == "" && c.Dir != "" {
+		c.DB = filepath.Join(c.Dir, "envsched.db")
+	}
+	if c.BatchSize == 0 {
+		c.BatchSize = DefaultBatchSize
+	}
+	if c.GroupSize == 0 {
+		c.GroupSize = DefaultGroupSize
+	}
+	if c.RewardMin == 0 && c.RewardMax == 0 {
+		c.RewardMax = 1
+	}
+	if c.PollInterval <= 0 {
+		c.PollInterval = DefaultPollInterval
+	}
+	if c.SafetyInterval <= 0 {
+		c.SafetyInterval = DefaultSafetyInterval
+	}
+	if c.StatusInterval <= 0 {
+		c.StatusInterval = DefaultStatusInterval
+	}
+	return c
+}
+
+// Validate reports the first setting that cannot work, saying how to fix it.
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	switch {
+	case c.Dir == "":
+		return errors.New("--dir is required: the exchange directory the trainer writes into")
+	case c.BatchSize < 1 || c.BatchSize > 100000:
+		return fmt.Errorf("--batch-size %d: must be 1 to 100000", c.BatchSize)
+	case c.GroupSize < 1 || c.GroupSize > 1024:
+		return fmt.Errorf("--group-size %d: must be 1 to 1024", c.GroupSize)
+	case isBad(c.RewardMin) || isBad(c.RewardMax) || c.RewardMin >= c.RewardMax:
+		return fmt.Errorf("--reward-min %g, --reward-max %g: must be finite with min < max",
+			c.RewardMin, c.RewardMax)
+	}
+	if _, err := parseCrashPoint(c.CrashPoint); err != nil {
+		return err
+	}
+	return nil
+}
+
+func isBad(f float64) bool { return math.IsNaN(f) || math.IsInf(f, 0) }

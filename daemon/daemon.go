@@ -1,0 +1,365 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/envsched/envsched/fsutil"
+	"github.com/envsched/envsched/storage"
+	"github.com/envsched/envsched/watch"
+)
+
+// Answerer answers one request: it validates the body, chooses the batch, stores the answer in
+// the database and returns it; a request answered before gets the stored answer unchanged. An
+// error with a BadRequest() method returning true is the requester's fault (an ID.error.json is
+// written and the daemon goes on); any other error stops the daemon.
+type Answerer interface {
+	Answer(id string, body []byte) ([]byte, error)
+}
+
+// Ingester reads what is new under DIR/catalog and DIR/rollouts into the database. The daemon
+// calls it from its one goroutine; every commit carries the file offsets with the records.
+type Ingester interface {
+	// All reads every new complete line of every file. It commits as it goes and, when ctx is
+	// done, stops after a commit and returns ctx.Err(): what it committed is consistent.
+	All(ctx context.Context) (IngestReport, error)
+	// Paths reads the named files (absolute paths under DIR/catalog or DIR/rollouts; a path that
+	// no longer exists or is a folder may be handled by a full pass).
+	Paths(ctx context.Context, paths []string) (IngestReport, error)
+}
+
+// IngestReport is what one ingest pass stored.
+type IngestReport struct {
+	Files       int          // files that had something new
+	Rollouts    int          // rollouts stored
+	Duplicates  int          // rollouts skipped as duplicates
+	Clipped     int          // rewards clipped into the range
+	Quarantined []Quarantine // lines set aside, by file and reason
+}
+
+// Quarantine counts the lines of one file set aside for one reason in one pass.
+type Quarantine struct {
+	Path   string // relative to DIR
+	Reason string
+	Count  int
+	Offset int64 // byte offset of the first of them
+}
+
+// IngesterFunc builds the ingester over the open database; beforeCommit must be called just
+// before each ingest transaction commits (it is the CrashIngestCommit point).
+type IngesterFunc func(db *storage.DB, dir string, beforeCommit func()) (Ingester, error)
+
+// AnswererFunc builds the answerer over the open database.
+type AnswererFunc func(db *storage.DB) (Answerer, error)
+
+// Option changes how New builds a Daemon.
+type Option func(*parts)
+
+// parts are the daemon's collaborators, built once the database is open.
+type parts struct {
+	ingester IngesterFunc
+	answerer AnswererFunc
+}
+
+// WithIngester sets how the ingester is built (the default is package ingest's).
+func WithIngester(f IngesterFunc) Option { return func(p *parts) { p.ingester = f } }
+
+// WithAnswerer sets how the answerer is built (the default is package schedule's).
+func WithAnswerer(f AnswererFunc) Option { return func(p *parts) { p.answerer = f } }
+
+// Daemon serves one exchange directory. New prepares it, Run serves until its context is done,
+// Close releases the database. All database writes happen in Run's goroutine.
+type Daemon struct {
+	cfg     Config
+	log     *slog.Logger
+	dirs    dirs
+	db      *storage.DB
+	watcher *watch.Watcher
+	ingest  Ingester
+	answer  Answerer
+	crash   crasher
+	started time.Time
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// dirs are the folders of the exchange directory.
+type dirs struct {
+	root, catalog, rollouts, requests, batches string
+}
+
+func newDirs(root string) (dirs, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return dirs{}, fmt.Errorf("exchange directory %s: %w", root, err)
+	}
+	return dirs{
+		root:     abs,
+		catalog:  filepath.Join(abs, "catalog"),
+		rollouts: filepath.Join(abs, "rollouts"),
+		requests: filepath.Join(abs, "requests"),
+		batches:  filepath.Join(abs, "batches"),
+	}, nil
+}
+
+// New creates the folders, removes envsched's stale temporary files, opens the database (a
+// database held by another process fails within about a second with an error wrapping
+// storage.ErrLocked), and starts watching (before any scan, so no change is missed).
+func New(cfg Config, logger *slog.Logger, opts ...Option) (*Daemon, error) {
+	p := defaultParts()
+	for _, o := range opts {
+		o(&p)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	d := &Daemon{cfg: cfg, log: logger, started: time.Now()}
+	d.crash, _ = parseCrashPoint(cfg.CrashPoint)
+	var err error
+	if d.dirs, err = newDirs(cfg.Dir); err != nil {
+		return nil, err
+	}
+	if err := d.prepareDirs(); err != nil {
+		return nil, err
+	}
+	if err := d.open(p); err != nil {
+		d.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// prepareDirs creates the folders, refuses links that would lead writes out of DIR, and sweeps
+// the temporary files a crash left.
+func (d *Daemon) prepareDirs() error {
+	if err := os.MkdirAll(d.dirs.root, 0o755); err != nil {
+		return fmt.Errorf("create exchange directory %s: %w", d.dirs.root, err)
+	}
+	for _, dir := range []string{d.dirs.catalog, d.dirs.rollouts, d.dirs.requests, d.dirs.batches} {
+		if err := realDir(dir); err != nil {
+			return err
+		}
+	}
+	n := 0
+	for _, dir := range []string{d.dirs.batches, d.dirs.root} {
+		removed, err := fsutil.SweepTemp(dir)
+		if err != nil {
+			return err
+		}
+		n += removed
+	}
+	if n > 0 {
+		d.log.Info("removed unfinished writes of an earlier run", "files", n)
+	}
+	return nil
+}
+
+// realDir creates dir when missing and refuses a symbolic link: envsched never follows a link
+// out of the exchange directory.
+func realDir(dir string) error {
+	fi, err := os.Lstat(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("create %s: %w", dir, err)
+		}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("stat %s: %w", dir, err)
+	}
+	if fi.Mode()&os.ModeSymlink != 0 {
+		return fmt.Errorf("%s is a symbolic link; envsched does not follow links out of the exchange "+
+			"directory: make it a real folder", dir)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is not a folder; remove it or choose another --dir", dir)
+	}
+	return nil
+}
+
+// open opens the database, builds the ingester and answerer, and starts the watcher.
+func (d *Daemon) open(p parts) error {
+	if p.ingester == nil || p.answerer == nil {
+		return errors.New("daemon needs an ingester and an answerer")
+	}
+	db, err := storage.Open(d.cfg.DB, storage.Options{
+		Timeout: time.Second,
+		Reward:  &storage.Range{Min: d.cfg.RewardMin, Max: d.cfg.RewardMax},
+		Logger:  d.log,
+	})
+	if err != nil {
+		return err
+	}
+	d.db = db
+	if d.ingest, err = p.ingester(db, d.dirs.root, func() { d.crash.at(CrashIngestCommit) }); err != nil {
+		return fmt.Errorf("start ingest: %w", err)
+	}
+	if d.answer, err = p.answerer(db); err != nil {
+		return fmt.Errorf("start scheduler: %w", err)
+	}
+	d.watcher, err = watch.New(watch.Options{
+		Roots:          []string{d.dirs.catalog, d.dirs.rollouts, d.dirs.requests},
+		Boundary:       d.dirs.root,
+		Poll:           d.cfg.Poll,
+		PollInterval:   d.cfg.PollInterval,
+		SafetyInterval: d.cfg.SafetyInterval,
+		OverflowEvery:  d.cfg.OverflowEvery,
+		Logger:         d.log,
+	})
+	if err != nil {
+		return fmt.Errorf("watch %s: %w", d.dirs.root, err)
+	}
+	return nil
+}
+
+// WatchMode returns "notify" or "poll".
+func (d *Daemon) WatchMode() string { return string(d.watcher.Mode()) }
+
+// Close stops watching and releases the database. It is idempotent.
+func (d *Daemon) Close() error {
+	d.closeOnce.Do(func() {
+		var errs []error
+		if d.watcher != nil {
+			errs = append(errs, d.watcher.Close())
+		}
+		if d.db != nil {
+			errs = append(errs, d.db.Close())
+		}
+		d.closeErr = errors.Join(errs...)
+	})
+	return d.closeErr
+}
+
+// Run ingests the backlog, answers the requests already there, then serves changes until ctx
+// is done; it returns nil then, after finishing the work in hand. Any other return is a
+// failure that must stop the daemon (a failed fsync, a full disk, a damaged database).
+func (d *Daemon) Run(ctx context.Context) error {
+	wctx, stopWatch := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { d.watcher.Run(wctx) })
+	defer func() { stopWatch(); wg.Wait() }()
+
+	d.log.Info("serving", "dir", d.dirs.root, "db", d.db.Path(), "watch_mode", d.WatchMode())
+	if err := d.startup(ctx); err != nil {
+		return stopped(ctx, err)
+	}
+	return stopped(ctx, d.serve(ctx))
+}
+
+// stopped turns the error of work cut short by ctx into a clean stop.
+func stopped(ctx context.Context, err error) error {
+	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return nil
+	}
+	return err
+}
+
+// startup ingests the backlog and serves every request file already there.
+func (d *Daemon) startup(ctx context.Context) error {
+	if err := d.ingestAll(ctx, "backlog"); err != nil {
+		return err
+	}
+	if err := d.sweepRequests(ctx, false); err != nil {
+		return err
+	}
+	return d.writeStatus()
+}
+
+// serve is the event loop: changes from the watcher, the status heartbeat, the sweep for batch
+// files gone missing.
+func (d *Daemon) serve(ctx context.Context) error {
+	status := time.NewTicker(d.cfg.StatusInterval)
+	defer status.Stop()
+	sweep := time.NewTicker(d.cfg.SafetyInterval)
+	defer sweep.Stop()
+	for {
+		var err error
+		select {
+		case <-ctx.Done():
+			return d.writeStatus()
+		case c := <-d.watcher.Changes():
+			err = d.onChange(ctx, c)
+		case <-status.C:
+			err = d.writeStatus()
+		case <-sweep.C:
+			err = d.sweepRequests(ctx, true)
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// onChange handles one flush of hints. Requests come after the barrier: a full ingest pass of
+// everything present now, which includes everything present when the request was seen.
+func (d *Daemon) onChange(ctx context.Context, c watch.Change) error {
+	if c.Rescan {
+		d.log.Info("rescan", "reason", c.Reason)
+		if err := d.ingestAll(ctx, "rescan"); err != nil {
+			return err
+		}
+		if err := d.sweepRequests(ctx, true); err != nil {
+			return err
+		}
+		return d.writeStatus()
+	}
+	reqs, data := d.split(c.Paths)
+	if len(reqs) > 0 {
+		return d.answerAll(ctx, reqs)
+	}
+	if len(data) > 0 {
+		return d.ingestPaths(ctx, data)
+	}
+	return nil
+}
+
+// split sorts paths into request file names and data files (catalogue and rollouts).
+func (d *Daemon) split(paths []string) (reqs, data []string) {
+	for _, p := range paths {
+		switch {
+		case filepath.Dir(p) == d.dirs.requests:
+			if _, ok := requestID(filepath.Base(p)); ok {
+				reqs = append(reqs, filepath.Base(p))
+			}
+		case within(d.dirs.catalog, p) || within(d.dirs.rollouts, p):
+			data = append(data, p)
+		}
+	}
+	return reqs, data
+}
+
+func within(dir, p string) bool { return strings.HasPrefix(p, dir+string(filepath.Separator)) }
+
+// answerAll passes the barrier once and answers each request.
+func (d *Daemon) answerAll(ctx context.Context, names []string) error {
+	seen := time.Now()
+	if err := d.ingestAll(ctx, "barrier"); err != nil {
+		return err
+	}
+	answered := 0
+	for _, name := range names {
+		ok, err := d.handle(name, seen)
+		if err != nil {
+			return err
+		}
+		if ok {
+			answered++
+		}
+	}
+	if answered > 0 {
+		return d.writeStatus()
+	}
+	return nil
+}

@@ -1,0 +1,114 @@
+package daemon
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+)
+
+// idPattern is the protocol's request ID: it can name no path but a plain file in a folder.
+var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+
+// ValidID reports whether id is a request ID the protocol allows.
+func ValidID(id string) bool { return idPattern.MatchString(id) }
+
+// badIDMessage says why an ID is refused and how to fix it.
+func badIDMessage(id string) string {
+	return fmt.Sprintf("request ID %q is not valid: an ID is 1 to 128 characters from A-Z, a-z, 0-9, "+
+		"'.', '_' and '-', starting with a letter or digit; rename the request file to ID.json", id)
+}
+
+// requestID returns the ID named by a file in DIR/requests, and whether the file is a request at
+// all: unfinished writes (a leading dot, a ".tmp" end) and names not ending in ".json" are not.
+func requestID(name string) (string, bool) {
+	if strings.HasPrefix(name, ".") || strings.HasSuffix(name, ".tmp") {
+		return "", false
+	}
+	id, ok := strings.CutSuffix(name, ".json")
+	return id, ok && id != ""
+}
+
+// errRequestGone means the request file went away before it was read: nothing to answer.
+var errRequestGone = errors.New("request file is gone")
+
+// readRequest reads a request file of at most MaxRequestBytes. A larger file is a bad request.
+// A symbolic link is not followed.
+func readRequest(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, errRequestGone
+	}
+	if err != nil {
+		return nil, &badRequestError{msg: fmt.Sprintf("cannot read the request file: %v; write it as a "+
+			"plain file (not a link), as .ID.json.tmp then rename to ID.json", err)}
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxRequestBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read request %s: %w", path, err)
+	}
+	if len(data) > MaxRequestBytes {
+		return nil, &badRequestError{msg: fmt.Sprintf("request file is larger than %d bytes; a request "+
+			"is a small JSON object such as {\"size\": 64}", MaxRequestBytes)}
+	}
+	return data, nil
+}
+
+// badRequestError is a request that cannot be served; the daemon writes its message to
+// ID.error.json and goes on.
+type badRequestError struct{ msg string }
+
+func (e *badRequestError) Error() string { return e.msg }
+
+// BadRequest marks the error as the requester's fault.
+func (e *badRequestError) BadRequest() bool { return true }
+
+// isBadRequest reports whether err is the requester's fault (an ID.error.json) rather than a
+// failure of envsched (which stops the daemon). Any error in the chain with a BadRequest()
+// method returning true counts, so the scheduler's own error types need no import here.
+func isBadRequest(err error) bool {
+	var br interface{ BadRequest() bool }
+	return errors.As(err, &br) && br.BadRequest()
+}
+
+// errorFile is the body of ID.error.json.
+func errorFile(id, msg string) []byte {
+	data, _ := json.Marshal(struct {
+		ID    string `json:"id"`
+		Error string `json:"error"`
+	}{id, msg})
+	return append(data, '\n')
+}
+
+// listRequests returns the names of the request files in dir, in directory order.
+func listRequests(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", dir, err)
+	}
+	var names []string
+	for _, e := range entries {
+		if _, ok := requestID(e.Name()); ok && !e.IsDir() {
+			names = append(names, e.Name())
+		}
+	}
+	return names, nil
+}
+
+// errorFileName and batchFileName are the answer files of an ID in DIR/batches.
+func batchFileName(id string) string { return id + ".json" }
+func errorFileName(id string) string { return id + ".error.json" }
+
+// safeName reports whether name can be written as a file in one folder: a plain name, no
+// separator, not too long for the filesystem.
+func safeName(name string) bool {
+	return name != "" && name != "." && name != ".." && !strings.ContainsAny(name, "/\x00") &&
+		len(name) <= 255 && filepath.Base(name) == name
+}

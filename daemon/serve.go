@@ -1,0 +1,236 @@
+package daemon
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/envsched/envsched/fsutil"
+)
+
+// handle answers one request file (a name in DIR/requests); seen is when the request was
+// noticed, for the latency in the log. It returns whether an answer was published. Only
+// failures of envsched are returned; a bad request gets its error file.
+func (d *Daemon) handle(name string, seen time.Time) (bool, error) {
+	id, _ := requestID(name)
+	if !ValidID(id) {
+		return false, d.reject(id, badIDMessage(id))
+	}
+	body, err := readRequest(filepath.Join(d.dirs.requests, name))
+	switch {
+	case errors.Is(err, errRequestGone):
+		return false, nil
+	case isBadRequest(err):
+		return false, d.reject(id, err.Error())
+	case err != nil:
+		return false, err
+	}
+	d.crash.at(CrashBeforeCommit)
+	answer, err := d.answer.Answer(id, body)
+	if isBadRequest(err) {
+		return false, d.reject(id, err.Error())
+	}
+	if err != nil {
+		return false, fmt.Errorf("answer request %s: %w", id, err)
+	}
+	d.crash.at(CrashAfterCommit)
+	return d.publish(id, answer, seen)
+}
+
+// publish writes the answer as DIR/batches/ID.json unless that file already holds it, and
+// removes an error file left by an earlier, bad version of the request.
+func (d *Daemon) publish(id string, answer []byte, seen time.Time) (bool, error) {
+	path := filepath.Join(d.dirs.batches, batchFileName(id))
+	if sameContent(path, answer) {
+		return false, nil
+	}
+	if err := writeAtomic(d.dirs.batches, batchFileName(id), answer, &d.crash); err != nil {
+		return false, err
+	}
+	if err := d.removeErrorFile(id); err != nil {
+		return false, err
+	}
+	sum := summarise(answer)
+	d.log.Info("answered", "id", id, "size", sum.Size, "ms", time.Since(seen).Milliseconds(),
+		"rollouts_seen", sum.RolloutsSeen)
+	return true, nil
+}
+
+func (d *Daemon) removeErrorFile(id string) error {
+	err := os.Remove(filepath.Join(d.dirs.batches, errorFileName(id)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("remove stale error file of %s: %w", id, err)
+	}
+	return fsutil.SyncDir(d.dirs.batches)
+}
+
+// reject writes DIR/batches/ID.error.json (unless it already says the same) and logs it. An ID
+// that cannot be a file name gets the log line only.
+func (d *Daemon) reject(id, msg string) error {
+	name := errorFileName(id)
+	d.log.Warn("bad request", "id", id, "error", msg)
+	if !safeName(name) {
+		return nil
+	}
+	body := errorFile(id, msg)
+	if sameContent(filepath.Join(d.dirs.batches, name), body) {
+		return nil
+	}
+	return writeAtomic(d.dirs.batches, name, body, nil)
+}
+
+// sweepRequests looks at every request file: one with neither a batch file nor a newer error
+// file is served (a batch file that went missing is written again from the database). After
+// the first pass of a run it passes the barrier first when it finds work.
+func (d *Daemon) sweepRequests(ctx context.Context, barrier bool) error {
+	names, err := listRequests(d.dirs.requests)
+	if err != nil {
+		return err
+	}
+	var todo []string
+	for _, name := range names {
+		if d.needsAnswer(name) {
+			todo = append(todo, name)
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	if barrier {
+		return d.answerAll(ctx, todo)
+	}
+	for _, name := range todo {
+		if _, err := d.handle(name, time.Now()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// needsAnswer reports whether a request file has no batch file, and no error file written
+// after the request.
+func (d *Daemon) needsAnswer(name string) bool {
+	id, _ := requestID(name)
+	if _, err := os.Lstat(filepath.Join(d.dirs.batches, batchFileName(id))); err == nil {
+		return false
+	}
+	req, err := os.Lstat(filepath.Join(d.dirs.requests, name))
+	if err != nil {
+		return false
+	}
+	efi, err := os.Lstat(filepath.Join(d.dirs.batches, errorFileName(id)))
+	return err != nil || req.ModTime().After(efi.ModTime())
+}
+
+// summary is what the log says of an answer.
+type summary struct {
+	Size         int   `json:"size"`
+	RolloutsSeen int64 `json:"rollouts_seen"`
+}
+
+// summarise reads size and rollouts_seen from an answer without decoding its task list.
+func summarise(answer []byte) summary {
+	var s summary
+	dec := json.NewDecoder(bytes.NewReader(answer))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return s
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return s
+		}
+		switch key {
+		case "size":
+			dec.Decode(&s.Size)
+		case "rollouts_seen":
+			dec.Decode(&s.RolloutsSeen)
+		case "tasks":
+			return s
+		default:
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				return s
+			}
+		}
+	}
+	return s
+}
+
+// ingestAll runs a full ingest pass and logs what it found.
+func (d *Daemon) ingestAll(ctx context.Context, why string) error {
+	start := time.Now()
+	rep, err := d.ingest.All(ctx)
+	d.logIngest(why, rep, start)
+	if err != nil {
+		return fmt.Errorf("ingest (%s): %w", why, err)
+	}
+	return nil
+}
+
+// ingestPaths reads the files the watcher named.
+func (d *Daemon) ingestPaths(ctx context.Context, paths []string) error {
+	start := time.Now()
+	rep, err := d.ingest.Paths(ctx, paths)
+	d.logIngest("change", rep, start)
+	if err != nil {
+		return fmt.Errorf("ingest: %w", err)
+	}
+	return nil
+}
+
+// logIngest writes one line per quarantined file and reason, and one for a pass that stored
+// anything.
+func (d *Daemon) logIngest(why string, rep IngestReport, start time.Time) {
+	for _, q := range rep.Quarantined {
+		d.log.Warn("quarantined lines", "file", q.Path, "reason", q.Reason, "count", q.Count,
+			"first_offset", q.Offset)
+	}
+	if rep.Rollouts > 0 || rep.Duplicates > 0 || why == "backlog" {
+		d.log.Debug("ingested", "why", why, "files", rep.Files, "rollouts", rep.Rollouts,
+			"duplicates", rep.Duplicates, "clipped", rep.Clipped, "ms", time.Since(start).Milliseconds())
+	}
+}
+
+// writeStatus publishes DIR/status.json from the database's counters.
+func (d *Daemon) writeStatus() error {
+	s, err := d.status()
+	if err != nil {
+		return err
+	}
+	return writeStatus(d.dirs.root, s)
+}
+
+func (d *Daemon) status() (Status, error) {
+	c, err := d.db.Counters()
+	if err != nil {
+		return Status{}, fmt.Errorf("read counters: %w", err)
+	}
+	envs, err := d.db.Envs()
+	if err != nil {
+		return Status{}, fmt.Errorf("read environments: %w", err)
+	}
+	s := Status{
+		Version: d.cfg.Version, PID: os.Getpid(), StartedAt: rfc3339(d.started),
+		UpdatedAt: rfc3339(time.Now()), DB: d.db.Path(), Rollouts: c.Rollouts,
+		Quarantined: c.Quarantined, Duplicates: c.Duplicates, Clipped: c.Clipped,
+		Envs: int64(len(envs)), RequestsAnswered: c.RequestsAnswered, WatchMode: d.WatchMode(),
+	}
+	for _, e := range envs {
+		s.Tasks += e.Tasks
+	}
+	if c.LastRequest != "" {
+		last := c.LastRequest
+		s.LastRequest = &last
+	}
+	return s, nil
+}

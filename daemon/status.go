@@ -1,0 +1,52 @@
+package daemon
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+)
+
+// Status is DIR/status.json, field for field as PROTOCOL.md names them. The counts are over
+// the whole database and survive restarts.
+type Status struct {
+	Version          string  `json:"version"`
+	PID              int     `json:"pid"`
+	StartedAt        string  `json:"started_at"`
+	UpdatedAt        string  `json:"updated_at"`
+	DB               string  `json:"db"`
+	Rollouts         int64   `json:"rollouts"`
+	Quarantined      int64   `json:"quarantined"`
+	Duplicates       int64   `json:"duplicates"`
+	Clipped          int64   `json:"clipped"`
+	Tasks            int64   `json:"tasks"`
+	Envs             int64   `json:"envs"`
+	RequestsAnswered int64   `json:"requests_answered"`
+	LastRequest      *string `json:"last_request"`
+	WatchMode        string  `json:"watch_mode"`
+}
+
+// statusFile is the name of the status file in the exchange directory.
+const statusFile = "status.json"
+
+// rfc3339 formats t the way every time in the protocol is written: RFC 3339, UTC, seconds.
+func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// writeStatus publishes s as DIR/status.json.
+func writeStatus(dir string, s Status) error {
+	data, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode status: %w", err)
+	}
+	return writeAtomic(dir, statusFile, append(data, '\n'), nil)
+}
+
+// readStatus reads DIR/status.json; tests and `envsched status` use it.
+func readStatus(dir string) (Status, error) {
+	var s Status
+	data, err := os.ReadFile(dir + "/" + statusFile)
+	if err != nil {
+		return s, err
+	}
+	return s, json.Unmarshal(data, &s)
+}
