@@ -1,0 +1,245 @@
+package daemon
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/envsched/envsched/storage"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+var watchModes = []struct {
+	name string
+	poll bool
+}{{"poll", true}, {"notify", false}}
+
+func TestAnswersRequestAndWritesStatus(t *testing.T) {
+	for _, m := range watchModes {
+		t.Run(m.name, func(t *testing.T) {
+			dir := t.TempDir()
+			r := serveTest(t, testConfig(dir, m.poll))
+			writeRequest(t, dir, "step-1.json", `{"size": 3}`)
+			got := r.batch("step-1")
+			var ans map[string]any
+			if err := json.Unmarshal(got, &ans); err != nil {
+				t.Fatalf("batch is not JSON: %v", err)
+			}
+			if ans["id"] != "step-1" || ans["size"] != float64(3) {
+				t.Errorf("batch %s: want id step-1, size 3", got)
+			}
+			stored, err := r.d.db.Answer("step-1")
+			if err != nil || string(stored) != string(got) {
+				t.Errorf("stored answer %q, %v; want the published bytes", stored, err)
+			}
+			r.stop()
+			st, err := readStatus(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.RequestsAnswered != 1 || st.LastRequest == nil || *st.LastRequest != "step-1" ||
+				st.WatchMode != m.name || st.PID != os.Getpid() || st.Version != "test" {
+				t.Errorf("status %+v", st)
+			}
+			if tmp := tempFiles(t, dir); len(tmp) != 0 {
+				t.Errorf("temporary files left: %v", tmp)
+			}
+		})
+	}
+}
+
+func TestStatusHasExactlyTheProtocolFields(t *testing.T) {
+	dir := t.TempDir()
+	r := serveTest(t, testConfig(dir, true))
+	r.stop()
+	data, err := os.ReadFile(filepath.Join(dir, "status.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	want := []string{"clipped", "db", "duplicates", "envs", "last_request", "pid", "quarantined",
+		"requests_answered", "rollouts", "started_at", "tasks", "updated_at", "version", "watch_mode"}
+	if !reflect.DeepEqual(keys, want) {
+		t.Errorf("status.json keys %v\nwant %v", keys, want)
+	}
+	if m["last_request"] != nil {
+		t.Errorf("last_request %v before any answer; want null", m["last_request"])
+	}
+}
+
+func TestSameIDAgainGetsTheStoredAnswer(t *testing.T) {
+	dir := t.TempDir()
+	r := serveTest(t, testConfig(dir, false))
+	writeRequest(t, dir, "a.json", `{"size": 2}`)
+	first := r.batch("a")
+	// The trainer deletes request and batch, then writes the same ID again with other content.
+	os.Remove(filepath.Join(dir, "requests", "a.json"))
+	os.Remove(filepath.Join(dir, "batches", "a.json"))
+	writeRequest(t, dir, "a.json", `{"size": 5}`)
+	if again := r.batch("a"); string(again) != string(first) {
+		t.Errorf("second answer %s\nwant the first %s", again, first)
+	}
+}
+
+func TestMissingBatchIsRewrittenAtStartup(t *testing.T) {
+	dir := t.TempDir()
+	r := serveTest(t, testConfig(dir, true))
+	writeRequest(t, dir, "r1.json", `{}`)
+	first := r.batch("r1")
+	r.stop()
+	if err := os.Remove(filepath.Join(dir, "batches", "r1.json")); err != nil {
+		t.Fatal(err)
+	}
+	r = serveTest(t, testConfig(dir, true))
+	if again := r.batch("r1"); string(again) != string(first) {
+		t.Errorf("rewritten batch %s\nwant %s", again, first)
+	}
+}
+
+func TestRequestsPresentBeforeStart(t *testing.T) {
+	dir := t.TempDir()
+	for _, id := range []string{"x1", "x2", "x3"} {
+		writeRequest(t, dir, id+".json", `{"size": 1}`)
+	}
+	r := serveTest(t, testConfig(dir, false))
+	for _, id := range []string{"x1", "x2", "x3"} {
+		r.batch(id)
+	}
+}
+
+func TestBadRequestsGetErrorFilesAndTheDaemonGoesOn(t *testing.T) {
+	long := strings.Repeat("a", 129)
+	cases := []struct {
+		name string // file name in DIR/requests
+		body string
+		want string // a part of the error message
+	}{
+		{"badjson.json", `{"size": `, "not a valid JSON object"},
+		{"notobject.json", `[1, 2]`, "not a valid JSON object"},
+		{"unknown.json", `{"sise": 3}`, "unknown field"},
+		{"toolarge.json", `{"size": 1000000}`, "must be 1 to 100000"},
+		{"huge.json", `{"size": 1` + strings.Repeat(" ", MaxRequestBytes) + `}`, "larger than"},
+		{"-dash.json", `{}`, "is not valid"},
+		{"sp ace.json", `{}`, "is not valid"},
+		{long + ".json", `{}`, "is not valid"},
+	}
+	dir := t.TempDir()
+	r := serveTest(t, testConfig(dir, false))
+	for _, c := range cases {
+		writeRequest(t, dir, c.name, c.body)
+	}
+	writeRequest(t, dir, "good.json", `{"size": 2}`)
+	r.batch("good")
+	for _, c := range cases {
+		id := strings.TrimSuffix(c.name, ".json")
+		e := r.errorOf(id)
+		if e["id"] != id || !strings.Contains(e["error"], c.want) {
+			t.Errorf("%s: error file %v; want id %q and a message with %q", c.name, e, id, c.want)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "batches", id+".json")); err == nil {
+			t.Errorf("%s: a batch was published for a bad request", c.name)
+		}
+	}
+	// A fixed request under the same ID is answered and its stale error file goes.
+	writeRequest(t, dir, "badjson.json", `{"size": 1}`)
+	r.batch("badjson")
+	r.stop()
+	if _, err := os.Stat(filepath.Join(dir, "batches", "badjson.error.json")); err == nil {
+		t.Errorf("error file kept after the request was fixed and answered")
+	}
+	if !strings.Contains(r.log.String(), "bad request") {
+		t.Errorf("no log line for bad requests")
+	}
+}
+
+func TestNothingIsWrittenOutsideDir(t *testing.T) {
+	dir := t.TempDir()
+	outside := t.TempDir()
+	// A link named like an error file, and a request that is a link to a file outside DIR.
+	os.MkdirAll(filepath.Join(dir, "batches"), 0o755)
+	target := filepath.Join(outside, "victim.json")
+	os.WriteFile(target, []byte("keep"), 0o644)
+	must(t, os.Symlink(target, filepath.Join(dir, "batches", "evil.error.json")))
+	os.MkdirAll(filepath.Join(dir, "requests"), 0o755)
+	must(t, os.Symlink(target, filepath.Join(dir, "requests", "evil.json")))
+
+	r := serveTest(t, testConfig(dir, true))
+	writeRequest(t, dir, "after.json", `{}`)
+	r.batch("after")
+	r.stop()
+	if data, _ := os.ReadFile(target); string(data) != "keep" {
+		t.Errorf("a file outside DIR was changed: %q", data)
+	}
+	entries, _ := os.ReadDir(outside)
+	if len(entries) != 1 {
+		t.Errorf("files appeared outside DIR: %v", entries)
+	}
+}
+
+func TestLinkedFolderIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	outside := t.TempDir()
+	must(t, os.Symlink(outside, filepath.Join(dir, "batches")))
+	_, err := New(testConfig(dir, true), nil, testParts()...)
+	if err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Fatalf("New with DIR/batches a link out of DIR: %v; want a refusal naming the link", err)
+	}
+}
+
+func TestSecondDaemonIsLockedOut(t *testing.T) {
+	dir := t.TempDir()
+	serveTest(t, testConfig(dir, true))
+	_, err := New(testConfig(dir, true), nil, testParts()...)
+	if !errors.Is(err, storage.ErrLocked) || !strings.Contains(err.Error(), "envsched.db") {
+		t.Fatalf("second New: %v; want storage.ErrLocked naming the database", err)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	cases := []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"no dir", Config{}, "--dir"},
+		{"batch", Config{Dir: "d", BatchSize: -1}, "--batch-size"},
+		{"group", Config{Dir: "d", GroupSize: 2000}, "--group-size"},
+		{"reward", Config{Dir: "d", RewardMin: 1, RewardMax: 0.5}, "--reward-min"},
+		{"crash", Config{Dir: "d", CrashPoint: "nowhere"}, "unknown"},
+		{"crash count", Config{Dir: "d", CrashPoint: "after-commit:0"}, "positive"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.cfg.Validate()
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("Validate: %v; want a message with %q", err, c.want)
+			}
+		})
+	}
+	if err := (Config{Dir: "d", CrashPoint: "before-rename:3"}).Validate(); err != nil {
+		t.Errorf("valid config refused: %v", err)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,200 @@
+package daemon
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/envsched/envsched/storage"
+)
+
+// testAnswerer is a small real answerer: it validates the body strictly, stores a simple answer
+// through storage.StoreAnswer and returns the stored answer for an ID answered before. It
+// stands in for the scheduler so that the daemon's own duties can be tested alone.
+type testAnswerer struct{ db *storage.DB }
+
+type testRequest struct {
+	Size      *int   `json:"size"`
+	GroupSize *int   `json:"group_size"`
+	Step      *int64 `json:"step"`
+}
+
+func (a testAnswerer) Answer(id string, body []byte) ([]byte, error) {
+	if old, err := a.db.Answer(id); err == nil {
+		return old, nil
+	} else if !errors.Is(err, storage.ErrNotFound) {
+		return nil, err
+	}
+	var req testRequest
+	if len(bytes.TrimSpace(body)) > 0 {
+		dec := json.NewDecoder(bytes.NewReader(body))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&req); err != nil {
+			return nil, &badRequestError{msg: "request is not a valid JSON object: " + err.Error() +
+				"; write an object such as {\"size\": 64}"}
+		}
+	}
+	size := 64
+	if req.Size != nil {
+		if *req.Size < 1 || *req.Size > 100000 {
+			return nil, &badRequestError{msg: fmt.Sprintf("size %d: must be 1 to 100000", *req.Size)}
+		}
+		size = *req.Size
+	}
+	c, err := a.db.Counters()
+	if err != nil {
+		return nil, err
+	}
+	step := c.Round + 1
+	if req.Step != nil {
+		step = *req.Step
+	}
+	answer, _ := json.Marshal(map[string]any{"id": id, "step": step, "size": size,
+		"rollouts_seen": c.Rollouts, "created_at": rfc3339(time.Now())})
+	if err := a.db.StoreAnswer(id, step, answer, nil); err != nil {
+		return nil, err
+	}
+	return answer, nil
+}
+
+func testAnswererFunc(db *storage.DB) (Answerer, error) { return testAnswerer{db}, nil }
+
+// logBuffer collects log lines for assertions on what a user reads.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// running is a daemon served in the background of a test.
+type running struct {
+	t      *testing.T
+	d      *Daemon
+	dir    string
+	log    *logBuffer
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// testConfig is a Config over dir with fast polling, for tests.
+func testConfig(dir string, poll bool) Config {
+	return Config{Dir: dir, Poll: poll, PollInterval: 20 * time.Millisecond,
+		SafetyInterval: time.Hour, StatusInterval: time.Hour, Version: "test"}
+}
+
+func serveTest(t *testing.T, cfg Config, opts ...Option) *running {
+	t.Helper()
+	logs := &logBuffer{}
+	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	opts = append(testParts(), opts...)
+	d, err := New(cfg, logger, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &running{t: t, d: d, dir: cfg.Dir, log: logs, cancel: cancel, done: make(chan error, 1)}
+	go func() { r.done <- d.Run(ctx) }()
+	t.Cleanup(func() { r.stop() })
+	return r
+}
+
+// stop cancels Run, checks that it returned nil, and closes the daemon. It is idempotent.
+func (r *running) stop() {
+	r.t.Helper()
+	if r.cancel == nil {
+		return
+	}
+	r.cancel()
+	r.cancel = nil
+	if err := <-r.done; err != nil {
+		r.t.Errorf("Run: %v\nlog:\n%s", err, r.log.String())
+	}
+	if err := r.d.Close(); err != nil {
+		r.t.Errorf("Close: %v", err)
+	}
+}
+
+// writeRequest writes DIR/requests/ID.json the protocol's way: a dot temp file, then a rename.
+func writeRequest(t *testing.T, dir, name, body string) {
+	t.Helper()
+	reqs := filepath.Join(dir, "requests")
+	if err := os.MkdirAll(reqs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(reqs, "."+name+".tmp")
+	if err := os.WriteFile(tmp, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(reqs, name)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitFile waits until path exists and returns its bytes; the deadline only turns a hang into
+// a failure with the log.
+func (r *running) waitFile(path string) []byte {
+	r.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		data, err := os.ReadFile(path)
+		if err == nil {
+			return data
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatalf("%s never appeared\nlog:\n%s", path, r.log.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func (r *running) batch(id string) []byte {
+	r.t.Helper()
+	return r.waitFile(filepath.Join(r.dir, "batches", id+".json"))
+}
+
+func (r *running) errorOf(name string) map[string]string {
+	r.t.Helper()
+	data := r.waitFile(filepath.Join(r.dir, "batches", name+".error.json"))
+	var m map[string]string
+	if err := json.Unmarshal(data, &m); err != nil {
+		r.t.Fatalf("error file %s is not JSON: %v: %s", name, err, data)
+	}
+	return m
+}
+
+// tempFiles lists envsched's unfinished writes left in DIR and DIR/batches.
+func tempFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	for _, sub := range []string{dir, filepath.Join(dir, "batches")} {
+		entries, err := os.ReadDir(sub)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if n := e.Name(); len(n) > 0 && n[0] == '.' {
+				out = append(out, filepath.Join(sub, n))
+			}
+		}
+	}
+	return out
+}
