@@ -1,0 +1,47 @@
+package batcher
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ErrEmptyCatalogue means the graph has no tasks at all.
+var ErrEmptyCatalogue = errors.New("no tasks are known yet: add a catalogue to DIR/catalog or rollouts to DIR/rollouts first")
+
+// UnknownEnvError means a request names an environment that has no tasks.
+type UnknownEnvError struct {
+	Field string   // "envs" or "exclude_envs"
+	Env   string   // the name asked for
+	Known []string // the environments that exist
+}
+
+func (e *UnknownEnvError) Error() string {
+	known := e.Known
+	more := ""
+	if len(known) > 10 {
+		known, more = known[:10], fmt.Sprintf(" and %d more", len(e.Known)-10)
+	}
+	return fmt.Sprintf("%s names unknown environment %q: known are %s%s", e.Field, e.Env, strings.Join(known, ", "), more)
+}
+
+// TooFewTasksError means fewer tasks are eligible than the batch size and repeats are not
+// allowed.
+type TooFewTasksError struct {
+	Size, Eligible int
+}
+
+func (e *TooFewTasksError) Error() string {
+	if e.Eligible == 0 {
+		return fmt.Sprintf("no task is eligible for a batch of %d: envs and exclude_envs leave no environment", e.Size)
+	}
+	return fmt.Sprintf("size %d is larger than the %d eligible tasks: ask for at most %d, widen envs/exclude_envs, or set allow_repeats", e.Size, e.Eligible, e.Eligible)
+}
+
+// RequestError means a field of a Request is out of range.
+type RequestError struct {
+	Field string
+	Msg   string
+}
+
+func (e *RequestError) Error() string { return e.Field + ": " + e.Msg }

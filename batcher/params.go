@@ -1,0 +1,115 @@
+package batcher
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Exploit names how the exploitation value of a task is measured.
+type Exploit int
+
+const (
+	// ExploitVariance values a task by its predicted within-group variance times 4, in [0, 1]:
+	// the size of the learning signal a group gives when advantages are not normalised by
+	// their spread (and a fair coin is worth 1).
+	ExploitVariance Exploit = iota
+	// ExploitInformative values a task by the chance that its group is not degenerate, 1 −
+	// PDegenerate(group size): the right measure when the trainer divides advantages by their
+	// spread, so that any non-degenerate group teaches about as much.
+	ExploitInformative
+)
+
+// String is the name of the exploitation measure, as flags spell it.
+func (e Exploit) String() string {
+	if e == ExploitInformative {
+		return "informative"
+	}
+	return "variance"
+}
+
+// ParseExploit returns the measure named s: "variance" or "informative".
+func ParseExploit(s string) (Exploit, error) {
+	switch s {
+	case "variance":
+		return ExploitVariance, nil
+	case "informative":
+		return ExploitInformative, nil
+	}
+	return 0, fmt.Errorf("%w: exploit is %q, want variance or informative", ErrParams, s)
+}
+
+// Params are the knobs of selection. Start from DefaultParams.
+type Params struct {
+	// Exploit is how the exploitation value is measured.
+	Exploit Exploit
+	// CoverageWeight is β_c: score = exploit + β_c·coverage − penalty, with exploit and
+	// coverage each in [0, 1].
+	CoverageWeight float64
+	// SimPenalty is η: a candidate's gain is lowered by η times its largest similarity to a
+	// task already in the batch (over graph edges), so near-duplicates are not chosen
+	// together.
+	SimPenalty float64
+	// RandomShare is the share of slots given to tasks drawn uniformly from the eligible ones
+	// (rounded to the nearest whole slot), which keeps the statistics honest.
+	RandomShare float64
+	// QuotaSmoothing is the weight of the uniform share in an environment's quota: the share is
+	// (1−s)·(its value / total value) + s/(active environments).
+	QuotaSmoothing float64
+	// MinShare is the least quota of an active environment as a fraction of the uniform share
+	// (rounded down, and never more than its eligible tasks): no environment starves.
+	MinShare float64
+	// MaxShare is the largest quota of one environment as a fraction of the batch (rounded
+	// up); it is exceeded only when the other environments have no tasks left.
+	MaxShare float64
+	// StaleRounds is τ of the staleness value 1 − exp(−(rounds since last chosen)/τ).
+	StaleRounds float64
+	// UncertainCount is n₀ of the uncertainty value n₀/(n₀ + own and borrowed evidence).
+	UncertainCount float64
+}
+
+// DefaultParams returns the parameters envsched uses unless told otherwise.
+func DefaultParams() Params {
+	return Params{
+		Exploit:        ExploitVariance,
+		CoverageWeight: 0.3,
+		SimPenalty:     0.5,
+		RandomShare:    0.05,
+		QuotaSmoothing: 0.3,
+		MinShare:       0.5,
+		MaxShare:       0.5,
+		StaleRounds:    10,
+		UncertainCount: 4,
+	}
+}
+
+// ErrParams is wrapped by every error of Params.Validate.
+var ErrParams = errors.New("invalid selection parameter")
+
+// Validate reports the first parameter out of its range, saying what range it needs.
+func (p Params) Validate() error {
+	checks := []struct {
+		ok   bool
+		name string
+		want string
+		val  any
+	}{
+		{p.Exploit == ExploitVariance || p.Exploit == ExploitInformative, "exploit", "variance or informative", p.Exploit},
+		{p.CoverageWeight >= 0 && finite(p.CoverageWeight), "coverage weight", "a finite number >= 0", p.CoverageWeight},
+		{p.SimPenalty >= 0 && finite(p.SimPenalty), "similarity penalty", "a finite number >= 0", p.SimPenalty},
+		{p.RandomShare >= 0 && p.RandomShare <= 1, "random share", "in [0, 1]", p.RandomShare},
+		{p.QuotaSmoothing >= 0 && p.QuotaSmoothing <= 1, "quota smoothing", "in [0, 1]", p.QuotaSmoothing},
+		{p.MinShare >= 0 && p.MinShare <= 1, "min share", "in [0, 1]", p.MinShare},
+		{p.MaxShare > 0 && p.MaxShare <= 1, "max share", "in (0, 1]", p.MaxShare},
+		{p.StaleRounds > 0 && finite(p.StaleRounds), "stale rounds", "a finite number > 0", p.StaleRounds},
+		{p.UncertainCount > 0 && finite(p.UncertainCount), "uncertain count", "a finite number > 0", p.UncertainCount},
+	}
+	for _, c := range checks {
+		if !c.ok {
+			return fmt.Errorf("%w: %s is %v, want %s", ErrParams, c.name, c.val, c.want)
+		}
+	}
+	return nil
+}
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }

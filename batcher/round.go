@@ -1,0 +1,212 @@
+package batcher
+
+import (
+	"fmt"
+	"math"
+)
+
+// round chooses k distinct tasks (k <= eligible) and appends them to the picks.
+func (s *selector) round(k int, repeat bool) {
+	clear(s.pen)
+	clear(s.taken)
+	quota := s.roundQuotas(k)
+	nRandom := int(math.Round(s.p.RandomShare * float64(k)))
+	random := s.randomSlots(nRandom, quota)
+	s.greedy(quota, repeat)
+	for _, i := range random {
+		s.pick(int(i), true, repeat)
+	}
+}
+
+// roundQuotas gives each environment its slots of a round of k: first its minimum, then one
+// slot at a time to the environment furthest below its target share, up to its maximum; if
+// the maxima leave slots over (the other environments ran out of tasks), up to its eligible
+// tasks.
+func (s *selector) roundQuotas(k int) []int {
+	active := 0
+	total := 0.0
+	for e, q := range s.quotas {
+		if q.Eligible > 0 {
+			active++
+			total += s.envValue[e]
+		}
+	}
+	quota := make([]int, len(s.quotas))
+	left := k
+	for e := range s.quotas {
+		q := &s.quotas[e]
+		if q.Eligible == 0 {
+			continue
+		}
+		q.Share = 1 / float64(active)
+		if total > 0 {
+			q.Share = (1-s.p.QuotaSmoothing)*s.envValue[e]/total + s.p.QuotaSmoothing/float64(active)
+		}
+		q.Min = min(q.Eligible, int(math.Floor(s.p.MinShare*float64(k)/float64(active))))
+		q.Max = min(q.Eligible, max(q.Min, int(math.Ceil(s.p.MaxShare*float64(k)))))
+		if active == 1 {
+			q.Max = q.Eligible
+		}
+		quota[e] = q.Min
+		left -= q.Min
+	}
+	left = s.fill(quota, left, k, func(q Quota) int { return q.Max })
+	s.fill(quota, left, k, func(q Quota) int { return q.Eligible })
+	for e := range quota {
+		s.quotas[e].Slots += quota[e]
+	}
+	return quota
+}
+
+// fill hands out left slots one at a time to the environment with the largest shortfall
+// against its target share of k, while it is below bound; it returns the slots it could not
+// place.
+func (s *selector) fill(quota []int, left, k int, bound func(Quota) int) int {
+	h := &heap{}
+	for e, q := range s.quotas {
+		if q.Eligible > 0 && quota[e] < bound(q) {
+			h.push(s.shortfall(e, quota[e], k))
+		}
+	}
+	for left > 0 && h.len() > 0 {
+		e := int(h.pop().node)
+		quota[e]++
+		left--
+		if quota[e] < bound(s.quotas[e]) {
+			h.push(s.shortfall(e, quota[e], k))
+		}
+	}
+	return left
+}
+
+func (s *selector) shortfall(e, q, k int) entry {
+	return entry{gain: s.quotas[e].Share*float64(k) - float64(q), key: mix(s.req.Seed + uint64(e)), node: int32(e)}
+}
+
+// randomSlots draws up to n eligible tasks uniformly (a partial Fisher-Yates shuffle), each
+// from an environment with quota left, and marks them taken.
+func (s *selector) randomSlots(n int, quota []int) []int32 {
+	if n == 0 {
+		return nil
+	}
+	pool := append([]int32(nil), s.elig...)
+	var out []int32
+	for t := 0; t < len(pool) && len(out) < n; t++ {
+		j := t + s.rng.IntN(len(pool)-t)
+		pool[t], pool[j] = pool[j], pool[t]
+		i := pool[t]
+		e := s.g.Nodes[i].Env
+		if quota[e] == 0 {
+			continue
+		}
+		quota[e]--
+		out = append(out, i)
+		s.take(int(i))
+	}
+	return out
+}
+
+// take marks node i chosen and raises the penalty of its neighbours.
+func (s *selector) take(i int) {
+	s.taken[i] = true
+	for _, e := range s.g.Neighbors(i) {
+		if e.Sim > s.pen[e.To] {
+			s.pen[e.To] = e.Sim
+		}
+	}
+}
+
+func (s *selector) gain(i int32) float64 {
+	return s.score[i] - s.p.SimPenalty*float64(s.pen[i])
+}
+
+// greedy fills the quotas by lazy greedy selection. Each environment keeps a max-heap of its
+// candidates by gain; a top-level heap holds each environment by the stored gain of its top.
+// Penalties only grow, so a stored gain is an upper bound: a popped entry whose gain is still
+// current is the best candidate of all.
+func (s *selector) greedy(quota []int, repeat bool) {
+	envHeaps := s.candidateHeaps(quota)
+	top := &heap{}
+	for e, h := range envHeaps {
+		if h.len() > 0 {
+			top.push(entry{gain: h.peek().gain, key: h.peek().key, node: int32(e)})
+		}
+	}
+	for top.len() > 0 {
+		ent := top.pop()
+		e := ent.node
+		h := envHeaps[e]
+		best := h.peek()
+		if g := s.gain(best.node); g != best.gain {
+			h.replaceTop(entry{gain: g, key: best.key, node: best.node})
+			top.push(entry{gain: h.peek().gain, key: h.peek().key, node: e})
+			continue
+		}
+		h.pop()
+		s.take(int(best.node))
+		s.pick(int(best.node), false, repeat)
+		quota[e]--
+		if quota[e] > 0 && h.len() > 0 {
+			top.push(entry{gain: h.peek().gain, key: h.peek().key, node: e})
+		}
+	}
+}
+
+// candidateHeaps returns per environment with quota left a heap of its untaken eligible tasks.
+func (s *selector) candidateHeaps(quota []int) []*heap {
+	hs := make([]*heap, len(quota))
+	for e := range hs {
+		hs[e] = &heap{}
+	}
+	for _, i := range s.elig {
+		e := s.g.Nodes[i].Env
+		if quota[e] > 0 && !s.taken[i] {
+			hs[e].items = append(hs[e].items, entry{gain: s.gain(i), key: s.key[i], node: i})
+		}
+	}
+	for _, h := range hs {
+		h.init()
+	}
+	return hs
+}
+
+// pick appends node i with its numbers and reason.
+func (s *selector) pick(i int, random, repeat bool) {
+	v := s.values(i)
+	p := Pick{
+		Node: i, Exploit: v.exploit, Coverage: s.p.CoverageWeight * v.coverage(),
+		Penalty: s.p.SimPenalty * float64(s.pen[i]), Random: random, Repeat: repeat,
+	}
+	if random {
+		// A random slot was drawn before any greedy pick: nothing penalised it.
+		p.Penalty = 0
+	}
+	p.Score = p.Exploit + p.Coverage - p.Penalty
+	p.Reason = reason(v, p, s.p.CoverageWeight)
+	s.picks = append(s.picks, p)
+}
+
+// reason says in a few words what made the task worth its slot.
+func reason(v values, p Pick, beta float64) string {
+	switch {
+	case p.Random:
+		return "random slot"
+	case p.Repeat:
+		return "repeat: fewer eligible tasks than size"
+	case v.newEnv:
+		return "new environment; env prior"
+	case v.neverTried && v.borrowed:
+		return "never tried; neighbours' evidence"
+	case v.neverTried:
+		return "never tried; env prior"
+	case p.Exploit >= p.Coverage && p.Exploit >= 0.5:
+		return "high predicted variance"
+	case p.Exploit >= p.Coverage:
+		return "best predicted variance left"
+	case beta*0.25*v.stale >= beta*0.5*v.uncertain && !v.chosenBefore:
+		return "not chosen before"
+	case beta*0.25*v.stale >= beta*0.5*v.uncertain:
+		return fmt.Sprintf("stale: not chosen for %d steps", v.roundsSinceChosen)
+	}
+	return "uncertain: few observations"
+}

@@ -1,0 +1,248 @@
+package batcher
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/envsched/envsched/graph"
+	"github.com/envsched/envsched/propagate"
+	"github.com/envsched/envsched/stats"
+)
+
+// Request is what the trainer asks for, already validated and defaulted by the caller
+// (PROTOCOL.md "Requests and batches").
+type Request struct {
+	Size         int      // tasks in the batch, >= 1
+	GroupSize    int      // rollouts per task, >= 1 (used by ExploitInformative)
+	Step         int64    // the training step the batch is for; staleness counts from it
+	Envs         []string // only these environments; nil means all
+	ExcludeEnvs  []string // never these environments
+	AllowRepeats bool     // repeat tasks when fewer are eligible than Size
+	Seed         uint64   // the seed of every random choice and tie-break
+}
+
+// Pick is one chosen task. Score = Exploit + Coverage − Penalty, where Exploit is in [0, 1],
+// Coverage is CoverageWeight times a coverage value in [0, 1], and Penalty is SimPenalty times
+// the largest similarity to a task chosen before it in the same round.
+type Pick struct {
+	Node     int     // index into the graph's nodes
+	Score    float64 // the gain it was chosen by
+	Exploit  float64
+	Coverage float64
+	Penalty  float64
+	Reason   string // a few words on why
+	Random   bool   // drawn uniformly, not chosen by score
+	Repeat   bool   // a repeat: fewer tasks were eligible than Size
+}
+
+// Quota is the share of one environment in a batch.
+type Quota struct {
+	Eligible int     // eligible tasks of the environment
+	Share    float64 // its share of a round before rounding: value share smoothed to uniform
+	Min, Max int     // bounds of one round's quota before they give way to capacity
+	Slots    int     // tasks of the environment in the batch, over all rounds
+}
+
+// Batch is the result of Select. Picks are in the order chosen: per round the greedy picks,
+// best first, then the random slots; a round is the whole batch unless repeats are needed.
+type Batch struct {
+	Picks    []Pick
+	Quotas   []Quota // indexed like graph.Graph.Envs
+	Eligible int     // tasks that could be chosen
+}
+
+// Select chooses a batch. preds and tasks are indexed like g.Nodes. It is deterministic: the
+// same inputs and req.Seed give the same batch. Cost: O(N + E) to value the tasks and
+// O((Size + updates)·log N) for the lazy greedy, where updates are the neighbours of chosen
+// tasks whose penalty grew.
+func Select(g *graph.Graph, preds []propagate.Prediction, tasks []stats.Task, req Request, p Params) (Batch, error) {
+	if err := check(g, preds, tasks, req, p); err != nil {
+		return Batch{}, err
+	}
+	allowed, err := allowedEnvs(g, req)
+	if err != nil {
+		return Batch{}, err
+	}
+	s := newSelector(g, preds, tasks, req, p, allowed)
+	if len(s.elig) < req.Size && !req.AllowRepeats || len(s.elig) == 0 {
+		return Batch{}, &TooFewTasksError{Size: req.Size, Eligible: len(s.elig)}
+	}
+	for left := req.Size; left > 0; {
+		k := min(left, len(s.elig))
+		s.round(k, left < req.Size)
+		left -= k
+	}
+	return Batch{Picks: s.picks, Quotas: s.quotas, Eligible: len(s.elig)}, nil
+}
+
+func check(g *graph.Graph, preds []propagate.Prediction, tasks []stats.Task, req Request, p Params) error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	if len(preds) != g.Len() || len(tasks) != g.Len() {
+		return fmt.Errorf("select: %d predictions and %d task statistics for %d graph nodes", len(preds), len(tasks), g.Len())
+	}
+	if g.Len() == 0 {
+		return ErrEmptyCatalogue
+	}
+	if req.Size < 1 {
+		return &RequestError{Field: "size", Msg: fmt.Sprintf("is %d, want at least 1", req.Size)}
+	}
+	if req.GroupSize < 1 {
+		return &RequestError{Field: "group_size", Msg: fmt.Sprintf("is %d, want at least 1", req.GroupSize)}
+	}
+	return nil
+}
+
+// allowedEnvs applies envs and exclude_envs; a name that is not an environment is an error.
+func allowedEnvs(g *graph.Graph, req Request) ([]bool, error) {
+	allowed := make([]bool, len(g.Envs))
+	for e := range allowed {
+		allowed[e] = req.Envs == nil
+	}
+	for _, name := range req.Envs {
+		e, ok := slices.BinarySearch(g.Envs, name)
+		if !ok {
+			return nil, &UnknownEnvError{Field: "envs", Env: name, Known: g.Envs}
+		}
+		allowed[e] = true
+	}
+	for _, name := range req.ExcludeEnvs {
+		e, ok := slices.BinarySearch(g.Envs, name)
+		if !ok {
+			return nil, &UnknownEnvError{Field: "exclude_envs", Env: name, Known: g.Envs}
+		}
+		allowed[e] = false
+	}
+	return allowed, nil
+}
+
+// selector is the state of one Select call.
+type selector struct {
+	g     *graph.Graph
+	preds []propagate.Prediction
+	tasks []stats.Task
+	req   Request
+	p     Params
+	rng   *rand.Rand
+
+	elig     []int32   // eligible nodes, ascending
+	score    []float64 // per node; meaningful for eligible ones
+	key      []uint64  // per node: seeded tie-break
+	envSeen  []bool    // per environment: some task has rollouts
+	envValue []float64 // per environment: mean score × tasks it could give
+	quotas   []Quota
+
+	pen   []float32 // per node: largest similarity to a task chosen this round
+	taken []bool    // per node: chosen this round
+	picks []Pick
+}
+
+func newSelector(g *graph.Graph, preds []propagate.Prediction, tasks []stats.Task, req Request, p Params, allowed []bool) *selector {
+	s := &selector{
+		g: g, preds: preds, tasks: tasks, req: req, p: p,
+		rng:    rand.New(rand.NewPCG(req.Seed, req.Seed^0x5eed5eed5eed5eed)),
+		score:  make([]float64, g.Len()),
+		key:    make([]uint64, g.Len()),
+		quotas: make([]Quota, len(g.Envs)),
+		pen:    make([]float32, g.Len()),
+		taken:  make([]bool, g.Len()),
+		picks:  make([]Pick, 0, req.Size),
+	}
+	s.envSeen = make([]bool, len(g.Envs))
+	for i := range tasks {
+		if tasks[i].Rollouts > 0 {
+			s.envSeen[g.Nodes[i].Env] = true
+		}
+	}
+	for i, nd := range g.Nodes {
+		if allowed[nd.Env] {
+			s.elig = append(s.elig, int32(i))
+		}
+	}
+	s.value()
+	return s
+}
+
+// value scores every eligible node and sums the scores per environment.
+func (s *selector) value() {
+	sum := make([]float64, len(s.g.Envs))
+	for _, i := range s.elig {
+		v := s.values(int(i))
+		s.score[i] = v.exploit + s.p.CoverageWeight*v.coverage()
+		s.key[i] = mix(s.req.Seed ^ uint64(i)*0x9e3779b97f4a7c15)
+		e := s.g.Nodes[i].Env
+		sum[e] += s.score[i]
+		s.quotas[e].Eligible++
+	}
+	s.envValue = make([]float64, len(s.g.Envs))
+	for e, q := range s.quotas {
+		if q.Eligible > 0 {
+			s.envValue[e] = sum[e] / float64(q.Eligible) * float64(min(q.Eligible, s.req.Size))
+		}
+	}
+}
+
+// values are the parts of a node's score.
+type values struct {
+	exploit            float64 // in [0, 1]
+	uncertain, stale   float64 // in [0, 1]
+	novel              float64 // 0.5 for a task never rolled out, 0.5 more for a new environment
+	chosenBefore       bool
+	roundsSinceChosen  int64
+	neverTried, newEnv bool
+	borrowed           bool
+}
+
+// coverage is the coverage value in [0, 1]: half uncertainty, a quarter staleness, a quarter
+// novelty.
+func (v values) coverage() float64 { return 0.5*v.uncertain + 0.25*v.stale + 0.25*v.novel }
+
+func (s *selector) values(i int) values {
+	pr, t := &s.preds[i], &s.tasks[i]
+	v := values{
+		uncertain:  s.p.UncertainCount / (s.p.UncertainCount + pr.Own + pr.Borrowed),
+		stale:      1,
+		neverTried: t.Rollouts == 0,
+		newEnv:     !s.envSeen[s.g.Nodes[i].Env],
+		borrowed:   pr.Borrowed >= 1,
+	}
+	if s.p.Exploit == ExploitInformative {
+		v.exploit = clamp01(1 - pr.PDegenerate(s.req.GroupSize))
+	} else {
+		v.exploit = clamp01(4 * pr.Var)
+	}
+	if t.LastChosen > 0 {
+		v.chosenBefore = true
+		v.roundsSinceChosen = max(0, s.req.Step-t.LastChosen)
+		v.stale = 1 - math.Exp(-float64(v.roundsSinceChosen)/s.p.StaleRounds)
+	}
+	if v.neverTried {
+		v.novel += 0.5
+	}
+	if v.newEnv {
+		v.novel += 0.5
+	}
+	return v
+}
+
+// mix is the splitmix64 finaliser: a seeded, well spread tie-break per node.
+func mix(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+func clamp01(x float64) float64 {
+	switch {
+	case x < 0 || math.IsNaN(x):
+		return 0
+	case x > 1:
+		return 1
+	}
+	return x
+}
