@@ -1,0 +1,208 @@
+// Package ingest reads the exchange directory's catalogue and rollout files into storage,
+// exactly once.
+//
+// Files are identified by device and inode, checked by a fingerprint of their first bytes; each
+// file's read position is committed in the same transaction as the records read up to it (see
+// storage.Commit), so a crash at any moment loses nothing and counts nothing twice. Only
+// newline-terminated lines are read; the bytes after a file's last newline wait for the next
+// scan. Lines are framed and parsed in the calling goroutine while the previous batch commits
+// in another, so parsing and fsync overlap.
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/envsched/envsched/storage"
+)
+
+// Sub-folders of the exchange directory that ingest reads.
+const (
+	CatalogDir  = "catalog"
+	RolloutsDir = "rollouts"
+)
+
+// Ingester reads one exchange directory into one database. It is not safe for concurrent use:
+// the daemon calls it from its single writing goroutine.
+type Ingester struct {
+	db   *storage.DB
+	dir  string
+	opts Options
+	reg  *registry
+	buf  []byte // read buffer, reused across files
+}
+
+// New returns an Ingester of the exchange directory dir into db, with the tracked files loaded
+// from db.
+func New(db *storage.DB, dir string, opts Options) (*Ingester, error) {
+	in := &Ingester{db: db, dir: filepath.Clean(dir), opts: opts.withDefaults()}
+	if err := in.reload(); err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+// reload replaces the in-memory file states by the committed ones.
+func (in *Ingester) reload() error {
+	files, err := in.db.Files()
+	if err != nil {
+		return fmt.Errorf("load file states: %w", err)
+	}
+	in.reg = newRegistry(files)
+	return nil
+}
+
+// Dir is the exchange directory.
+func (in *Ingester) Dir() string { return in.dir }
+
+// Scan reads everything new in every catalogue and rollout file, and marks tracked files that
+// are no longer there as gone. It returns when every complete line found is committed, when ctx
+// is done (between commits: what is committed stays, the rest is read again by the next scan),
+// or at the first I/O or database error.
+func (in *Ingester) Scan(ctx context.Context) (Summary, error) {
+	cands, err := in.walk()
+	if err != nil {
+		return Summary{}, err
+	}
+	return in.scan(ctx, cands, true)
+}
+
+// ScanPaths reads what is new in the given paths only (absolute, or relative to the exchange
+// directory; folders are walked): the cheap incremental scan for a watcher's hints. Paths
+// outside the catalogue and rollout folders, ignored names and missing files are skipped;
+// nothing is marked gone (a file that vanished may have been renamed to a path not in the list:
+// the next full Scan decides).
+func (in *Ingester) ScanPaths(ctx context.Context, paths []string) (Summary, error) {
+	var cands []candidate
+	seen := map[string]bool{}
+	for _, p := range paths {
+		cs, err := in.expand(p)
+		if err != nil {
+			return Summary{}, err
+		}
+		for _, c := range cs {
+			if !seen[c.rel] {
+				seen[c.rel] = true
+				cands = append(cands, c)
+			}
+		}
+	}
+	return in.scan(ctx, cands, false)
+}
+
+// candidate is a file that a scan looks at.
+type candidate struct {
+	rel  string // relative to the exchange directory, '/' separated
+	kind storage.FileKind
+}
+
+// ignored reports whether a file or folder name marks an unfinished write.
+func ignored(name string) bool {
+	return strings.HasPrefix(name, ".") || strings.HasSuffix(name, ".tmp")
+}
+
+// classify says whether rel (relative, '/' separated) names a file ingest reads.
+func classify(rel string) (storage.FileKind, bool) {
+	parts := strings.Split(rel, "/")
+	for _, p := range parts {
+		if p == "" || p == ".." || ignored(p) {
+			return 0, false
+		}
+	}
+	switch {
+	case len(parts) == 2 && parts[0] == CatalogDir:
+		return storage.KindCatalog, true
+	case len(parts) >= 2 && parts[0] == RolloutsDir && strings.HasSuffix(rel, ".jsonl"):
+		return storage.KindRollouts, true
+	}
+	return 0, false
+}
+
+// walk lists every candidate file: the catalogue first, so that rollouts of catalogue tasks
+// find their metadata in place.
+func (in *Ingester) walk() ([]candidate, error) {
+	var out []candidate
+	for _, sub := range []string{CatalogDir, RolloutsDir} {
+		cs, err := in.walkDir(filepath.Join(in.dir, sub))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, cs...)
+	}
+	return out, nil
+}
+
+func (in *Ingester) walkDir(root string) ([]candidate, error) {
+	var out []candidate
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil // a folder not created yet, or removed while walking
+			}
+			return err
+		}
+		if p != root && ignored(d.Name()) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		rel, _ := filepath.Rel(in.dir, p)
+		rel = filepath.ToSlash(rel)
+		if kind, ok := classify(rel); ok {
+			out = append(out, candidate{rel, kind})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", root, err)
+	}
+	return out, nil
+}
+
+// expand turns one hinted path into candidates.
+func (in *Ingester) expand(p string) ([]candidate, error) {
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(in.dir, p)
+	}
+	rel, err := filepath.Rel(in.dir, filepath.Clean(p))
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return nil, nil
+	}
+	fi, err := os.Stat(p)
+	if err != nil {
+		return nil, nil // gone already; a full scan settles it
+	}
+	rel = filepath.ToSlash(rel)
+	if fi.IsDir() {
+		return in.expandDir(p, rel)
+	}
+	if kind, ok := classify(rel); ok {
+		return []candidate{{rel, kind}}, nil
+	}
+	return nil, nil
+}
+
+func (in *Ingester) expandDir(p, rel string) ([]candidate, error) {
+	if rel == "." {
+		return in.walk()
+	}
+	top, _, _ := strings.Cut(rel, "/")
+	for _, part := range strings.Split(rel, "/") {
+		if ignored(part) {
+			return nil, nil
+		}
+	}
+	if top != CatalogDir && top != RolloutsDir {
+		return nil, nil
+	}
+	return in.walkDir(p)
+}

@@ -1,0 +1,139 @@
+package ingest
+
+import (
+	"bytes"
+	"errors"
+	"io"
+)
+
+// lineKind is what lineReader.next found.
+type lineKind uint8
+
+const (
+	lineComplete lineKind = iota // a line ending in '\n' (the newline included)
+	lineTooLong                  // a line longer than the limit, skipped up to and including its '\n'
+)
+
+// lineReader frames the bytes of one file generation into newline-terminated lines, from a start
+// offset. The bytes after the last newline are an unfinished line: next reports io.EOF and
+// Offset stays before them, so that they are read again once they are complete. A line longer
+// than max is never held whole: it is skipped to its newline and reported with its first bytes.
+type lineReader struct {
+	r     io.Reader
+	max   int    // longest line kept whole, newline included
+	buf   []byte // buf[start:end] is read but not yet framed; buf[start] is at offset off
+	start int
+	end   int
+	off   int64 // file offset of buf[start]
+	eof   bool
+
+	skipping bool   // inside a line longer than max
+	skipOff  int64  // its offset
+	head     []byte // its first bytes
+}
+
+// headLen is how many first bytes of a skipped line are kept for the quarantine.
+const headLen = 256
+
+func newLineReader(r io.Reader, off int64, max, bufSize int) *lineReader {
+	return &lineReader{r: r, max: max, off: off, buf: make([]byte, bufSize)}
+}
+
+// Offset is the file offset just after the last line returned: everything before it has been
+// framed.
+func (lr *lineReader) Offset() int64 {
+	if lr.skipping {
+		return lr.skipOff
+	}
+	return lr.off
+}
+
+// next returns the next line and its offset. For lineTooLong, line holds the first bytes only.
+// The line is valid until the next call. At the end of the complete lines it returns io.EOF;
+// other errors are the reader's.
+func (lr *lineReader) next() (line []byte, off int64, kind lineKind, err error) {
+	for {
+		if lr.skipping {
+			if done, err := lr.skip(); err != nil || !done {
+				if err == nil {
+					continue
+				}
+				return nil, 0, 0, err
+			}
+			return lr.head, lr.skipOff, lineTooLong, nil
+		}
+		if i := bytes.IndexByte(lr.buf[lr.start:lr.end], '\n'); i >= 0 {
+			return lr.take(i + 1)
+		}
+		if lr.end-lr.start >= lr.max {
+			lr.startSkip()
+			continue
+		}
+		if err := lr.fill(); err != nil {
+			return nil, 0, 0, err
+		}
+	}
+}
+
+func (lr *lineReader) take(n int) ([]byte, int64, lineKind, error) {
+	line, off := lr.buf[lr.start:lr.start+n], lr.off
+	if n > lr.max {
+		lr.head = append(lr.head[:0], line[:min(n, headLen)]...)
+		line = lr.head
+	}
+	lr.start += n
+	lr.off += int64(n)
+	if n > lr.max {
+		return line, off, lineTooLong, nil
+	}
+	return line, off, lineComplete, nil
+}
+
+// startSkip enters skip mode for the line at buf[start:], which has no newline within max bytes.
+func (lr *lineReader) startSkip() {
+	lr.skipping, lr.skipOff = true, lr.off
+	lr.head = append(lr.head[:0], lr.buf[lr.start:lr.start+min(lr.end-lr.start, headLen)]...)
+	lr.off += int64(lr.end - lr.start)
+	lr.start, lr.end = 0, 0
+}
+
+// skip drops bytes up to and including the next newline; done reports that it was found.
+func (lr *lineReader) skip() (done bool, err error) {
+	if i := bytes.IndexByte(lr.buf[lr.start:lr.end], '\n'); i >= 0 {
+		lr.start += i + 1
+		lr.off += int64(i + 1)
+		lr.skipping = false
+		return true, nil
+	}
+	lr.off += int64(lr.end - lr.start)
+	lr.start, lr.end = 0, 0
+	return false, lr.fill()
+}
+
+// fill reads more bytes, moving or growing the buffer as needed. io.EOF means nothing more.
+func (lr *lineReader) fill() error {
+	if lr.eof {
+		return io.EOF
+	}
+	if lr.start > 0 {
+		lr.end = copy(lr.buf, lr.buf[lr.start:lr.end])
+		lr.start = 0
+	}
+	if lr.end == len(lr.buf) {
+		grown := make([]byte, min(2*len(lr.buf), lr.max+1))
+		lr.end = copy(grown, lr.buf[:lr.end])
+		lr.buf = grown
+	}
+	n, err := lr.r.Read(lr.buf[lr.end:])
+	lr.end += n
+	switch {
+	case errors.Is(err, io.EOF) || (n == 0 && err == nil):
+		lr.eof = true // the file may grow later: the next scan reads on from Offset
+		if n > 0 {
+			return nil
+		}
+		return io.EOF
+	default:
+		return err
+	}
+}

@@ -1,0 +1,121 @@
+package ingest
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/envsched/envsched/record"
+	"github.com/envsched/envsched/storage"
+)
+
+// Defaults of Options.
+const (
+	DefaultMaxRecords = 10000
+	DefaultMaxBytes   = 8 << 20
+	DefaultMaxDelay   = 100 * time.Millisecond
+)
+
+// Options configure an Ingester. The zero value takes every default.
+type Options struct {
+	// MaxRecords, MaxBytes and MaxDelay bound one commit: it holds at most about MaxRecords
+	// records (rollouts, catalogue rows and quarantined lines), MaxBytes bytes of lines, and the
+	// lines read within MaxDelay of its first one. A bigger commit amortises the fsync; a smaller
+	// one makes records visible sooner.
+	MaxRecords int
+	MaxBytes   int64
+	MaxDelay   time.Duration
+
+	// Logger receives quarantined lines (once each, when they are committed) and file events
+	// (new generation, rename, gone). Nil discards.
+	Logger *slog.Logger
+
+	// Progress, when set, is called after every commit with the bytes of the scan's backlog done
+	// so far and the backlog's size at the start of the scan.
+	Progress func(Progress)
+
+	// ReadCatalogFile, when set, reads a catalogue file that is not JSON lines (a *.parquet file
+	// of DIR/catalog) whole, and returns its rows. It is called again whenever the file changes
+	// (size, modification time or first bytes); its rows are upserted. A *record.BadLineError
+	// quarantines the whole file; other errors stop the scan. Without it such files are skipped.
+	ReadCatalogFile func(path string) ([]record.Task, error)
+
+	// OnTasks, when set, is called inside each commit with the tasks that commit adds to the
+	// database (catalogue rows new to it, and tasks first seen in rollouts with only Env and
+	// Task), and returns adjacency lists to store in the same transaction (the graph's edges of
+	// new nodes and of the neighbours that gain them). An error aborts the commit and the scan.
+	OnTasks func(added []record.Task) ([]storage.NodeEdges, error)
+
+	// BeforeCommit, when set, is called just before each transaction is committed, in the
+	// goroutine that commits (the daemon's crash-test point between reading and committing).
+	BeforeCommit func()
+
+	// readBuf is the size of the read buffer per file (tests make it tiny).
+	readBuf int
+	// maxLine is record.MaxLine except in tests.
+	maxLine int
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxRecords <= 0 {
+		o.MaxRecords = DefaultMaxRecords
+	}
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = DefaultMaxBytes
+	}
+	if o.MaxDelay <= 0 {
+		o.MaxDelay = DefaultMaxDelay
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if o.readBuf <= 0 {
+		o.readBuf = 1 << 20
+	}
+	if o.maxLine <= 0 {
+		o.maxLine = record.MaxLine
+	}
+	return o
+}
+
+// Progress is how far a scan is through its backlog, in bytes.
+type Progress struct {
+	Done  int64
+	Total int64
+}
+
+// Summary counts what a scan did. The counts are of what was committed.
+type Summary struct {
+	Files       int   // files looked at
+	FilesRead   int   // files from which new bytes were read
+	Bytes       int64 // bytes of lines committed
+	Rollouts    int   // rollouts stored
+	Duplicates  int   // rollouts skipped as duplicates
+	Clipped     int   // stored rollouts whose reward was clipped
+	Quarantined int   // lines (or whole catalogue files) quarantined
+	TaskRows    int   // catalogue rows stored
+	NewTasks    int   // tasks added (from the catalogue or first seen in rollouts)
+	Commits     int   // transactions committed
+}
+
+// Add adds o's counts to s.
+func (s *Summary) Add(o Summary) {
+	s.Files += o.Files
+	s.FilesRead += o.FilesRead
+	s.Bytes += o.Bytes
+	s.Rollouts += o.Rollouts
+	s.Duplicates += o.Duplicates
+	s.Clipped += o.Clipped
+	s.Quarantined += o.Quarantined
+	s.TaskRows += o.TaskRows
+	s.NewTasks += o.NewTasks
+	s.Commits += o.Commits
+}
+
+// String is the one-line summary the ingest command prints.
+func (s Summary) String() string {
+	return fmt.Sprintf("%d files (%d with new data), %d new rollouts, %d catalogue tasks (%d new tasks), "+
+		"%d quarantined, %d duplicates, %d clipped",
+		s.Files, s.FilesRead, s.Rollouts, s.TaskRows, s.NewTasks, s.Quarantined, s.Duplicates, s.Clipped)
+}

@@ -1,0 +1,415 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/envsched/envsched/record"
+	"github.com/envsched/envsched/storage"
+)
+
+// run is the state of one scan: the batch being filled, the batch being committed by the
+// committer goroutine, and the counts.
+type run struct {
+	in       *Ingester
+	ctx      context.Context
+	fullScan bool
+	seen     map[ident]bool // identities found (full scans mark the others gone)
+	dirty    map[uint64]*storage.FileState
+	current  *storage.FileState // the file being read; its state goes into every flush
+
+	batch      *storage.Batch
+	batchBytes int64
+	records    int
+	started    time.Time
+	spare      *storage.Batch
+
+	inflight      *storage.Batch
+	inflightBytes int64
+	todo          chan *storage.Batch
+	done          chan commitDone
+
+	sum      Summary
+	progress Progress
+	logged   int // quarantined lines logged in this scan
+}
+
+type commitDone struct {
+	res storage.Result
+	err error
+}
+
+// maxLogged is how many quarantined lines one scan logs one by one; the rest are summed up.
+const maxLogged = 20
+
+func (in *Ingester) scan(ctx context.Context, cands []candidate, full bool) (Summary, error) {
+	r := &run{in: in, ctx: ctx, fullScan: full, seen: map[ident]bool{}, dirty: map[uint64]*storage.FileState{},
+		batch: in.newBatch(), spare: in.newBatch(), todo: make(chan *storage.Batch), done: make(chan commitDone)}
+	r.progress.Total = in.backlog(cands)
+	go r.commitLoop()
+	err := r.all(cands)
+	close(r.todo)
+	if err != nil {
+		r.wait() // the batch in flight may still have committed: count it
+		if rerr := in.reload(); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+		return r.sum, err
+	}
+	if n := r.sum.Quarantined - r.logged; n > 0 && r.logged >= maxLogged {
+		in.opts.Logger.Warn("more lines quarantined", "count", n)
+	}
+	return r.sum, nil
+}
+
+func (in *Ingester) newBatch() *storage.Batch {
+	b := &storage.Batch{}
+	if in.opts.OnTasks != nil {
+		b.Adjacency = in.opts.OnTasks
+	}
+	return b
+}
+
+// backlog is the number of bytes the candidates hold past their committed offsets.
+func (in *Ingester) backlog(cands []candidate) int64 {
+	var total int64
+	for _, c := range cands {
+		fi, err := os.Stat(in.abs(c.rel))
+		if err != nil {
+			continue
+		}
+		size := fi.Size()
+		if f := in.reg.byPath[c.rel]; f != nil && f.Offset <= size {
+			size -= f.Offset
+		}
+		total += size
+	}
+	return total
+}
+
+func (in *Ingester) abs(rel string) string { return filepath.Join(in.dir, filepath.FromSlash(rel)) }
+
+func (r *run) commitLoop() {
+	for b := range r.todo {
+		if r.in.opts.BeforeCommit != nil {
+			r.in.opts.BeforeCommit()
+		}
+		res, err := r.in.db.Commit(b)
+		r.done <- commitDone{res, err}
+	}
+}
+
+// all reads every candidate, then flushes and waits for the last commit.
+func (r *run) all(cands []candidate) error {
+	for _, c := range cands {
+		if err := r.file(c); err != nil {
+			return err
+		}
+	}
+	r.current = nil
+	if r.fullScan {
+		r.markUnseenGone()
+	}
+	if err := r.flush(); err != nil {
+		return err
+	}
+	return r.wait()
+}
+
+func (r *run) markUnseenGone() {
+	for id, f := range r.in.reg.byIdent {
+		if !r.seen[id] {
+			r.in.opts.Logger.Info("file gone", "path", f.Path, "file", f.ID)
+			r.dirty[f.ID] = r.in.reg.markGone(f)
+		}
+	}
+}
+
+// file reads what is new in one candidate.
+func (r *run) file(c candidate) error {
+	r.sum.Files++
+	f, err := os.Open(r.in.abs(c.rel))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil // removed since it was listed
+	}
+	if err != nil {
+		return fmt.Errorf("open %s: %w", c.rel, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("stat %s: %w", c.rel, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil
+	}
+	id, err := identOf(fi)
+	if err != nil {
+		return err
+	}
+	r.seen[id] = true
+	st, err := r.state(c, id, f, fi)
+	if err != nil || st == nil {
+		return err
+	}
+	return r.read(c, f, st, fi.Size())
+}
+
+// state resolves the file's identity and content generation; nil means nothing to do.
+func (r *run) state(c candidate, id ident, f *os.File, fi os.FileInfo) (*storage.FileState, error) {
+	var gone []*storage.FileState
+	st, ch, gone := r.in.reg.resolve(c.rel, c.kind, id, gone)
+	for _, g := range gone {
+		r.in.opts.Logger.Info("file replaced", "path", g.Path, "file", g.ID)
+		r.dirty[g.ID] = g
+	}
+	if ch == changeRenamed {
+		r.in.opts.Logger.Info("file renamed", "path", st.Path, "file", st.ID)
+		r.dirty[st.ID] = st
+	}
+	size, mtime := fi.Size(), fi.ModTime().UnixNano()
+	if ch != changeNew && size == st.Size && mtime == st.ModTime && st.Offset <= size {
+		return nil, nil // unchanged since it was last read
+	}
+	head, err := readHead(f, size)
+	if err != nil {
+		return nil, err
+	}
+	if newGeneration(st, size, head) && ch != changeNew {
+		r.in.opts.Logger.Info("file rewritten: reading it again from the start", "path", st.Path,
+			"file", st.ID, "generation", st.Generation)
+	}
+	st.Size, st.ModTime = size, mtime
+	r.dirty[st.ID] = st
+	return st, nil
+}
+
+func (r *run) read(c candidate, f *os.File, st *storage.FileState, size int64) error {
+	if st.Kind == storage.KindCatalog && !isJSONL(c.rel) {
+		return r.readWhole(f, st, size) // changed (state filtered out unchanged files): read it all again
+	}
+	if st.Offset >= size {
+		return nil
+	}
+	r.current = st
+	r.sum.FilesRead++
+	if _, err := f.Seek(st.Offset, io.SeekStart); err != nil {
+		return fmt.Errorf("seek %s: %w", st.Path, err)
+	}
+	if err := r.readLines(f, st); err != nil {
+		return err
+	}
+	r.current = nil
+	return nil
+}
+
+func isJSONL(rel string) bool { return strings.HasSuffix(rel, ".jsonl") }
+
+func (r *run) readLines(f *os.File, st *storage.FileState) error {
+	if r.in.buf == nil {
+		r.in.buf = make([]byte, r.in.opts.readBuf)
+	}
+	lr := newLineReader(f, st.Offset, r.in.opts.maxLine, 0)
+	lr.buf = r.in.buf
+	defer func() {
+		if len(lr.buf) > len(r.in.buf) && len(lr.buf) <= 4<<20 {
+			r.in.buf = lr.buf // keep a grown buffer of a modest size
+		}
+	}()
+	for {
+		line, off, kind, err := lr.next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("read %s: %w", st.Path, err)
+		}
+		r.line(st, line, off, kind)
+		r.batchBytes += lr.Offset() - st.Offset
+		st.Offset = lr.Offset()
+		if r.full() {
+			if err := r.flush(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// line turns one framed line into a record or a quarantine entry of the batch.
+func (r *run) line(st *storage.FileState, line []byte, off int64, kind lineKind) {
+	r.records++
+	if kind == lineTooLong {
+		r.quarantine(st, off, record.ReasonTooLong, line)
+		return
+	}
+	if record.IsBlank(line) {
+		r.records--
+		return
+	}
+	if st.Kind == storage.KindCatalog {
+		r.taskLine(st, line, off)
+		return
+	}
+	ro, err := record.ParseRollout(line)
+	if err == nil {
+		err = checkNames(ro.Env, ro.Task)
+	}
+	if err != nil {
+		r.quarantine(st, off, reasonOf(err), line)
+		return
+	}
+	r.batch.Rollouts = append(r.batch.Rollouts, storage.Rollout{Rollout: ro, File: st.ID})
+}
+
+func (r *run) taskLine(st *storage.FileState, line []byte, off int64) {
+	t, err := record.ParseTask(line)
+	if err == nil {
+		err = checkNames(t.Env, t.Task)
+	}
+	if err != nil {
+		r.quarantine(st, off, reasonOf(err), line)
+		return
+	}
+	r.batch.Tasks = append(r.batch.Tasks, t)
+}
+
+// ReasonNameTooLong is the quarantine reason of a record whose env or task name is longer than
+// storage.MaxNameLen.
+const ReasonNameTooLong = "env or task name too long"
+
+func checkNames(env, task string) error {
+	if len(env) > storage.MaxNameLen || len(task) > storage.MaxNameLen {
+		return &record.BadLineError{Reason: ReasonNameTooLong}
+	}
+	return nil
+}
+
+func reasonOf(err error) string {
+	var bad *record.BadLineError
+	if errors.As(err, &bad) {
+		return bad.Reason
+	}
+	return err.Error()
+}
+
+func (r *run) quarantine(st *storage.FileState, off int64, reason string, line []byte) {
+	head := append([]byte(nil), record.Head(line, storage.MaxHead)...)
+	r.batch.Quarantine = append(r.batch.Quarantine, storage.QuarantineEntry{File: st.ID, Path: st.Path,
+		Offset: off, Reason: reason, Head: head})
+}
+
+// readWhole reads a catalogue file that is not JSON lines through Options.ReadCatalogFile.
+func (r *run) readWhole(f *os.File, st *storage.FileState, size int64) error {
+	if r.in.opts.ReadCatalogFile == nil {
+		return nil
+	}
+	r.sum.FilesRead++
+	rows, err := r.in.opts.ReadCatalogFile(f.Name())
+	var bad *record.BadLineError
+	switch {
+	case errors.As(err, &bad):
+		head, _ := readHead(f, size)
+		r.quarantine(st, 0, bad.Reason, head)
+		r.records++
+	case err != nil:
+		return fmt.Errorf("read catalogue %s: %w", st.Path, err)
+	}
+	for _, t := range rows {
+		if err := checkNames(t.Env, t.Task); err != nil || t.Env == "" || t.Task == "" {
+			r.quarantine(st, 0, "catalogue row "+t.Env+"/"+t.Task+": bad env or task name", nil)
+			continue
+		}
+		r.batch.Tasks = append(r.batch.Tasks, t)
+	}
+	r.records += len(rows)
+	r.batchBytes += size - st.Offset
+	st.Offset = size
+	r.dirty[st.ID] = st
+	if r.full() {
+		return r.flush()
+	}
+	return nil
+}
+
+// full reports whether the batch has reached one of its bounds.
+func (r *run) full() bool {
+	o := &r.in.opts
+	if r.records >= o.MaxRecords || r.batchBytes >= o.MaxBytes {
+		return true
+	}
+	if r.records == 1 {
+		r.started = time.Now()
+	}
+	return r.records&63 == 0 && time.Since(r.started) >= o.MaxDelay
+}
+
+// flush hands the batch, with the current file states, to the committer and starts a new one.
+// Only one batch is in flight: flush first waits for the previous commit.
+func (r *run) flush() error {
+	if r.current != nil {
+		r.dirty[r.current.ID] = r.current
+	}
+	for id, st := range r.dirty {
+		r.batch.Files = append(r.batch.Files, *st)
+		delete(r.dirty, id)
+	}
+	if r.batch.Empty() {
+		return nil
+	}
+	if err := r.wait(); err != nil {
+		return err
+	}
+	if err := r.ctx.Err(); err != nil {
+		return fmt.Errorf("scan %s: %w", r.in.dir, err)
+	}
+	r.inflight, r.inflightBytes = r.batch, r.batchBytes
+	r.todo <- r.batch
+	r.batch, r.spare = r.spare, nil
+	r.batch.Reset()
+	r.batchBytes, r.records = 0, 0
+	return nil
+}
+
+// wait collects the result of the commit in flight, if any.
+func (r *run) wait() error {
+	if r.inflight == nil {
+		return nil
+	}
+	d := <-r.done
+	b := r.inflight
+	r.inflight, r.spare = nil, b
+	if d.err != nil {
+		return d.err
+	}
+	r.account(b, d.res)
+	return nil
+}
+
+func (r *run) account(b *storage.Batch, res storage.Result) {
+	s := &r.sum
+	s.Commits++
+	s.Bytes += r.inflightBytes
+	s.Rollouts += res.Rollouts
+	s.Duplicates += res.Duplicates
+	s.Clipped += res.Clipped
+	s.Quarantined += res.Quarantined
+	s.TaskRows += len(b.Tasks)
+	s.NewTasks += res.NewTasks
+	for _, q := range b.Quarantine {
+		if r.logged < maxLogged {
+			r.in.opts.Logger.Warn("line quarantined", "path", q.Path, "offset", q.Offset, "reason", q.Reason,
+				"head", string(q.Head))
+		}
+		r.logged++
+	}
+	r.progress.Done += r.inflightBytes
+	if r.in.opts.Progress != nil {
+		r.in.opts.Progress(r.progress)
+	}
+}
