@@ -1,0 +1,151 @@
+package sim
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/envsched/envsched/batcher"
+	"github.com/envsched/envsched/graph"
+	"github.com/envsched/envsched/propagate"
+	"github.com/envsched/envsched/stats"
+)
+
+// EnvschedParams are the parameters the envsched policy hands to the real graph, propagate
+// and batcher packages. The ablations change one thing each on top of them.
+type EnvschedParams struct {
+	Graph   graph.Options
+	Predict propagate.Params
+	Select  batcher.Params
+}
+
+// DefaultEnvschedParams are the packages' own defaults: what `envsched run` uses.
+func DefaultEnvschedParams() EnvschedParams {
+	return EnvschedParams{Graph: graph.Options{}, Predict: propagate.DefaultParams(), Select: batcher.DefaultParams()}
+}
+
+// ablation changes the parameters of one envsched variant.
+type ablation func(*EnvschedParams)
+
+// envschedVariant returns the change that the named variant makes, and whether the name is
+// envsched or one of its ablations.
+func envschedVariant(name string) (ablation, bool) {
+	switch name {
+	case "envsched":
+		return func(*EnvschedParams) {}, true
+	case "envsched-nograph": // no edges at all: no borrowing and no similarity penalty
+		return func(p *EnvschedParams) { p.Graph.K, p.Graph.KCross = -1, -1 }, true
+	case "envsched-nocross":
+		return func(p *EnvschedParams) { p.Graph.KCross = -1 }, true
+	case "envsched-noquota": // quotas follow value alone: no minimum, no maximum, no smoothing
+		return func(p *EnvschedParams) {
+			p.Select.MinShare, p.Select.MaxShare, p.Select.QuotaSmoothing = 0, 1, 0
+		}, true
+	case "envsched-nopenalty":
+		return func(p *EnvschedParams) { p.Select.SimPenalty = 0 }, true
+	case "envsched-nodecay":
+		return func(p *EnvschedParams) { p.Predict.Decay = 1 }, true
+	}
+	return nil, false
+}
+
+// envschedPolicy is envsched itself: the graph built by graph.Builder from the catalogue
+// text, per-task statistics kept with stats.Task.Add exactly as storage keeps them, a
+// propagate.Predictor called every step (so that it measures drift) and batcher.Select.
+type envschedPolicy struct {
+	name   string
+	params EnvschedParams
+	g      *graph.Graph
+	pred   *propagate.Predictor
+	tasks  []stats.Task // indexed like g.Nodes
+	node   []int        // world task index → graph node
+	task   []int        // graph node → world task index
+	seed   uint64
+}
+
+func newEnvsched(name string, change ablation, w *World, cfg Config) (Policy, error) {
+	p := DefaultEnvschedParams()
+	if cfg.Envsched != nil {
+		p = *cfg.Envsched
+	}
+	change(&p)
+	p.Predict.GroupSize = cfg.GroupSize
+	if p.Graph.Workers == 0 {
+		p.Graph.Workers = 1 // the runner already uses every CPU
+	}
+	pred, err := propagate.NewPredictor(p.Predict)
+	if err != nil {
+		return nil, fmt.Errorf("policy %s: %w", name, err)
+	}
+	if err := p.Select.Validate(); err != nil {
+		return nil, fmt.Errorf("policy %s: %w", name, err)
+	}
+	b := graph.NewBuilder(p.Graph)
+	b.Add(w.Catalog())
+	es := &envschedPolicy{name: name, params: p, g: b.Snapshot(), pred: pred, seed: w.Seed}
+	if err := es.index(w); err != nil {
+		return nil, fmt.Errorf("policy %s: %w", name, err)
+	}
+	return es, nil
+}
+
+// index maps the graph's nodes to the world's tasks by (environment, task) name.
+func (p *envschedPolicy) index(w *World) error {
+	byKey := make(map[string]int, len(w.Tasks))
+	for i, t := range w.Tasks {
+		byKey[t.Record.Env+"\x00"+t.Record.Task] = i
+	}
+	p.tasks = make([]stats.Task, p.g.Len())
+	p.task = make([]int, p.g.Len())
+	p.node = make([]int, len(w.Tasks))
+	for i, nd := range p.g.Nodes {
+		t, ok := byKey[p.g.Envs[nd.Env]+"\x00"+nd.Task]
+		if !ok {
+			return fmt.Errorf("graph node %s/%s is not in the catalogue", p.g.Envs[nd.Env], nd.Task)
+		}
+		p.task[i], p.node[t] = t, i
+	}
+	if p.g.Len() != len(w.Tasks) {
+		return fmt.Errorf("graph has %d nodes for %d catalogue tasks", p.g.Len(), len(w.Tasks))
+	}
+	return nil
+}
+
+func (p *envschedPolicy) Name() string { return p.name }
+
+func (p *envschedPolicy) Choose(v *View) ([]int, error) {
+	step := int64(v.Step)
+	preds, err := p.pred.Predict(p.g, p.tasks, step)
+	if err != nil {
+		return nil, fmt.Errorf("policy %s: %w", p.name, err)
+	}
+	req := batcher.Request{Size: v.Size, GroupSize: v.Group, Step: step, Seed: mix(p.seed ^ uint64(step)<<20)}
+	b, err := batcher.Select(p.g, preds, p.tasks, req, p.params.Select)
+	if err != nil {
+		return nil, fmt.Errorf("policy %s: step %d: %w", p.name, v.Step, err)
+	}
+	out := make([]int, 0, len(b.Picks))
+	for _, pk := range b.Picks {
+		p.tasks[pk.Node].Chosen++
+		p.tasks[pk.Node].LastChosen = step
+		out = append(out, p.task[pk.Node])
+	}
+	return out, nil
+}
+
+// Observe counts every reward of every group with stats.Task.Add, as ingestion does.
+func (p *envschedPolicy) Observe(step int, groups []Group) {
+	for _, g := range groups {
+		st := &p.tasks[p.node[g.Task]]
+		var grp stats.Group
+		for j := range g.Size {
+			r := 0.0
+			if j < g.Successes {
+				r = 1
+			}
+			st.Add(r, int64(step), int64(step), true, &grp, p.params.Predict.Decay)
+		}
+	}
+}
+
+// isEnvsched reports whether a policy name is envsched or one of its ablations.
+func isEnvsched(name string) bool { return strings.HasPrefix(name, "envsched") }

@@ -1,0 +1,260 @@
+// Package sim is envsched's simulated agent-RL trainer: a generative model of environments,
+// skills and tasks with catalogue text, a GRPO-like learner, envsched and the published
+// baselines behind one Policy interface, and a runner that compares them on paired seeds.
+//
+// Everything is deterministic for a seed: the world, the held-out set, the rollouts' luck (a
+// counter-based hash of seed, step, task and index) and every policy's own random choices.
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+)
+
+// ErrConfig is wrapped by every error of Config.Validate.
+var ErrConfig = errors.New("invalid simulation config")
+
+// Config is one comparison: policies × seeds on one scenario.
+type Config struct {
+	Scenario  Scenario
+	Policies  []string // names from PolicyNames
+	Seeds     int      // number of seeds
+	SeedBase  uint64   // seeds are SeedBase, SeedBase+1, …
+	Steps     int      // training steps per run
+	BatchSize int      // B
+	GroupSize int      // G
+	Workers   int      // goroutines; 0 means one per CPU
+	// Envsched overrides the parameters of the envsched policy and its ablations; nil means
+	// the packages' defaults.
+	Envsched *EnvschedParams
+	// Progress, when set, is called after every finished (policy, seed) run; it must be safe
+	// for concurrent use.
+	Progress func(done, total int)
+}
+
+// DefaultConfig is the benchmark's setting: the default scenario, every policy, 20 seeds
+// from 1, 120 steps, B = 64, G = 8.
+func DefaultConfig() Config {
+	return Config{
+		Scenario: DefaultScenario(), Policies: PolicyNames(), Seeds: 20, SeedBase: 1,
+		Steps: 120, BatchSize: 64, GroupSize: 8,
+	}
+}
+
+// Validate reports the first bad field.
+func (c Config) Validate() error {
+	switch {
+	case c.Seeds < 1:
+		return fmt.Errorf("%w: seeds is %d, want at least 1", ErrConfig, c.Seeds)
+	case c.Steps < 1:
+		return fmt.Errorf("%w: steps is %d, want at least 1", ErrConfig, c.Steps)
+	case c.BatchSize < 1:
+		return fmt.Errorf("%w: batch size is %d, want at least 1", ErrConfig, c.BatchSize)
+	case c.GroupSize < 2:
+		return fmt.Errorf("%w: group size is %d, want at least 2", ErrConfig, c.GroupSize)
+	case len(c.Policies) == 0:
+		return fmt.Errorf("%w: no policies", ErrConfig)
+	}
+	for _, p := range c.Policies {
+		if !knownPolicy(p) {
+			return fmt.Errorf("%w: unknown policy %q (known: %v)", ErrConfig, p, PolicyNames())
+		}
+	}
+	return nil
+}
+
+func knownPolicy(name string) bool {
+	for _, p := range PolicyNames() {
+		if p == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Trace is one policy's run on one seed. Index 0 of Score is before any training; index s of
+// every slice is after step s.
+type Trace struct {
+	Policy     string
+	Seed       uint64
+	Score      []float64 // held-out score
+	Degenerate []float64 // share of this step's rolled-out groups that were degenerate (index 0 unused)
+	Rollouts   []int64   // rollouts spent so far
+	Groups     []int64   // groups rolled out so far
+	DegGroups  []int64   // degenerate groups so far
+}
+
+// Result is every trace of a comparison and its summary.
+type Result struct {
+	Config  Config             `json:"-"`
+	Traces  map[string][]Trace `json:"-"` // by policy, in seed order
+	Summary Summary
+}
+
+// Run runs every policy on every seed, in parallel, and summarises. It stops early with
+// ctx's error.
+func Run(ctx context.Context, cfg Config) (Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return Result{}, err
+	}
+	worlds := make([]*World, cfg.Seeds)
+	for i := range worlds {
+		worlds[i] = NewWorld(cfg.Scenario, cfg.SeedBase+uint64(i))
+	}
+	traces, err := runJobs(ctx, cfg, worlds)
+	if err != nil {
+		return Result{}, err
+	}
+	res := Result{Config: cfg, Traces: traces}
+	res.Summary = Summarize(cfg, traces)
+	return res, nil
+}
+
+type job struct {
+	policy string
+	seed   int
+}
+
+func runJobs(ctx context.Context, cfg Config, worlds []*World) (map[string][]Trace, error) {
+	traces := map[string][]Trace{}
+	for _, p := range cfg.Policies {
+		traces[p] = make([]Trace, len(worlds))
+	}
+	jobs := make(chan job)
+	var (
+		mu       sync.Mutex
+		done     int
+		firstErr error
+		wg       sync.WaitGroup
+	)
+	total := len(worlds) * len(cfg.Policies)
+	for range workers(cfg) {
+		wg.Go(func() {
+			for j := range jobs {
+				tr, err := RunOne(ctx, cfg, worlds[j.seed], j.policy)
+				mu.Lock()
+				if err != nil && firstErr == nil {
+					firstErr = err
+				}
+				traces[j.policy][j.seed] = tr
+				done++
+				d := done
+				mu.Unlock()
+				if cfg.Progress != nil {
+					cfg.Progress(d, total)
+				}
+			}
+		})
+	}
+	feed(ctx, jobs, cfg, len(worlds))
+	wg.Wait()
+	if firstErr == nil {
+		firstErr = ctx.Err()
+	}
+	return traces, firstErr
+}
+
+func workers(cfg Config) int {
+	if cfg.Workers > 0 {
+		return cfg.Workers
+	}
+	return runtime.NumCPU()
+}
+
+// feed queues jobs seed-major so that partial progress covers every policy.
+func feed(ctx context.Context, jobs chan<- job, cfg Config, seeds int) {
+	defer close(jobs)
+	for s := range seeds {
+		for _, p := range cfg.Policies {
+			select {
+			case jobs <- job{policy: p, seed: s}:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
+}
+
+// RunOne trains a fresh learner of world w with the named policy for cfg.Steps steps.
+func RunOne(ctx context.Context, cfg Config, w *World, name string) (Trace, error) {
+	p, err := NewPolicy(name, w, cfg)
+	if err != nil {
+		return Trace{}, err
+	}
+	l := NewLearner(w)
+	tr := newTrace(name, w.Seed, cfg.Steps)
+	tr.Score[0] = l.Eval()
+	for step := 1; step <= cfg.Steps; step++ {
+		if err := ctx.Err(); err != nil {
+			return tr, err
+		}
+		v := &View{Step: step, Size: cfg.BatchSize, Group: cfg.GroupSize, World: w,
+			Rand: stepRand(w.Seed, name, step), truth: l.P}
+		chosen, err := p.Choose(v)
+		if err != nil {
+			return tr, err
+		}
+		rolled, trained := rollOut(l, p, chosen, step, cfg)
+		p.Observe(step, rolled)
+		l.Update(step, trained)
+		tr.record(step, l.Eval(), rolled, cfg.GroupSize)
+	}
+	return tr, nil
+}
+
+func newTrace(name string, seed uint64, steps int) Trace {
+	return Trace{
+		Policy: name, Seed: seed,
+		Score: make([]float64, steps+1), Degenerate: make([]float64, steps+1),
+		Rollouts: make([]int64, steps+1), Groups: make([]int64, steps+1), DegGroups: make([]int64, steps+1),
+	}
+}
+
+func (tr *Trace) record(step int, score float64, rolled []Group, g int) {
+	deg := 0
+	for _, gr := range rolled {
+		if gr.Degenerate() {
+			deg++
+		}
+	}
+	tr.Score[step] = score
+	if len(rolled) > 0 {
+		tr.Degenerate[step] = float64(deg) / float64(len(rolled))
+	}
+	tr.Rollouts[step] = tr.Rollouts[step-1] + int64(len(rolled)*g)
+	tr.Groups[step] = tr.Groups[step-1] + int64(len(rolled))
+	tr.DegGroups[step] = tr.DegGroups[step-1] + int64(deg)
+}
+
+// rollOut rolls the chosen tasks out. A plain policy trains on all of its groups; an
+// Oversampler's candidates are rolled out B at a time until B informative groups are in hand.
+func rollOut(l *Learner, p Policy, chosen []int, step int, cfg Config) (rolled, trained []Group) {
+	if _, ok := p.(Oversampler); !ok {
+		for _, t := range chosen {
+			rolled = append(rolled, l.Rollout(t, step, 0, cfg.GroupSize))
+		}
+		return rolled, rolled
+	}
+	for start := 0; start < len(chosen) && len(trained) < cfg.BatchSize; start += cfg.BatchSize {
+		for _, t := range chosen[start:min(start+cfg.BatchSize, len(chosen))] {
+			g := l.Rollout(t, step, 0, cfg.GroupSize)
+			rolled = append(rolled, g)
+			if !g.Degenerate() && len(trained) < cfg.BatchSize {
+				trained = append(trained, g)
+			}
+		}
+	}
+	return rolled, trained
+}
+
+// stepRand is the random source of one policy at one step of one seed.
+func stepRand(seed uint64, policy string, step int) *rand.Rand {
+	h := fnv.New64a()
+	h.Write([]byte(policy))
+	return rand.New(rand.NewPCG(seed, mix(h.Sum64()^uint64(step))))
+}

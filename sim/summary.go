@@ -1,0 +1,230 @@
+package sim
+
+import (
+	"math"
+	"math/rand/v2"
+	"sort"
+	"strconv"
+
+	"gonum.org/v1/gonum/stat"
+)
+
+// ReportSteps are the steps at which tables show the held-out score.
+var reportSteps = []int{10, 20, 40, 80, 120}
+
+// ReportSteps returns the steps at which tables show the held-out score, capped to steps.
+func ReportSteps(steps int) []int {
+	var out []int
+	for _, s := range reportSteps {
+		if s <= steps {
+			out = append(out, s)
+		}
+	}
+	if len(out) == 0 || out[len(out)-1] != steps {
+		out = append(out, steps)
+	}
+	return out
+}
+
+// Interval is a median across seeds with its 95% bootstrap interval.
+type Interval struct {
+	Median float64 `json:"median"`
+	Lo     float64 `json:"lo"`
+	Hi     float64 `json:"hi"`
+}
+
+// PolicySummary is one policy across seeds. Rollout counts to the target are +Inf for a seed
+// that never reached it.
+type PolicySummary struct {
+	Policy          string           `json:"policy"`
+	ScoreAt         map[int]Interval `json:"score_at"`                // held-out score after the step
+	Best            Interval         `json:"best"`                    // best held-out score over all steps
+	Degenerate      Interval         `json:"degenerate"`              // share of all rolled-out groups that were degenerate
+	Degenerate10    Interval         `json:"degenerate_10"`           // the same over the first 10 steps
+	Rollouts        Interval         `json:"rollouts"`                // rollouts spent in the whole run
+	ToTarget        Interval         `json:"to_target"`               // rollouts until the score first reached random's final score
+	Reached         float64          `json:"reached"`                 // share of seeds that reached it
+	RatioToEnvsched Interval         `json:"ratio_to_envsched"`       // ToTarget / envsched's ToTarget, per seed
+	BeatsRandomBest float64          `json:"beats_random_best_at_40"` // share of seeds whose step-40 score beats random's best
+}
+
+// Summary is the comparison's table.
+type Summary struct {
+	Steps    []int           `json:"steps"`
+	Policies []PolicySummary `json:"policies"`
+	// RandomBest is the median over seeds of random's best held-out score (NaN without random).
+	RandomBest Interval `json:"random_best"`
+}
+
+// Summarize computes medians and intervals across seeds. Targets and ratios need random (and
+// envsched for the ratio) among the policies; without them those fields are NaN.
+func Summarize(cfg Config, traces map[string][]Trace) Summary {
+	sum := Summary{Steps: ReportSteps(cfg.Steps), RandomBest: nanInterval()}
+	random := traces["random"]
+	if random != nil {
+		sum.RandomBest = bootstrapMedian(mapTraces(random, best), cfg.SeedBase)
+	}
+	var envTo []float64
+	if es := traces["envsched"]; es != nil && random != nil {
+		envTo = toTarget(es, random)
+	}
+	for _, name := range cfg.Policies {
+		sum.Policies = append(sum.Policies, summarizePolicy(name, traces[name], random, envTo, sum.Steps, cfg.SeedBase))
+	}
+	return sum
+}
+
+func summarizePolicy(name string, trs, random []Trace, envTo []float64, steps []int, seed uint64) PolicySummary {
+	ps := PolicySummary{Policy: name, ScoreAt: map[int]Interval{}, ToTarget: nanInterval(),
+		RatioToEnvsched: nanInterval(), BeatsRandomBest: math.NaN()}
+	for _, s := range append([]int{0, 5, 60, 100}, steps...) {
+		ps.ScoreAt[s] = bootstrapMedian(mapTraces(trs, func(t Trace) float64 { return t.Score[s] }), seed)
+	}
+	ps.Best = bootstrapMedian(mapTraces(trs, best), seed)
+	ps.Degenerate = bootstrapMedian(mapTraces(trs, degShare(len(trs[0].Score)-1)), seed)
+	ps.Degenerate10 = bootstrapMedian(mapTraces(trs, degShare(10)), seed)
+	ps.Rollouts = bootstrapMedian(mapTraces(trs, func(t Trace) float64 { return float64(t.Rollouts[len(t.Rollouts)-1]) }), seed)
+	if random == nil {
+		return ps
+	}
+	to := toTarget(trs, random)
+	ps.ToTarget = bootstrapMedian(to, seed)
+	ps.Reached = shareFinite(to)
+	if envTo != nil {
+		ps.RatioToEnvsched = bootstrapMedian(ratios(to, envTo), seed)
+	}
+	if len(trs[0].Score) > 40 {
+		ps.BeatsRandomBest = beatsShare(trs, random, 40)
+	}
+	return ps
+}
+
+func nanInterval() Interval { return Interval{math.NaN(), math.NaN(), math.NaN()} }
+
+func mapTraces(trs []Trace, f func(Trace) float64) []float64 {
+	out := make([]float64, len(trs))
+	for i, t := range trs {
+		out[i] = f(t)
+	}
+	return out
+}
+
+// best is the highest held-out score after any step.
+func best(t Trace) float64 {
+	b := math.Inf(-1)
+	for _, s := range t.Score[1:] {
+		b = math.Max(b, s)
+	}
+	return b
+}
+
+// degShare is the share of degenerate groups over the first n steps.
+func degShare(n int) func(Trace) float64 {
+	return func(t Trace) float64 {
+		n := min(n, len(t.Groups)-1)
+		if t.Groups[n] == 0 {
+			return 0
+		}
+		return float64(t.DegGroups[n]) / float64(t.Groups[n])
+	}
+}
+
+// toTarget is, per seed, the rollouts a trace spent until its score first reached random's
+// final score on the same seed; +Inf when it never did.
+func toTarget(trs, random []Trace) []float64 {
+	out := make([]float64, len(trs))
+	for i, t := range trs {
+		target := random[i].Score[len(random[i].Score)-1]
+		out[i] = math.Inf(1)
+		for s := 1; s < len(t.Score); s++ {
+			if t.Score[s] >= target {
+				out[i] = float64(t.Rollouts[s])
+				break
+			}
+		}
+	}
+	return out
+}
+
+func shareFinite(xs []float64) float64 {
+	n := 0
+	for _, x := range xs {
+		if !math.IsInf(x, 0) {
+			n++
+		}
+	}
+	return float64(n) / float64(len(xs))
+}
+
+func ratios(a, b []float64) []float64 {
+	out := make([]float64, len(a))
+	for i := range a {
+		out[i] = a[i] / b[i]
+		if math.IsNaN(out[i]) {
+			out[i] = 1
+		}
+	}
+	return out
+}
+
+// beatsShare is the share of seeds whose score after step s beats random's best score.
+func beatsShare(trs, random []Trace, s int) float64 {
+	n := 0
+	for i, t := range trs {
+		if t.Score[s] > best(random[i]) {
+			n++
+		}
+	}
+	return float64(n) / float64(len(trs))
+}
+
+// bootstrapMedian is the median of xs with a 95% percentile bootstrap interval (2,000
+// resamples, seeded so that tables are reproducible). +Inf values sort last, so a median can
+// be +Inf when most seeds never reached a target.
+func bootstrapMedian(xs []float64, seed uint64) Interval {
+	if len(xs) == 0 {
+		return nanInterval()
+	}
+	rng := rand.New(rand.NewPCG(seed, 0xb007))
+	const n = 2000
+	meds := make([]float64, n)
+	buf := make([]float64, len(xs))
+	for i := range meds {
+		for j := range buf {
+			buf[j] = xs[rng.IntN(len(xs))]
+		}
+		meds[i] = median(buf)
+	}
+	sort.Float64s(meds)
+	return Interval{
+		Median: median(append([]float64(nil), xs...)),
+		Lo:     stat.Quantile(0.025, stat.Empirical, meds, nil),
+		Hi:     stat.Quantile(0.975, stat.Empirical, meds, nil),
+	}
+}
+
+// median sorts xs in place and returns its median (the mean of the middle two when even;
+// +Inf when one of them is).
+func median(xs []float64) float64 {
+	sort.Float64s(xs)
+	n := len(xs)
+	if n%2 == 1 {
+		return xs[n/2]
+	}
+	a, b := xs[n/2-1], xs[n/2]
+	if math.IsInf(a, 1) || math.IsInf(b, 1) {
+		return math.Inf(1)
+	}
+	return (a + b) / 2
+}
+
+// MarshalJSON writes non-finite numbers (a target never reached) as null.
+func (iv Interval) MarshalJSON() ([]byte, error) {
+	f := func(x float64) string {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return "null"
+		}
+		return strconv.FormatFloat(x, 'g', 6, 64)
+	}
+	return []byte(`{"median":` + f(iv.Median) + `,"lo":` + f(iv.Lo) + `,"hi":` + f(iv.Hi) + `}`), nil
+}
