@@ -1,17 +1,179 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/envsched/envsched/stats"
+	"github.com/envsched/envsched/storage"
 )
 
 func statsCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "stats",
 		Usage: "print per-environment statistics",
-		Action: func(*cli.Context) error {
-			return errors.New("stats is not built yet (issue 2)")
+		Description: "stats prints, per environment and in total: tasks known, tasks with rollouts, " +
+			"rollouts, mean reward (in the configured reward range) and the share of groups of two or " +
+			"more rollouts whose rewards were all equal (degenerate). --json prints one JSON object.",
+		Flags: []cli.Flag{
+			ingestDirFlag(),
+			ingestDBFlag(),
+			&cli.BoolFlag{Name: "json", Usage: "print one JSON object instead of a table"},
+			&cli.StringFlag{Name: "env", Usage: "only the environment `NAME`"},
 		},
+		Action: statsAction,
 	}
+}
+
+// statsRow is the statistics of one environment, or of several summed.
+type statsRow struct {
+	Tasks            int64   `json:"tasks"`
+	TasksSeen        int64   `json:"tasks_seen"`
+	Rollouts         int64   `json:"rollouts"`
+	MeanReward       float64 `json:"mean_reward"`
+	DegenerateGroups int64   `json:"degenerate_groups"`
+	Groups           int64   `json:"groups"`
+
+	sum float64 // Σ normalised reward, for the mean
+}
+
+// statsReport is what `envsched stats` prints; later issues add fields.
+type statsReport struct {
+	Envs        map[string]statsRow `json:"envs"`
+	Totals      statsRow            `json:"totals"`
+	Quarantined int64               `json:"quarantined"`
+	Duplicates  int64               `json:"duplicates"`
+	Clipped     int64               `json:"clipped"`
+}
+
+func statsAction(c *cli.Context) error {
+	path := ingestDBPath(c)
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("no database at %s: run `envsched ingest --dir %s` first", path, c.String("dir"))
+	}
+	db, err := storage.Open(path, storage.Options{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	rep, err := buildStats(db, c.String("env"))
+	if err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		enc := json.NewEncoder(c.App.Writer)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	return writeStatsTable(c.App.Writer, rep)
+}
+
+// buildStats reads the environments' statistics; only is one environment's name, or "" for all.
+func buildStats(db *storage.DB, only string) (statsReport, error) {
+	rep := statsReport{Envs: map[string]statsRow{}}
+	var envs map[string]stats.Env
+	var ctr storage.Counters
+	err := db.View(func(r *storage.Reader) error {
+		var err error
+		if envs, err = r.Envs(); err != nil {
+			return err
+		}
+		ctr, err = r.Counters()
+		return err
+	})
+	if err != nil {
+		return rep, fmt.Errorf("read stats of %s: %w", db.Path(), err)
+	}
+	if only != "" {
+		e, ok := envs[only]
+		if !ok {
+			return rep, fmt.Errorf("no environment %q in %s (known: %s)", only, db.Path(), knownEnvs(envs))
+		}
+		envs = map[string]stats.Env{only: e}
+	}
+	scale := db.Config().Reward
+	for name, e := range envs {
+		row := envRow(e, scale)
+		rep.Envs[name] = row
+		rep.Totals.add(row)
+	}
+	rep.Totals.MeanReward = meanReward(rep.Totals.sum, rep.Totals.Rollouts, scale)
+	rep.Quarantined, rep.Duplicates, rep.Clipped = ctr.Quarantined, ctr.Duplicates, ctr.Clipped
+	return rep, nil
+}
+
+func knownEnvs(envs map[string]stats.Env) string {
+	if len(envs) == 0 {
+		return "none"
+	}
+	names := make([]string, 0, len(envs))
+	for n := range envs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	if len(names) > 10 {
+		return strings.Join(names[:10], ", ") + fmt.Sprintf(" and %d more", len(names)-10)
+	}
+	return strings.Join(names, ", ")
+}
+
+func envRow(e stats.Env, scale storage.Range) statsRow {
+	return statsRow{Tasks: e.Tasks, TasksSeen: e.TasksSeen, Rollouts: e.Rollouts, Groups: e.Groups,
+		DegenerateGroups: e.Degenerate, sum: e.Sum, MeanReward: meanReward(e.Sum, e.Rollouts, scale)}
+}
+
+// meanReward maps a mean of normalised rewards back into the configured range; 0 without rollouts.
+func meanReward(sum float64, n int64, scale storage.Range) float64 {
+	if n == 0 {
+		return 0
+	}
+	return scale.Min + sum/float64(n)*(scale.Max-scale.Min)
+}
+
+func (r *statsRow) add(o statsRow) {
+	r.Tasks += o.Tasks
+	r.TasksSeen += o.TasksSeen
+	r.Rollouts += o.Rollouts
+	r.Groups += o.Groups
+	r.DegenerateGroups += o.DegenerateGroups
+	r.sum += o.sum
+}
+
+// degenerateShare is the share of degenerate groups as text ("-" without groups).
+func (r statsRow) degenerateShare() string {
+	if r.Groups == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", 100*float64(r.DegenerateGroups)/float64(r.Groups))
+}
+
+func writeStatsTable(w io.Writer, rep statsReport) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "env\ttasks\twith rollouts\trollouts\tmean reward\tdegenerate groups\t")
+	names := make([]string, 0, len(rep.Envs))
+	for n := range rep.Envs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	line := func(name string, r statsRow) {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.3f\t%s of %d\t\n", name, r.Tasks, r.TasksSeen, r.Rollouts,
+			r.MeanReward, r.degenerateShare(), r.Groups)
+	}
+	for _, n := range names {
+		line(n, rep.Envs[n])
+	}
+	line("total", rep.Totals)
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "quarantined %d, duplicates %d, clipped %d\n", rep.Quarantined, rep.Duplicates, rep.Clipped)
+	return err
 }
