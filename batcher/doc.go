@@ -1,2 +1,24 @@
-// Package batcher chooses a batch from predictions: exploitation and coverage values, environment quotas, a similarity penalty and a few random slots, deterministically for a seed.
+// Package batcher chooses a batch from predictions: exploitation and coverage values,
+// environment quotas, a similarity penalty and a few random slots, deterministically for a
+// seed.
+//
+// Every eligible task gets score = exploit + β_c·coverage, where
+//
+//   - exploit is 4·Var (ExploitVariance, the default; a fair coin is worth 1) or the chance
+//     of an informative group, 1 − PDegenerate(group size) (ExploitInformative);
+//   - coverage, in [0, 1], is ½ uncertainty n₀/(n₀ + own and borrowed evidence) + ¼ staleness
+//     1 − exp(−rounds since last chosen / τ) (1 for a task never chosen) + ¼ novelty (½ for a
+//     task never rolled out, ½ more for an environment never rolled out).
+//
+// Each environment's value is its mean score times the tasks it can give (at most the batch
+// size); its share is that value's share smoothed towards uniform. Quotas start from a
+// minimum (MinShare of the uniform share) and grow slot by slot towards the shares, up to a
+// maximum (MaxShare of the batch) that gives way only when the other environments run out of
+// tasks. About RandomShare of the slots go to tasks drawn uniformly (within the quotas); the
+// rest are filled by lazy greedy selection in which a candidate's gain is its score minus η
+// times its largest edge similarity to a task already chosen (MMR). The penalty only grows, so
+// a stale gain in the heap is an upper bound and the greedy needs O((size + updates)·log N).
+//
+// Ties are broken by a hash of the seed and the node, so the same inputs and seed give the
+// same batch and another seed may give another.
 package batcher

@@ -1,2 +1,26 @@
-// Package propagate turns per-task statistics and the graph into per-node predictions: mean reward, within-group variance, the exact chance of a degenerate group, and uncertainty.
+// Package propagate turns per-task statistics and the graph into per-node predictions: mean
+// reward, within-group variance, the exact chance of a degenerate group, and uncertainty.
+//
+// Each node's success probability gets a Beta posterior from three sources of evidence:
+//
+//   - the environment prior Beta(κ·m_e, κ·(1−m_e)), m_e the decayed mean reward of the
+//     node's environment without the node itself (0.5 when nothing is known), so that a task
+//     never rolled out still has a sound prediction and no pilot rollouts are needed;
+//   - the node's own evidence a = Σr, b = Σ(1−r), decayed by λ per round (stats.Task.Evidence);
+//   - evidence borrowed from neighbours: a share γ·w/W of each neighbour's own evidence (w the
+//     edge weight, W the node's total edge weight, at least MinTotalWeight), over one or two
+//     hops, never the node's own evidence echoed back, and capped at BorrowCap pseudo
+//     rollouts.
+//
+// A Predictor called round after round also measures drift: when an environment's new
+// rollouts come out above (or below) what was predicted for their tasks, a smoothed logit
+// offset moves the environment's stale nodes the same way.
+//
+// Rewards are in [0, 1]. For 0/1 rewards Var is E[p(1−p)] and PDeg is exact under the
+// Beta-Binomial model; a task with continuous rewards blends in its observed within-group
+// variance and share of degenerate groups.
+//
+// Use in a simulator, without storage: keep one []stats.Task indexed like g.Nodes, update it
+// with stats.Task.Add as rollouts come in, and call one Predictor's Predict every step with
+// the step as the round (see the example of package batcher).
 package propagate
