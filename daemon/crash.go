@@ -22,12 +22,9 @@ const (
 	CrashBeforeRename = "before-rename"
 	// CrashBeforeDirSync is after the rename, before the fsync of the batches folder.
 	CrashBeforeDirSync = "before-dirsync"
-	// CrashIngestCommit is just before an ingest transaction is committed.
-	CrashIngestCommit = "before-ingest-commit"
 )
 
-var crashPoints = []string{CrashBeforeCommit, CrashAfterCommit, CrashBeforeRename,
-	CrashBeforeDirSync, CrashIngestCommit}
+var crashPoints = []string{CrashBeforeCommit, CrashAfterCommit, CrashBeforeRename, CrashBeforeDirSync}
 
 // crasher kills the process the n-th time a named point is reached. The zero value never does.
 type crasher struct {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/envsched/envsched/fsutil"
+	"github.com/envsched/envsched/ingest"
 	"github.com/envsched/envsched/storage"
 	"github.com/envsched/envsched/watch"
 )
@@ -24,37 +25,19 @@ type Answerer interface {
 	Answer(id string, body []byte) ([]byte, error)
 }
 
-// Ingester reads what is new under DIR/catalog and DIR/rollouts into the database. The daemon
-// calls it from its one goroutine; every commit carries the file offsets with the records.
+// Ingester reads what is new under DIR/catalog and DIR/rollouts into the database; package
+// ingest's Ingester is the one used. The daemon calls it from its one goroutine.
 type Ingester interface {
-	// All reads every new complete line of every file. It commits as it goes and, when ctx is
+	// Scan reads every new complete line of every file. It commits as it goes and, when ctx is
 	// done, stops after a commit and returns ctx.Err(): what it committed is consistent.
-	All(ctx context.Context) (IngestReport, error)
-	// Paths reads the named files (absolute paths under DIR/catalog or DIR/rollouts; a path that
-	// no longer exists or is a folder may be handled by a full pass).
-	Paths(ctx context.Context, paths []string) (IngestReport, error)
+	Scan(ctx context.Context) (ingest.Summary, error)
+	// ScanPaths reads the named files (absolute paths); missing ones are left to Scan.
+	ScanPaths(ctx context.Context, paths []string) (ingest.Summary, error)
 }
 
-// IngestReport is what one ingest pass stored.
-type IngestReport struct {
-	Files       int          // files that had something new
-	Rollouts    int          // rollouts stored
-	Duplicates  int          // rollouts skipped as duplicates
-	Clipped     int          // rewards clipped into the range
-	Quarantined []Quarantine // lines set aside, by file and reason
-}
-
-// Quarantine counts the lines of one file set aside for one reason in one pass.
-type Quarantine struct {
-	Path   string // relative to DIR
-	Reason string
-	Count  int
-	Offset int64 // byte offset of the first of them
-}
-
-// IngesterFunc builds the ingester over the open database; beforeCommit must be called just
-// before each ingest transaction commits (it is the CrashIngestCommit point).
-type IngesterFunc func(db *storage.DB, dir string, beforeCommit func()) (Ingester, error)
+// IngesterFunc builds the ingester of the exchange directory dir over the open database; it
+// logs to logger (quarantined lines are counted there, then logged once per file and reason).
+type IngesterFunc func(db *storage.DB, dir string, logger *slog.Logger) (Ingester, error)
 
 // AnswererFunc builds the answerer over the open database.
 type AnswererFunc func(db *storage.DB) (Answerer, error)
@@ -86,6 +69,8 @@ type Daemon struct {
 	answer  Answerer
 	crash   crasher
 	started time.Time
+	// quarantine counts the ingester's quarantined lines for one log line per file and reason.
+	quarantine *quarantineLog
 
 	closeOnce sync.Once
 	closeErr  error
@@ -125,7 +110,8 @@ func New(cfg Config, logger *slog.Logger, opts ...Option) (*Daemon, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	d := &Daemon{cfg: cfg, log: logger, started: time.Now()}
+	d := &Daemon{cfg: cfg, log: logger, started: time.Now(),
+		quarantine: newQuarantineLog(logger.Handler())}
 	d.crash, _ = parseCrashPoint(cfg.CrashPoint)
 	var err error
 	if d.dirs, err = newDirs(cfg.Dir); err != nil {
@@ -141,8 +127,7 @@ func New(cfg Config, logger *slog.Logger, opts ...Option) (*Daemon, error) {
 	return d, nil
 }
 
-// prepareDirs creates the folders, refuses links that would lead writes out of DIR, and sweeps
-// the temporary files a crash left.
+// prepareDirs creates the folders and refuses links that would lead writes out of DIR.
 func (d *Daemon) prepareDirs() error {
 	if err := os.MkdirAll(d.dirs.root, 0o755); err != nil {
 		return fmt.Errorf("create exchange directory %s: %w", d.dirs.root, err)
@@ -152,6 +137,12 @@ func (d *Daemon) prepareDirs() error {
 			return err
 		}
 	}
+	return nil
+}
+
+// sweep removes the temporary files a crash left. It runs only once the database lock is held:
+// another daemon's writes in progress must not be swept away.
+func (d *Daemon) sweep() error {
 	n := 0
 	for _, dir := range []string{d.dirs.batches, d.dirs.root} {
 		removed, err := fsutil.SweepTemp(dir)
@@ -203,7 +194,10 @@ func (d *Daemon) open(p parts) error {
 		return err
 	}
 	d.db = db
-	if d.ingest, err = p.ingester(db, d.dirs.root, func() { d.crash.at(CrashIngestCommit) }); err != nil {
+	if err := d.sweep(); err != nil {
+		return err
+	}
+	if d.ingest, err = p.ingester(db, d.dirs.root, slog.New(d.quarantine)); err != nil {
 		return fmt.Errorf("start ingest: %w", err)
 	}
 	if d.answer, err = p.answerer(db); err != nil {

@@ -4,68 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/envsched/envsched/storage"
 )
-
-// testAnswerer is a small real answerer: it validates the body strictly, stores a simple answer
-// through storage.StoreAnswer and returns the stored answer for an ID answered before. It
-// stands in for the scheduler so that the daemon's own duties can be tested alone.
-type testAnswerer struct{ db *storage.DB }
-
-type testRequest struct {
-	Size      *int   `json:"size"`
-	GroupSize *int   `json:"group_size"`
-	Step      *int64 `json:"step"`
-}
-
-func (a testAnswerer) Answer(id string, body []byte) ([]byte, error) {
-	if old, err := a.db.Answer(id); err == nil {
-		return old, nil
-	} else if !errors.Is(err, storage.ErrNotFound) {
-		return nil, err
-	}
-	var req testRequest
-	if len(bytes.TrimSpace(body)) > 0 {
-		dec := json.NewDecoder(bytes.NewReader(body))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&req); err != nil {
-			return nil, &badRequestError{msg: "request is not a valid JSON object: " + err.Error() +
-				"; write an object such as {\"size\": 64}"}
-		}
-	}
-	size := 64
-	if req.Size != nil {
-		if *req.Size < 1 || *req.Size > 100000 {
-			return nil, &badRequestError{msg: fmt.Sprintf("size %d: must be 1 to 100000", *req.Size)}
-		}
-		size = *req.Size
-	}
-	c, err := a.db.Counters()
-	if err != nil {
-		return nil, err
-	}
-	step := c.Round + 1
-	if req.Step != nil {
-		step = *req.Step
-	}
-	answer, _ := json.Marshal(map[string]any{"id": id, "step": step, "size": size,
-		"rollouts_seen": c.Rollouts, "created_at": rfc3339(time.Now())})
-	if err := a.db.StoreAnswer(id, step, answer, nil); err != nil {
-		return nil, err
-	}
-	return answer, nil
-}
-
-func testAnswererFunc(db *storage.DB) (Answerer, error) { return testAnswerer{db}, nil }
 
 // logBuffer collects log lines for assertions on what a user reads.
 type logBuffer struct {

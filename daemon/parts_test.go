@@ -1,21 +1,7 @@
 package daemon
 
-import (
-	"context"
-
-	"github.com/envsched/envsched/storage"
-)
-
-// nopIngester stands in until package ingest lands: request handling needs no rollouts.
-type nopIngester struct{}
-
-func (nopIngester) All(context.Context) (IngestReport, error)             { return IngestReport{}, nil }
-func (nopIngester) Paths(context.Context, []string) (IngestReport, error) { return IngestReport{}, nil }
-
-// testParts are the collaborators of the daemons under test.
+// testParts are the collaborators of the daemons under test: the real ingester and the small
+// test answerer (helpers_test.go).
 func testParts() []Option {
-	return []Option{
-		WithIngester(func(*storage.DB, string, func()) (Ingester, error) { return nopIngester{}, nil }),
-		WithAnswerer(testAnswererFunc),
-	}
+	return []Option{WithAnswerer(interimAnswererFunc)}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/envsched/envsched/fsutil"
+	"github.com/envsched/envsched/ingest"
 )
 
 // handle answers one request file (a name in DIR/requests); seen is when the request was
@@ -169,7 +170,7 @@ func summarise(answer []byte) summary {
 // ingestAll runs a full ingest pass and logs what it found.
 func (d *Daemon) ingestAll(ctx context.Context, why string) error {
 	start := time.Now()
-	rep, err := d.ingest.All(ctx)
+	rep, err := d.ingest.Scan(ctx)
 	d.logIngest(why, rep, start)
 	if err != nil {
 		return fmt.Errorf("ingest (%s): %w", why, err)
@@ -180,7 +181,7 @@ func (d *Daemon) ingestAll(ctx context.Context, why string) error {
 // ingestPaths reads the files the watcher named.
 func (d *Daemon) ingestPaths(ctx context.Context, paths []string) error {
 	start := time.Now()
-	rep, err := d.ingest.Paths(ctx, paths)
+	rep, err := d.ingest.ScanPaths(ctx, paths)
 	d.logIngest("change", rep, start)
 	if err != nil {
 		return fmt.Errorf("ingest: %w", err)
@@ -188,16 +189,14 @@ func (d *Daemon) ingestPaths(ctx context.Context, paths []string) error {
 	return nil
 }
 
-// logIngest writes one line per quarantined file and reason, and one for a pass that stored
-// anything.
-func (d *Daemon) logIngest(why string, rep IngestReport, start time.Time) {
-	for _, q := range rep.Quarantined {
-		d.log.Warn("quarantined lines", "file", q.Path, "reason", q.Reason, "count", q.Count,
-			"first_offset", q.Offset)
-	}
-	if rep.Rollouts > 0 || rep.Duplicates > 0 || why == "backlog" {
-		d.log.Debug("ingested", "why", why, "files", rep.Files, "rollouts", rep.Rollouts,
-			"duplicates", rep.Duplicates, "clipped", rep.Clipped, "ms", time.Since(start).Milliseconds())
+// logIngest writes one line for a pass that stored anything, and one per file and reason of
+// the lines it quarantined.
+func (d *Daemon) logIngest(why string, s ingest.Summary, start time.Time) {
+	d.quarantine.flush(d.log)
+	if s.Rollouts > 0 || s.Duplicates > 0 || s.Quarantined > 0 || why == "backlog" {
+		d.log.Debug("ingested", "why", why, "files_read", s.FilesRead, "rollouts", s.Rollouts,
+			"duplicates", s.Duplicates, "clipped", s.Clipped, "quarantined", s.Quarantined,
+			"ms", time.Since(start).Milliseconds())
 	}
 }
 
