@@ -1,0 +1,142 @@
+package catalog
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"unicode/utf8"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/envsched/envsched/record"
+)
+
+// parquetChunk is how many rows are decoded at a time.
+const parquetChunk = 256
+
+// checkParquet reads a Parquet catalogue file whole.
+func checkParquet(path string) (*Report, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open catalogue %s: %w", path, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("stat catalogue %s: %w", path, err)
+	}
+	rep, err := CheckParquet(f, st.Size())
+	var fe *FileError
+	if errors.As(err, &fe) {
+		fe.Path = path
+	}
+	return rep, err
+}
+
+// CheckParquet sorts the rows of the Parquet file in r (size bytes) into good and bad rows. A
+// file that is not Parquet, or whose rows cannot be decoded, gives a *FileError (its Path empty).
+func CheckParquet(r io.ReaderAt, size int64) (rep *Report, err error) {
+	defer func() {
+		// parquet-go panics on some malformed files; such a file is bad, not a reason to stop.
+		if p := recover(); p != nil {
+			rep, err = nil, &FileError{Reason: fmt.Sprintf("not a readable parquet file: %v", p)}
+		}
+	}()
+	pf, err := parquet.OpenFile(r, size)
+	if err != nil {
+		return nil, &FileError{Reason: fmt.Sprintf("not a parquet file: %v", err)}
+	}
+	return readParquetRows(pf)
+}
+
+// readParquetRows decodes every row of pf into a JSON object and parses it as a task.
+func readParquetRows(pf *parquet.File) (*Report, error) {
+	rep := &Report{Format: FormatParquet}
+	schema := pf.Schema()
+	rd := parquet.NewReader(pf)
+	defer rd.Close()
+	buf := make([]parquet.Row, parquetChunk)
+	n := 0
+	for {
+		k, err := rd.ReadRows(buf)
+		for _, row := range buf[:k] {
+			n++
+			if err := rep.addParquet(schema, n, row); err != nil {
+				return nil, err
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return rep, nil
+		}
+		if err != nil {
+			return nil, &FileError{Reason: fmt.Sprintf("row %d: cannot decode: %v", n+1, err)}
+		}
+		if k == 0 {
+			return rep, nil
+		}
+	}
+}
+
+// addParquet turns one row into JSON and sorts it into rep; an error is a *FileError.
+func (rep *Report) addParquet(schema *parquet.Schema, n int, row parquet.Row) error {
+	var v any
+	if err := schema.Reconstruct(&v, row); err != nil {
+		return &FileError{Reason: fmt.Sprintf("row %d: cannot decode: %v", n, err)}
+	}
+	line, err := json.Marshal(jsonable(v))
+	if err != nil {
+		rep.Bad = append(rep.Bad, BadRow{N: n, Reason: "not representable as JSON: " + err.Error()})
+		return nil
+	}
+	if len(line) > record.MaxLine {
+		rep.Bad = append(rep.Bad, BadRow{N: n, Reason: record.ReasonTooLong})
+		return nil
+	}
+	rep.add(n, line)
+	return nil
+}
+
+// jsonable turns a reconstructed Parquet value into one encoding/json writes as the JSON the row
+// stands for: byte arrays become strings (when valid UTF-8), maps with non-string keys get string
+// keys, and non-finite floats become null (they carry no key a task needs).
+func jsonable(v any) any {
+	switch x := v.(type) {
+	case []byte:
+		if utf8.Valid(x) {
+			return string(x)
+		}
+		return x
+	case map[string]any:
+		for k, e := range x {
+			x[k] = jsonable(e)
+		}
+		return x
+	case map[any]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[fmt.Sprint(jsonable(k))] = jsonable(e)
+		}
+		return m
+	case []any:
+		for i, e := range x {
+			x[i] = jsonable(e)
+		}
+		return x
+	case float64:
+		return finite(x)
+	case float32:
+		return finite(float64(x))
+	default:
+		return v
+	}
+}
+
+func finite(f float64) any {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return nil
+	}
+	return f
+}
