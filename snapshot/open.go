@@ -1,0 +1,159 @@
+package snapshot
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/envsched/envsched/fsutil"
+	"github.com/envsched/envsched/storage"
+)
+
+// Options configure Open. The zero value is valid.
+type Options struct {
+	LockTimeout  time.Duration // how long to try the database itself; 0 means DefaultLockTimeout
+	Wait         time.Duration // how long to wait for the daemon's copy; 0 means DefaultWait
+	PollInterval time.Duration // how often to look for the copy; 0 means DefaultPollInterval
+	Logger       *slog.Logger  // nil discards
+}
+
+func (o Options) withDefaults() Options {
+	if o.LockTimeout <= 0 {
+		o.LockTimeout = DefaultLockTimeout
+	}
+	if o.Wait <= 0 {
+		o.Wait = DefaultWait
+	}
+	if o.PollInterval <= 0 {
+		o.PollInterval = DefaultPollInterval
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+// DB is a database opened for reading, directly or through a copy.
+type DB struct {
+	*storage.DB
+	// Source is the database file that was asked for (dbPath of Open).
+	Source string
+	// Snapshot says the data comes from a copy the running daemon wrote.
+	Snapshot bool
+}
+
+// Open opens the database at dbPath, of the exchange directory dir, for reading. When no
+// process holds it, it is opened directly (read-only). When a process holds it, Open asks that
+// daemon for a consistent copy (see the package comment) and opens the copy. It fails with an
+// error wrapping storage.ErrLocked and ErrNoServer when no daemon answers within opts.Wait (or
+// at once when DIR/snapshots does not exist: nothing serves copies there), with ErrFailed when
+// the daemon says it could not write the copy, and with ctx's error when ctx is done first.
+func Open(ctx context.Context, dir, dbPath string, opts Options) (*DB, error) {
+	opts = opts.withDefaults()
+	if _, err := os.Stat(dbPath); err != nil {
+		return nil, fmt.Errorf("open db %s: %w", dbPath, err)
+	}
+	db, err := storage.Open(dbPath, storage.Options{ReadOnly: true, Timeout: opts.LockTimeout, Logger: opts.Logger})
+	if err == nil {
+		return &DB{DB: db, Source: dbPath}, nil
+	}
+	if !errors.Is(err, storage.ErrLocked) {
+		return nil, err
+	}
+	path, err := request(ctx, Dir(dir), opts)
+	if err != nil {
+		return nil, fmt.Errorf("read %s while another process holds it: %w", dbPath, err)
+	}
+	return openCopy(path, dbPath, opts)
+}
+
+// openCopy opens the copy at path and unlinks it: the open file stays readable.
+func openCopy(path, source string, opts Options) (*DB, error) {
+	db, err := storage.Open(path, storage.Options{ReadOnly: true, Timeout: opts.LockTimeout, Logger: opts.Logger})
+	os.Remove(path)
+	if err != nil {
+		return nil, fmt.Errorf("open snapshot of %s: %w", source, err)
+	}
+	opts.Logger.Debug("reading a snapshot written by the daemon", "db", source)
+	return &DB{DB: db, Source: source, Snapshot: true}, nil
+}
+
+// request asks the daemon serving folder for a copy and returns the copy's path.
+func request(ctx context.Context, folder string, opts Options) (string, error) {
+	if fi, err := os.Stat(folder); err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("%s does not exist, so the process holding the database serves no "+
+			"snapshots (an `envsched ingest`, or an older `envsched run`); wait until it is done: %w: %w",
+			folder, ErrNoServer, storage.ErrLocked)
+	}
+	name, err := newName()
+	if err != nil {
+		return "", err
+	}
+	want := filepath.Join(folder, name+wantSuffix)
+	body := fmt.Appendf(nil, "{\"pid\": %d, \"asked_at\": %q}\n", os.Getpid(), time.Now().UTC().Format(time.RFC3339))
+	if err := fsutil.WriteFileAtomic(want, body, 0o644); err != nil {
+		return "", fmt.Errorf("ask for a snapshot: %w", err)
+	}
+	path, err := await(ctx, folder, name, opts)
+	if err != nil {
+		os.Remove(want)
+	}
+	return path, err
+}
+
+// await waits for NAME.db or NAME.error.
+func await(ctx context.Context, folder, name string, opts Options) (string, error) {
+	deadline := time.NewTimer(opts.Wait)
+	defer deadline.Stop()
+	tick := time.NewTicker(opts.PollInterval)
+	defer tick.Stop()
+	for {
+		if path, done, err := answered(folder, name); done {
+			return path, err
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-deadline.C:
+			return "", fmt.Errorf("no envsched daemon answered the snapshot request %s within %s "+
+				"(is the process holding the database `envsched ingest`? wait until it is done): %w: %w",
+				filepath.Join(folder, name+wantSuffix), opts.Wait, ErrNoServer, storage.ErrLocked)
+		case <-tick.C:
+		}
+	}
+}
+
+// answered reports whether the daemon has answered request name, and with what.
+func answered(folder, name string) (path string, done bool, err error) {
+	path = filepath.Join(folder, name+dbSuffix)
+	if _, err := os.Stat(path); err == nil {
+		return path, true, nil
+	}
+	epath := filepath.Join(folder, name+errorSuffix)
+	msg, err := os.ReadFile(epath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", false, nil
+	}
+	os.Remove(epath)
+	if err != nil {
+		return "", true, fmt.Errorf("read %s: %w", epath, err)
+	}
+	return "", true, fmt.Errorf("%w: %s", ErrFailed, strings.TrimSpace(string(msg)))
+}
+
+// newName is a request name unique to this call.
+func newName() (string, error) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("snapshot request name: %w", err)
+	}
+	return fmt.Sprintf("r%d-%s", os.Getpid(), hex.EncodeToString(b[:])), nil
+}

@@ -1,0 +1,171 @@
+package snapshot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/envsched/envsched/fsutil"
+)
+
+// Source is what Serve copies: storage.DB's WriteSnapshot, which writes the whole database
+// from one read transaction while writers go on.
+type Source interface {
+	WriteSnapshot(w io.Writer) (int64, error)
+}
+
+// ServeOptions configure Serve. The zero value is valid.
+type ServeOptions struct {
+	PollInterval time.Duration // how often Folder is listed; 0 means DefaultPollInterval
+	MaxAge       time.Duration // leftovers older than this are removed; 0 means DefaultMaxAge
+	Logger       *slog.Logger  // nil discards
+}
+
+func (o ServeOptions) withDefaults() ServeOptions {
+	if o.PollInterval <= 0 {
+		o.PollInterval = DefaultPollInterval
+	}
+	if o.MaxAge <= 0 {
+		o.MaxAge = DefaultMaxAge
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+// Serve answers the snapshot requests written into DIR/snapshots until ctx is done; it then
+// returns nil. It creates the folder (refusing a symbolic link) and returns an error only when
+// it cannot; a copy that fails (a full disk) is logged, answered with NAME.error, and Serve
+// goes on. Run it in a goroutine of its own, beside the daemon's writer: it never takes the
+// write lock, and the daemon never waits for it.
+func Serve(ctx context.Context, src Source, dir string, opts ServeOptions) error {
+	opts = opts.withDefaults()
+	folder := Dir(dir)
+	if err := ensureFolder(folder); err != nil {
+		return err
+	}
+	s := server{src: src, folder: folder, opts: opts}
+	tick := time.NewTicker(opts.PollInterval)
+	defer tick.Stop()
+	lastSweep := time.Time{}
+	for {
+		if time.Since(lastSweep) > time.Minute {
+			s.sweep(time.Now())
+			lastSweep = time.Now()
+		}
+		s.answerAll()
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+// ensureFolder creates folder when missing and refuses anything but a real folder.
+func ensureFolder(folder string) error {
+	fi, err := os.Lstat(folder)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := os.Mkdir(folder, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("create snapshot folder %s: %w", folder, err)
+		}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("snapshot folder %s: %w", folder, err)
+	}
+	if !fi.IsDir() || fi.Mode()&os.ModeSymlink != 0 {
+		return fmt.Errorf("snapshot folder %s is not a real folder; remove it", folder)
+	}
+	return nil
+}
+
+type server struct {
+	src    Source
+	folder string
+	opts   ServeOptions
+}
+
+// answerAll answers every pending request in the folder.
+func (s server) answerAll() {
+	entries, err := os.ReadDir(s.folder)
+	if err != nil {
+		s.opts.Logger.Warn("list snapshot requests", "folder", s.folder, "error", err)
+		return
+	}
+	for _, e := range entries {
+		name, ok := strings.CutSuffix(e.Name(), wantSuffix)
+		if !ok || !e.Type().IsRegular() || !validName(name) {
+			continue
+		}
+		s.answer(name)
+	}
+}
+
+// answer writes NAME.db (or NAME.error) and then removes NAME.want.
+func (s server) answer(name string) {
+	start := time.Now()
+	n, err := s.write(name)
+	if err != nil {
+		s.opts.Logger.Warn("snapshot failed", "name", name, "error", err)
+		msg := []byte(err.Error() + "\n")
+		if werr := fsutil.WriteFileAtomic(filepath.Join(s.folder, name+errorSuffix), msg, 0o644); werr != nil {
+			s.opts.Logger.Warn("snapshot error file", "name", name, "error", werr)
+		}
+	} else {
+		s.opts.Logger.Info("snapshot written", "name", name, "bytes", n, "ms", time.Since(start).Milliseconds())
+	}
+	if err := os.Remove(filepath.Join(s.folder, name+wantSuffix)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		s.opts.Logger.Warn("remove snapshot request", "name", name, "error", err)
+	}
+}
+
+// write copies the database into NAME.db: temporary file, fsync, rename, folder fsync.
+func (s server) write(name string) (int64, error) {
+	tmp, err := os.CreateTemp(s.folder, fsutil.TempName(name+dbSuffix, "*"))
+	if err != nil {
+		return 0, fmt.Errorf("create snapshot file: %w", err)
+	}
+	n, err := s.src.WriteSnapshot(tmp)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), filepath.Join(s.folder, name+dbSuffix))
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return n, fmt.Errorf("write snapshot %s: %w", name, err)
+	}
+	return n, fsutil.SyncDir(s.folder)
+}
+
+// sweep removes every regular file in the folder older than MaxAge: requests nobody can
+// answer, copies and error files whose reader died, temporary files of crashed writers.
+// Readers unlink a copy as soon as they open it, so an old file is an orphan.
+func (s server) sweep(now time.Time) {
+	entries, err := os.ReadDir(s.folder)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		fi, err := e.Info()
+		if err != nil || !fi.Mode().IsRegular() || now.Sub(fi.ModTime()) < s.opts.MaxAge {
+			continue
+		}
+		if err := os.Remove(filepath.Join(s.folder, e.Name())); err == nil {
+			s.opts.Logger.Info("removed stale snapshot file", "file", e.Name())
+		}
+	}
+}

@@ -1,0 +1,195 @@
+package snapshot_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/envsched/envsched/record"
+	"github.com/envsched/envsched/snapshot"
+	"github.com/envsched/envsched/storage"
+	"github.com/envsched/envsched/storage/storagetest"
+)
+
+// commitStep stores one group of four rollouts per task for step s.
+func commitStep(t testing.TB, db *storage.DB, s int64) {
+	t.Helper()
+	b := &storage.Batch{}
+	for task := range 5 {
+		for i := range 4 {
+			b.Rollouts = append(b.Rollouts, storage.Rollout{Rollout: record.Rollout{
+				Env: "env", Task: fmt.Sprint(task), Reward: float64((i + task + int(s)) % 2), Step: s, HasStep: true,
+				RolloutID: fmt.Sprintf("%d-%d-%d", s, task, i)}})
+		}
+	}
+	if _, err := db.Commit(b); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// held opens a writable database in a fresh exchange directory and keeps it open (locked).
+func held(t *testing.T) (dir, path string, db *storage.DB) {
+	t.Helper()
+	dir = t.TempDir()
+	path = filepath.Join(dir, "envsched.db")
+	db, err := storage.Open(path, storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	commitStep(t, db, 1)
+	return dir, path, db
+}
+
+// serve runs the daemon side until the test ends.
+func serve(t *testing.T, src snapshot.Source, dir string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if err := snapshot.Serve(ctx, src, dir, snapshot.ServeOptions{PollInterval: 10 * time.Millisecond}); err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	for { // Serve creates the folder first: wait for it so that Open does not fail fast.
+		if _, err := os.Stat(snapshot.Dir(dir)); err == nil {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestOpenDirectWhenFree(t *testing.T) {
+	dir, path, db := held(t)
+	db.Close()
+	r, err := snapshot.Open(context.Background(), dir, path, snapshot.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if r.Snapshot {
+		t.Fatal("a free database was read through a snapshot")
+	}
+	if c, _ := r.Counters(); c.Rollouts != 20 {
+		t.Fatalf("rollouts %d, want 20", c.Rollouts)
+	}
+}
+
+// TestSnapshotWhileWriting takes snapshots while another goroutine keeps committing: each copy
+// passes the full check, and its counts are a state the writer went through.
+func TestSnapshotWhileWriting(t *testing.T) {
+	dir, path, db := held(t)
+	serve(t, db, dir)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for s := int64(2); ; s++ {
+			select {
+			case <-stop:
+				return
+			default:
+				commitStep(t, db, s)
+			}
+		}
+	})
+	defer func() { close(stop); wg.Wait() }()
+	for range 5 {
+		r, err := snapshot.Open(context.Background(), dir, path, snapshot.Options{PollInterval: 5 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.Snapshot || r.Source != path {
+			t.Fatalf("snapshot %v source %s", r.Snapshot, r.Source)
+		}
+		c, _ := r.Counters()
+		if c.Rollouts < 20 || c.Rollouts%20 != 0 {
+			t.Fatalf("snapshot holds %d rollouts: not a committed state", c.Rollouts)
+		}
+		storagetest.MustCheck(t, r.DB, "")
+		r.Close()
+	}
+	if left, _ := os.ReadDir(snapshot.Dir(dir)); len(left) != 0 {
+		t.Fatalf("files left in the snapshot folder: %v", left)
+	}
+}
+
+func TestHeldWithoutServer(t *testing.T) {
+	dir, path, _ := held(t)
+	_, err := snapshot.Open(context.Background(), dir, path, snapshot.Options{})
+	if !errors.Is(err, snapshot.ErrNoServer) || !errors.Is(err, storage.ErrLocked) {
+		t.Fatalf("no snapshot folder: %v", err)
+	}
+	if err := os.Mkdir(snapshot.Dir(dir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err = snapshot.Open(context.Background(), dir, path, snapshot.Options{Wait: 50 * time.Millisecond})
+	if !errors.Is(err, snapshot.ErrNoServer) || !errors.Is(err, storage.ErrLocked) {
+		t.Fatalf("no server: %v", err)
+	}
+	if left, _ := os.ReadDir(snapshot.Dir(dir)); len(left) != 0 {
+		t.Fatalf("unanswered request left behind: %v", left)
+	}
+}
+
+// failing is a source whose copy fails, like a full disk.
+type failing struct{}
+
+func (failing) WriteSnapshot(io.Writer) (int64, error) { return 0, errors.New("no space left on device") }
+
+func TestServerFailureIsReported(t *testing.T) {
+	dir, path, _ := held(t)
+	serve(t, failing{}, dir)
+	_, err := snapshot.Open(context.Background(), dir, path, snapshot.Options{})
+	if !errors.Is(err, snapshot.ErrFailed) {
+		t.Fatalf("error %v, want ErrFailed", err)
+	}
+	if left, _ := os.ReadDir(snapshot.Dir(dir)); len(left) != 0 {
+		t.Fatalf("files left in the snapshot folder: %v", left)
+	}
+}
+
+func TestServeSweepsLeftovers(t *testing.T) {
+	dir := t.TempDir()
+	folder := snapshot.Dir(dir)
+	if err := os.Mkdir(folder, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	old, fresh := filepath.Join(folder, "dead.db"), filepath.Join(folder, "other.txt")
+	for _, p := range []string{old, fresh} {
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	long := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(old, long, long); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // one pass, then stop
+	if err := snapshot.Serve(ctx, failing{}, dir, snapshot.ServeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(old); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("stale copy not removed: %v", err)
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Fatalf("recent file removed: %v", err)
+	}
+}
+
+func TestServeRefusesLink(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Symlink(t.TempDir(), snapshot.Dir(dir)); err != nil {
+		t.Fatal(err)
+	}
+	if err := snapshot.Serve(context.Background(), failing{}, dir, snapshot.ServeOptions{}); err == nil {
+		t.Fatal("Serve accepted a symbolic link as its folder")
+	}
+}
