@@ -141,7 +141,9 @@ func TestHeldWithoutServer(t *testing.T) {
 // failing is a source whose copy fails, like a full disk.
 type failing struct{}
 
-func (failing) WriteSnapshot(io.Writer) (int64, error) { return 0, errors.New("no space left on device") }
+func (failing) WriteSnapshot(io.Writer) (int64, error) {
+	return 0, errors.New("no space left on device")
+}
 
 func TestServerFailureIsReported(t *testing.T) {
 	dir, path, _ := held(t)
