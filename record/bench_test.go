@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/valyala/fastjson"
 )
 
 // Benchmarks of the rollout parser on the two line shapes of the ingest benchmark, side by side
@@ -90,7 +92,8 @@ func BenchmarkParseRollout(b *testing.B) {
 		lines [][]byte
 	}{{"compact", compactLines(1000)}, {"verl", verlLines(200)}}
 	for _, s := range shapes {
-		b.Run(s.name+"/fastjson", func(b *testing.B) { benchLines(b, s.lines, ParseRollout) })
+		b.Run(s.name+"/scanner", func(b *testing.B) { benchLines(b, s.lines, ParseRollout) })
+		b.Run(s.name+"/fastjson", func(b *testing.B) { benchLines(b, s.lines, parseRolloutFastjson) })
 		b.Run(s.name+"/encoding-json-raw", func(b *testing.B) { benchLines(b, s.lines, parseRolloutStd) })
 	}
 }
@@ -220,16 +223,97 @@ func parseRolloutStd(line []byte) (Rollout, error) {
 	return r, nil
 }
 
-// TestStdAlternativeAgrees keeps the benchmark honest: both parsers give the same records on
+// TestStdAlternativeAgrees keeps the benchmark honest: the three parsers give the same records on
 // the benchmark lines.
 func TestStdAlternativeAgrees(t *testing.T) {
 	for _, lines := range [][][]byte{compactLines(50), verlLines(20)} {
 		for _, l := range lines {
 			a, errA := ParseRollout(l)
 			b, errB := parseRolloutStd(l)
-			if errA != nil || errB != nil || a != b {
-				t.Fatalf("line %.200q:\nfastjson %+v, %v\nstd      %+v, %v", l, a, errA, b, errB)
+			c, errC := parseRolloutFastjson(l)
+			if errA != nil || errB != nil || errC != nil || a != b || a != c {
+				t.Fatalf("line %.200q:\nscanner  %+v, %v\nstd      %+v, %v\nfastjson %+v, %v", l, a, errA, b, errB, c, errC)
 			}
 		}
 	}
+}
+
+// parseRolloutFastjson is the same parse on valyala/fastjson's tree (the parser used before the
+// scanner), for the benchmark only: it reads env, task, reward, step and group by the same key
+// rules, with fastjson's own leniencies (it takes "+1", "NaN", and leaves string contents unchecked).
+func parseRolloutFastjson(line []byte) (Rollout, error) {
+	p := parsers.Get()
+	defer parsers.Put(p)
+	v, err := p.ParseBytes(line)
+	if err != nil {
+		return Rollout{}, &BadLineError{Reason: ReasonInvalidJSON}
+	}
+	o, err := v.Object()
+	if err != nil {
+		return Rollout{}, &BadLineError{Reason: ReasonNotObject}
+	}
+	var f [nKeys]*fastjson.Value
+	o.Visit(func(k []byte, v *fastjson.Value) {
+		if string(k) == "extra_info" {
+			v.GetObject().Visit(func(k []byte, v *fastjson.Value) {
+				switch string(k) {
+				case "data_source":
+					f[kXDataSource] = v
+				case "task_id":
+					f[kXTaskID] = v
+				case "index":
+					f[kXIndex] = v
+				}
+			})
+		} else if i, ok := topKey(k); ok && v.Type() != fastjson.TypeNull {
+			f[i] = v
+		}
+	})
+	first := func(keys ...key) *fastjson.Value {
+		for _, k := range keys {
+			if f[k] != nil {
+				return f[k]
+			}
+		}
+		return nil
+	}
+	id := func(v *fastjson.Value) string {
+		if v == nil {
+			return ""
+		}
+		if v.Type() == fastjson.TypeNumber {
+			s, _ := numberText(v.String())
+			return s
+		}
+		return string(v.GetStringBytes())
+	}
+	var r Rollout
+	if env := first(envKeys...); env == nil || env.Type() != fastjson.TypeString {
+		return Rollout{}, &BadLineError{Reason: ReasonMissingEnv}
+	} else {
+		r.Env = string(env.GetStringBytes())
+	}
+	if r.Task = id(first(taskKeys...)); r.Task == "" {
+		return Rollout{}, &BadLineError{Reason: ReasonMissingTask}
+	}
+	switch rw := first(kReward, kScore); {
+	case rw == nil:
+		return Rollout{}, &BadLineError{Reason: ReasonMissingReward}
+	case rw.Type() == fastjson.TypeTrue:
+		r.Reward = 1
+	case rw.Type() == fastjson.TypeNumber:
+		r.Reward = rw.GetFloat64()
+	}
+	if s := first(kStep, kGlobalStep); s != nil {
+		if n, err := s.Int64(); err == nil {
+			r.Step, r.HasStep = n, true
+		}
+	}
+	if f[kGroupID] == nil && f[kUID] != nil {
+		r.Group = uidPrompt(id(f[kUID]))
+	} else {
+		r.Group = id(first(kGroupID, kGroupIndex))
+	}
+	r.RequestID, r.RolloutID = id(f[kRequestID]), id(f[kRolloutID])
+	return r, nil
 }

@@ -1,6 +1,6 @@
 package record
 
-import "github.com/valyala/fastjson"
+import "bytes"
 
 // key names one key that some field is read from.
 type key int
@@ -52,57 +52,68 @@ var (
 	taskKeys = []key{kTaskID, kTask, kXTaskID, kIndex, kXIndex, kItemID, kID}
 )
 
-// fields holds, per key, the value of its last occurrence; nil when absent or null.
-type fields [nKeys]*fastjson.Value
+// fields holds, per key, the span of its last occurrence; absent (kind none) when missing or null.
+type fields [nKeys]span
 
-// fill records the keys of the top-level object o and of its extra_info object.
-func (f *fields) fill(o *fastjson.Object) {
-	o.Visit(func(k []byte, v *fastjson.Value) {
-		if string(k) == "extra_info" {
-			f.fillExtra(v)
-			return
-		}
-		if i, ok := topKey(k); ok {
-			f.set(i, v)
-		}
-	})
+// setTop is the onKey of the top-level object.
+func (f *fields) setTop(sc scanner, key span, at, depth int) (int, error) {
+	name, ok := keyName(sc, key)
+	if !ok {
+		return 0, errSyntax
+	}
+	if string(name) == "extra_info" {
+		return f.setExtraInfo(sc, at, depth)
+	}
+	end, k, err := sc.value(at, depth)
+	if i, known := topKey(name); known {
+		f[i] = mkSpan(at, end, k)
+	}
+	return end, err
 }
 
-// fillExtra records the nested keys of extra_info. A later extra_info replaces an earlier one
+// setExtraInfo records the nested keys of extra_info. A later extra_info replaces an earlier one
 // whole, as a later duplicate key does.
-func (f *fields) fillExtra(v *fastjson.Value) {
-	f[kXDataSource], f[kXTaskID], f[kXIndex] = nil, nil, nil
-	o, err := v.Object()
-	if err != nil {
-		return
+func (f *fields) setExtraInfo(sc scanner, at, depth int) (int, error) {
+	f[kXDataSource], f[kXTaskID], f[kXIndex] = span{}, span{}, span{}
+	if at >= len(sc.s) || sc.s[at] != '{' {
+		end, _, err := sc.value(at, depth)
+		return end, err
 	}
-	o.Visit(func(k []byte, v *fastjson.Value) {
-		switch string(k) {
-		case "data_source":
-			f.set(kXDataSource, v)
-		case "task_id":
-			f.set(kXTaskID, v)
-		case "index":
-			f.set(kXIndex, v)
+	return sc.object(at, depth+1, func(sc scanner, key span, at, depth int) (int, error) {
+		end, k, err := sc.value(at, depth)
+		name, ok := keyName(sc, key)
+		if !ok {
+			return 0, errSyntax
 		}
+		switch string(name) {
+		case "data_source":
+			f[kXDataSource] = mkSpan(at, end, k)
+		case "task_id":
+			f[kXTaskID] = mkSpan(at, end, k)
+		case "index":
+			f[kXIndex] = mkSpan(at, end, k)
+		}
+		return end, err
 	})
 }
 
-func (f *fields) set(i key, v *fastjson.Value) {
-	if v.Type() == fastjson.TypeNull {
-		v = nil
+// keyName returns the text of a key; false when it has a malformed escape.
+func keyName(sc scanner, key span) ([]byte, bool) {
+	raw := sc.s[key.start+1 : key.end-1]
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return raw, true
 	}
-	f[i] = v
+	return unescape(raw)
 }
 
-// first returns the value of the first of keys present, or nil.
-func (f *fields) first(keys ...key) *fastjson.Value {
+// first returns the span of the first of keys present, or an absent span.
+func (f *fields) first(keys ...key) span {
 	for _, k := range keys {
-		if f[k] != nil {
+		if f[k].kind != none {
 			return f[k]
 		}
 	}
-	return nil
+	return span{}
 }
 
 // topKey maps a top-level key to its index; the switch compiles to a search without allocation.

@@ -47,26 +47,33 @@ var parsers fastjson.ParserPool
 //   - Task ids, group ids and rollout ids that are JSON numbers become decimal strings (see
 //     numberText): 17 -> "17", 3.0 -> "3", 2.5 -> "2.5", integers of any size digit for digit.
 //
-// The whole line must be well-formed JSON in its structure; the values of keys that are not read
-// are not checked further (escapes and UTF-8 inside them, for instance), which keeps verl lines
-// with kilobytes of text cheap.
+// The whole line must be well-formed JSON in its structure (scan.go says what is checked); the
+// strings of keys that are not read are not checked inside (escapes, control characters, UTF-8),
+// which keeps verl lines with kilobytes of text cheap.
 func ParseRollout(line []byte) (Rollout, error) {
 	var r Rollout
-	err := parse(line, func(f *fields) error {
-		var err error
-		if r.Env, r.Task, err = envTask(f); err != nil {
-			return err
-		}
-		if r.Reward, err = reward(f); err != nil {
-			return err
-		}
-		r.Step, r.HasStep = integer(f.first(kStep, kGlobalStep))
-		r.Group = group(f)
-		r.RequestID = optionalID(f.first(kRequestID))
-		r.RolloutID = optionalID(f.first(kRolloutID))
-		return nil
-	})
-	return r, err
+	var d doc
+	err := d.scan(line)
+	if err != nil {
+		return r, err
+	}
+	if r.Env, r.Task, err = d.envTask(); err != nil {
+		return Rollout{}, err
+	}
+	if r.Reward, err = d.reward(); err != nil {
+		return Rollout{}, err
+	}
+	r.Step, r.HasStep = d.integer(d.f.first(kStep, kGlobalStep))
+	if r.Group, err = d.group(); err != nil {
+		return Rollout{}, err
+	}
+	if r.RequestID, err = d.optionalID(d.f[kRequestID]); err != nil {
+		return Rollout{}, err
+	}
+	if r.RolloutID, err = d.optionalID(d.f[kRolloutID]); err != nil {
+		return Rollout{}, err
+	}
+	return r, nil
 }
 
 // ParseTask reads one catalogue line (PROTOCOL.md, "Catalogue records") with the key semantics
@@ -76,18 +83,32 @@ func ParseRollout(line []byte) (Rollout, error) {
 // which is whole or absent (every element a number that fits a float32).
 func ParseTask(line []byte) (Task, error) {
 	var t Task
-	err := parse(line, func(f *fields) error {
-		var err error
-		if t.Env, t.Task, err = envTask(f); err != nil {
-			return err
-		}
-		t.Text = text(f.first(kText, kDescription, kInstruction, kQuestion, kPrompt))
-		t.Tools = tools(f.first(kTools))
-		t.Tags = strs(f.first(kTags))
-		t.Embedding = embedding(f.first(kEmbedding))
-		return nil
-	})
-	return t, err
+	var d doc
+	err := d.scan(line)
+	if err != nil {
+		return t, err
+	}
+	if t.Env, t.Task, err = d.envTask(); err != nil {
+		return Task{}, err
+	}
+	if t.Text, err = d.textField(d.f.first(kText, kDescription, kInstruction, kQuestion, kPrompt)); err != nil {
+		return Task{}, err
+	}
+	d.lists(&t)
+	return t, nil
+}
+
+// lists reads the tools, tags and embedding of a task.
+func (d *doc) lists(t *Task) {
+	if sp := d.f[kTools]; sp.kind == kArray {
+		d.tree(sp, func(v *fastjson.Value) { t.Tools = tools(v) })
+	}
+	if sp := d.f[kTags]; sp.kind == kArray {
+		d.tree(sp, func(v *fastjson.Value) { t.Tags = strs(v) })
+	}
+	if sp := d.f[kEmbedding]; sp.kind == kArray {
+		d.tree(sp, func(v *fastjson.Value) { t.Embedding = embedding(v) })
+	}
 }
 
 // IsBlank reports whether line holds only spaces, tabs, carriage returns and newlines. Readers
@@ -126,8 +147,8 @@ func Head(line []byte, n int) []byte {
 
 var bom = []byte("\xef\xbb\xbf")
 
-// parse runs use on the fields of line's top-level object while the parser's values are alive.
-func parse(line []byte, use func(*fields) error) error {
+// scan checks line and finds the keys that are read.
+func (d *doc) scan(line []byte) error {
 	if len(line) > MaxLine {
 		return &BadLineError{Reason: ReasonTooLong}
 	}
@@ -135,17 +156,6 @@ func parse(line []byte, use func(*fields) error) error {
 	if IsBlank(line) {
 		return &BadLineError{Reason: ReasonEmpty}
 	}
-	p := parsers.Get()
-	defer parsers.Put(p)
-	v, err := p.ParseBytes(line)
-	if err != nil {
-		return &BadLineError{Reason: ReasonInvalidJSON}
-	}
-	o, err := v.Object()
-	if err != nil {
-		return &BadLineError{Reason: ReasonNotObject}
-	}
-	var f fields
-	f.fill(o)
-	return use(&f)
+	d.s = line
+	return scanner{line}.top(&d.f)
 }

@@ -262,10 +262,15 @@ func refEmbedding(v any) []float32 {
 }
 
 // refComparable reports whether the reference's view of line can be compared with the fast
-// path's: encoding/json accepts it and it is valid UTF-8 without lone surrogate escapes (which
-// encoding/json turns into U+FFFD) and not nested deeper than fastjson's limit.
-func refComparable(line []byte) bool {
-	return json.Valid(bytes.TrimPrefix(line, bom)) && utf8.Valid(line) && !bytes.Contains(line, []byte(`\u`)) && depth(line) < 250
+// path's: encoding/json accepts it, it is valid UTF-8 (encoding/json replaces invalid bytes) and
+// not nested deeper than the scanner's limit. For tasks, lines with \u escapes are left out too:
+// the lists of a task are decoded by fastjson, which keeps lone surrogates where encoding/json
+// writes U+FFFD.
+func refComparable(line []byte, task bool) bool {
+	if task && bytes.Contains(line, []byte(`\u`)) {
+		return false
+	}
+	return json.Valid(bytes.TrimPrefix(line, bom)) && utf8.Valid(line) && depth(line) < maxDepth
 }
 
 // depth is an upper bound of line's nesting (brackets inside strings counted too).

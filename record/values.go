@@ -1,35 +1,62 @@
 package record
 
 import (
+	"bytes"
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/valyala/fastjson"
 )
 
-// envTask reads the two required fields of every record.
-func envTask(f *fields) (env, task string, err error) {
-	v := f.first(envKeys...)
-	if v == nil {
-		return "", "", &BadLineError{Reason: ReasonMissingEnv}
+// doc is a scanned line: its bytes and the spans of the keys that are read.
+type doc struct {
+	s []byte
+	f fields
+}
+
+// raw returns the JSON text of the value at sp.
+func (d *doc) raw(sp span) []byte { return d.s[sp.start:sp.end] }
+
+// str returns the unescaped contents of the string at sp (sharing d.s when it has no escape);
+// false when it has a malformed escape or a control character, which make the line invalid JSON.
+func (d *doc) str(sp span) ([]byte, bool) {
+	raw := d.s[sp.start+1 : sp.end-1]
+	for _, c := range raw {
+		if c < 0x20 {
+			return nil, false
+		}
 	}
-	if v.Type() != fastjson.TypeString {
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return raw, true
+	}
+	return unescape(raw)
+}
+
+// envTask reads the two required fields of every record.
+func (d *doc) envTask() (env, task string, err error) {
+	sp := d.f.first(envKeys...)
+	switch sp.kind {
+	case none:
+		return "", "", &BadLineError{Reason: ReasonMissingEnv}
+	case kString:
+	default:
 		return "", "", &BadLineError{Reason: ReasonBadEnv}
 	}
-	if env, err = name(v, ReasonEmptyEnv, ReasonEnvUTF8); err != nil {
+	if env, err = d.name(sp, ReasonEmptyEnv, ReasonEnvUTF8); err != nil {
 		return "", "", err
 	}
-	v = f.first(taskKeys...)
-	switch {
-	case v == nil:
+	switch sp = d.f.first(taskKeys...); sp.kind {
+	case none:
 		return "", "", &BadLineError{Reason: ReasonMissingTask}
-	case v.Type() == fastjson.TypeString:
-		task, err = name(v, ReasonEmptyTask, ReasonTaskUTF8)
-	case v.Type() == fastjson.TypeNumber:
+	case kString:
+		task, err = d.name(sp, ReasonEmptyTask, ReasonTaskUTF8)
+	case kNumber:
 		var ok bool
-		if task, ok = numberText(raw(v)); !ok {
+		if task, ok = numberText(string(d.raw(sp))); !ok {
 			err = &BadLineError{Reason: ReasonBadTask}
 		}
 	default:
@@ -38,50 +65,81 @@ func envTask(f *fields) (env, task string, err error) {
 	return env, task, err
 }
 
-// name returns the non-empty, valid UTF-8 string value v.
-func name(v *fastjson.Value, empty, badUTF8 string) (string, error) {
-	b := v.GetStringBytes()
-	if len(b) == 0 {
+// name returns the non-empty, valid UTF-8 string at sp.
+func (d *doc) name(sp span, empty, badUTF8 string) (string, error) {
+	b, ok := d.str(sp)
+	switch {
+	case !ok:
+		return "", &BadLineError{Reason: ReasonInvalidJSON}
+	case len(b) == 0:
 		return "", &BadLineError{Reason: empty}
-	}
-	if !utf8.Valid(b) {
+	case !utf8.Valid(b):
 		return "", &BadLineError{Reason: badUTF8}
 	}
 	return string(b), nil
 }
 
 // reward reads reward or score: a finite number, or a boolean (true = 1).
-func reward(f *fields) (float64, error) {
-	v := f.first(kReward, kScore)
-	if v == nil {
+func (d *doc) reward() (float64, error) {
+	switch sp := d.f.first(kReward, kScore); sp.kind {
+	case none:
 		return 0, &BadLineError{Reason: ReasonMissingReward}
-	}
-	switch v.Type() {
-	case fastjson.TypeTrue:
+	case kTrue:
 		return 1, nil
-	case fastjson.TypeFalse:
+	case kFalse:
 		return 0, nil
-	case fastjson.TypeNumber:
-	default:
-		return 0, &BadLineError{Reason: ReasonBadReward}
+	case kNumber:
+		x := parseFloat(d.raw(sp))
+		if math.IsInf(x, 0) {
+			return 0, &BadLineError{Reason: ReasonNonFiniteReward}
+		}
+		return x, nil
 	}
-	s := raw(v)
-	if !isJSONNumber(s) {
-		return 0, &BadLineError{Reason: ReasonInvalidJSON}
+	return 0, &BadLineError{Reason: ReasonBadReward}
+}
+
+// parseFloat reads a well-formed JSON number: ±Inf when it overflows, 0 when it underflows.
+func parseFloat(b []byte) float64 {
+	if n, ok := smallInt(b); ok {
+		return float64(n)
 	}
-	x, _ := strconv.ParseFloat(s, 64) // well-formed: only ErrRange, with x = ±Inf or a tiny 0
-	if math.IsInf(x, 0) {
-		return 0, &BadLineError{Reason: ReasonNonFiniteReward}
+	// The string does not outlive the call: strconv copies what it keeps in an error.
+	x, _ := strconv.ParseFloat(unsafe.String(unsafe.SliceData(b), len(b)), 64)
+	return x
+}
+
+// smallInt reads an integer literal of at most 15 digits, exact in an int64 and a float64.
+func smallInt(b []byte) (int64, bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
 	}
-	return x, nil
+	if len(b) == 0 || len(b) > 15 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
 }
 
 // integer reads an integral number that fits an int64 (5, 5.0, 5e0); anything else is absent.
-func integer(v *fastjson.Value) (int64, bool) {
-	if v == nil || v.Type() != fastjson.TypeNumber || !isJSONNumber(raw(v)) {
+func (d *doc) integer(sp span) (int64, bool) {
+	if sp.kind != kNumber {
 		return 0, false
 	}
-	s := raw(v)
+	b := d.raw(sp)
+	if n, ok := smallInt(b); ok {
+		return n, true
+	}
+	s := string(b)
 	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
 		return n, true
 	}
@@ -95,12 +153,12 @@ func integer(v *fastjson.Value) (int64, bool) {
 // group reads group_id, uid or group_index. A verl V1 uid PROMPT_SESSION_INDEX (two trailing
 // "_digits" segments after a non-empty prefix) counts as PROMPT, so that every rollout of one
 // prompt shares a group whatever its session and index.
-func group(f *fields) string {
-	v := f.first(kGroupID, kUID, kGroupIndex)
-	if v != nil && v == f[kUID] {
-		return uidPrompt(optionalID(v))
+func (d *doc) group() (string, error) {
+	if d.f[kGroupID].kind == none && d.f[kUID].kind != none {
+		g, err := d.optionalID(d.f[kUID])
+		return uidPrompt(g), err
 	}
-	return optionalID(v)
+	return d.optionalID(d.f.first(kGroupID, kGroupIndex))
 }
 
 // uidPrompt strips the _SESSION_INDEX suffix of a verl V1 uid.
@@ -127,33 +185,31 @@ func cutDigits(s string) (string, bool) {
 	return s[:i-1], true
 }
 
-// optionalID reads an optional id: a non-empty valid UTF-8 string, or a number as numberText.
-// Anything else is absent ("").
-func optionalID(v *fastjson.Value) string {
-	if v == nil {
-		return ""
-	}
-	switch v.Type() {
-	case fastjson.TypeString:
-		if b := v.GetStringBytes(); utf8.Valid(b) {
-			return string(b)
+// optionalID reads an optional id: a valid UTF-8 string, or a number as numberText. Anything
+// else is absent (""); a malformed string is an invalid line.
+func (d *doc) optionalID(sp span) (string, error) {
+	switch sp.kind {
+	case kString:
+		b, ok := d.str(sp)
+		if !ok {
+			return "", &BadLineError{Reason: ReasonInvalidJSON}
 		}
-	case fastjson.TypeNumber:
-		s, _ := numberText(raw(v))
-		return s
+		if utf8.Valid(b) {
+			return string(b), nil
+		}
+	case kNumber:
+		s, _ := numberText(string(d.raw(sp)))
+		return s, nil
 	}
-	return ""
+	return "", nil
 }
 
 // numberText turns a JSON number into the decimal string that names it. An integer literal keeps
 // its digits exactly, whatever its size ("-0" becomes "0"). A number with a fraction or an
 // exponent is read as a float64: an integral value below 1e21 is written without fraction or
 // exponent (3.0 and 3e0 -> "3"), any other as Go's shortest 'g' form (2.5 -> "2.5", 1e21 ->
-// "1e+21"). Malformed and infinite numbers (1e999) give false.
+// "1e+21"). Infinite numbers (1e999) give false. s must be a well-formed JSON number.
 func numberText(s string) (string, bool) {
-	if !isJSONNumber(s) {
-		return "", false
-	}
 	if !strings.ContainsAny(s, ".eE") {
 		if s == "-0" {
 			return "0", true
@@ -170,55 +226,6 @@ func numberText(s string) (string, bool) {
 		return strconv.FormatFloat(x, 'f', -1, 64), true
 	}
 	return strconv.FormatFloat(x, 'g', -1, 64), true
-}
-
-// raw returns the text of a number value as it stands in the line.
-func raw(v *fastjson.Value) string {
-	var buf [32]byte
-	return string(v.MarshalTo(buf[:0]))
-}
-
-// isJSONNumber reports whether s is a number by RFC 8259's grammar (fastjson itself also takes
-// forms such as "+1", "1.", "NaN" and "inf").
-func isJSONNumber(s string) bool {
-	i := 0
-	if i < len(s) && s[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(s) && s[i] == '0':
-		i++
-	case i < len(s) && s[i] >= '1' && s[i] <= '9':
-		i = digits(s, i)
-	default:
-		return false
-	}
-	if i < len(s) && s[i] == '.' {
-		if j := digits(s, i+1); j > i+1 {
-			i = j
-		} else {
-			return false
-		}
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		j := digits(s, i)
-		if j == i {
-			return false
-		}
-		i = j
-	}
-	return i == len(s)
-}
-
-func digits(s string, i int) int {
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		i++
-	}
-	return i
 }
 
 // maxTextDepth bounds the nesting that text follows (turns of messages of content parts).
@@ -319,10 +326,11 @@ func embedding(v *fastjson.Value) []float32 {
 	a := v.GetArray()
 	out := make([]float32, len(a))
 	for i, e := range a {
-		if e.Type() != fastjson.TypeNumber || !isJSONNumber(raw(e)) {
+		if e.Type() != fastjson.TypeNumber {
 			return nil
 		}
-		x, err := strconv.ParseFloat(raw(e), 32)
+		var buf [32]byte
+		x, err := strconv.ParseFloat(string(e.MarshalTo(buf[:0])), 32) // well-formed: the scanner checked it
 		if err != nil && math.IsInf(x, 0) {
 			return nil
 		}
@@ -343,4 +351,116 @@ func last(o *fastjson.Object, key string) *fastjson.Value {
 		return nil
 	}
 	return found
+}
+
+// textField reads the text at sp: a string, or a list or object as text describes.
+func (d *doc) textField(sp span) (string, error) {
+	switch sp.kind {
+	case kString:
+		b, ok := d.str(sp)
+		if !ok {
+			return "", &BadLineError{Reason: ReasonInvalidJSON}
+		}
+		return strings.ToValidUTF8(string(b), "\uFFFD"), nil
+	case kArray, kObject:
+		var t string
+		d.tree(sp, func(v *fastjson.Value) { t = text(v) })
+		return t, nil
+	}
+	return "", nil
+}
+
+// tree parses the list or object at sp with fastjson and hands it to use, whose results must not
+// keep the value (the parser is reused).
+func (d *doc) tree(sp span, use func(*fastjson.Value)) {
+	p := parsers.Get()
+	defer parsers.Put(p)
+	if v, err := p.ParseBytes(d.raw(sp)); err == nil { // the scanner checked it: no error expected
+		use(v)
+	}
+}
+
+// unescape decodes the escapes of a JSON string's contents as encoding/json does: a lone
+// surrogate becomes U+FFFD. False when an escape is malformed.
+func unescape(raw []byte) ([]byte, bool) {
+	out := make([]byte, 0, len(raw))
+	for i := 0; i < len(raw); {
+		c := raw[i]
+		if c != '\\' {
+			out = append(out, c)
+			i++
+			continue
+		}
+		if i+1 >= len(raw) {
+			return nil, false
+		}
+		if e := simpleEscape(raw[i+1]); e != 0 {
+			out = append(out, e)
+			i += 2
+			continue
+		}
+		if raw[i+1] != 'u' {
+			return nil, false
+		}
+		r, ok := hex4(raw[i+2:])
+		if !ok {
+			return nil, false
+		}
+		i += 6
+		if utf16.IsSurrogate(r) {
+			r2, ok := rune(0), false
+			if i+1 < len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
+				r2, ok = hex4(raw[i+2:])
+			}
+			if dec := utf16.DecodeRune(r, r2); ok && dec != utf8.RuneError {
+				r = dec
+				i += 6
+			} else {
+				r = utf8.RuneError
+			}
+		}
+		out = utf8.AppendRune(out, r)
+	}
+	return out, true
+}
+
+// simpleEscape returns the byte that \c stands for, or 0 when c is 'u' or no escape.
+func simpleEscape(c byte) byte {
+	switch c {
+	case '"', '\\', '/':
+		return c
+	case 'b':
+		return '\b'
+	case 'f':
+		return '\f'
+	case 'n':
+		return '\n'
+	case 'r':
+		return '\r'
+	case 't':
+		return '\t'
+	}
+	return 0
+}
+
+// hex4 reads the four hex digits of a \u escape.
+func hex4(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		case c >= 'A' && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
 }
