@@ -42,13 +42,15 @@ func (q *quarantineLog) Handle(ctx context.Context, r slog.Record) error {
 		}
 		return q.next.Handle(ctx, r)
 	}
-	key := quarantineKey{}
+	key, n := quarantineKey{}, 1
 	visit := func(a slog.Attr) bool {
 		switch a.Key {
-		case "file", "path":
+		case "path":
 			key.file = a.Value.String()
 		case "reason":
 			key.reason = a.Value.String()
+		case "count": // "more lines quarantined": the ingester stopped itemising them
+			n = int(a.Value.Int64())
 		}
 		return true
 	}
@@ -57,7 +59,7 @@ func (q *quarantineLog) Handle(ctx context.Context, r slog.Record) error {
 	}
 	r.Attrs(visit)
 	q.state.mu.Lock()
-	q.state.counts[key]++
+	q.state.counts[key] += n
 	q.state.mu.Unlock()
 	return nil
 }
@@ -90,6 +92,10 @@ func (q *quarantineLog) flush(log *slog.Logger) {
 		return keys[i].reason < keys[j].reason
 	})
 	for _, k := range keys {
+		if k == (quarantineKey{}) {
+			log.Warn("quarantined lines", "count", counts[k], "note", "not itemised by file; see envsched stats")
+			continue
+		}
 		log.Warn("quarantined lines", "file", k.file, "reason", k.reason, "count", counts[k])
 	}
 }

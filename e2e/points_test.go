@@ -1,0 +1,87 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+)
+
+// writeRollouts appends n lines with ids prefix-i to DIR/rollouts/name and returns the ids.
+func writeRollouts(t *testing.T, dir, name, prefix string, n int) []string {
+	t.Helper()
+	path := filepath.Join(dir, "rollouts", name)
+	must(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	must(t, err)
+	defer f.Close()
+	var b strings.Builder
+	ids := make([]string, n)
+	for i := range n {
+		ids[i] = fmt.Sprintf("%s-%d", prefix, i)
+		b.WriteString(rolloutLine(ids[i], i))
+	}
+	_, err = f.WriteString(b.String())
+	must(t, err)
+	return ids
+}
+
+// Each crash point, reached while answering, kills the process; a restart answers the request
+// with what was stored (or answers it afresh when nothing was), sweeps the temporary file, and
+// everything is counted once.
+func TestCrashPoints(t *testing.T) {
+	for _, point := range []string{"before-commit", "after-commit", "before-rename", "before-dirsync",
+		"before-rename:2", "after-commit:3"} {
+		t.Run(strings.ReplaceAll(point, ":", "-"), func(t *testing.T) {
+			dir := t.TempDir()
+			ids := writeRollouts(t, dir, "a.jsonl", "a", 300)
+			rd := newReader(dir)
+			ctx, stop := context.WithCancel(context.Background())
+			var wg sync.WaitGroup
+			wg.Go(func() { rd.run(ctx) })
+			defer func() { stop(); wg.Wait() }()
+
+			d := start(t, dir, opts{env: []string{"ENVSCHED_CRASHPOINT=" + point}})
+			var reqs []string
+			for i := 0; !d.exited(); i++ {
+				if i >= 5 {
+					t.Fatalf("no crash at %s after 5 requests\nstderr:\n%s", point, d.stderr.String())
+				}
+				id := fmt.Sprintf("r%d", i)
+				reqs = append(reqs, id)
+				ids = append(ids, writeRollouts(t, dir, "b.jsonl", id, 50)...)
+				writeRequest(t, dir, id, `{"size": 2}`)
+				waitUntil(t, "answer or crash", func() bool {
+					_, err := os.Stat(filepath.Join(dir, "batches", id+".json"))
+					return err == nil || d.exited()
+				})
+			}
+			d.wait()
+			if ws := d.state.Sys().(syscall.WaitStatus); !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+				t.Fatalf("process ended with %v; want killed at the crash point\nstderr:\n%s", d.state,
+					d.stderr.String())
+			}
+			if strings.HasPrefix(point, "before-rename") && len(leftovers(t, dir)) == 0 {
+				t.Errorf("no temporary batch file at the crash before the rename")
+			}
+
+			d = start(t, dir, opts{})
+			for _, id := range reqs {
+				waitBatch(t, d, id)
+			}
+			writeRequest(t, dir, "after", `{}`)
+			if got := rolloutsSeen(t, waitBatch(t, d, "after")); got != int64(len(ids)) {
+				t.Errorf("rollouts_seen %d after restart; want %d", got, len(ids))
+			}
+			rd.pass()
+			if code := d.signal(syscall.SIGTERM); code != 0 {
+				t.Errorf("SIGTERM: exit %d", code)
+			}
+			checkAfterCrashes(t, dir, ids, append(reqs, "after"), rd)
+		})
+	}
+}

@@ -1,0 +1,256 @@
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// waitStatus waits until status.json satisfies cond.
+func waitStatus(t *testing.T, d *daemon, what string, cond func(status) bool) status {
+	t.Helper()
+	var st status
+	waitUntil(t, what, func() bool {
+		if d.exited() {
+			t.Fatalf("envsched exited (%d) waiting for %s\nstderr:\n%s", d.state.ExitCode(), what,
+				tail(d.stderr.String(), 4000))
+		}
+		var err error
+		st, err = readStatus(d.dir)
+		return err == nil && st.PID == d.cmd.Process.Pid && cond(st)
+	})
+	return st
+}
+
+// Polling alone, and fsnotify that loses events to (injected) overflows with no safety poll to
+// fall back on: every file and request written while the daemon runs is seen, without any
+// request forcing a full scan for the rollouts.
+func TestNothingMissed(t *testing.T) {
+	modes := []struct {
+		name string
+		o    opts
+		want string
+	}{
+		{"poll", opts{args: []string{"--poll"}}, "poll"},
+		{"notify-overflow", opts{args: []string{"--rescan-interval", "1h"},
+			env: []string{"ENVSCHED_TEST_OVERFLOW_EVERY=7"}}, "notify"},
+	}
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			dir := t.TempDir()
+			d := start(t, dir, m.o)
+			d.waitReady()
+			var ids []string
+			var reqs []string
+			for i := range 40 {
+				ids = append(ids, writeRollouts(t, dir, fmt.Sprintf("sub%d/f%d.jsonl", i%3, i%11),
+					fmt.Sprint("x", i), 25)...)
+				if i%4 == 0 {
+					id := fmt.Sprintf("q%d", i)
+					writeRequest(t, dir, id, `{}`)
+					reqs = append(reqs, id)
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			st := waitStatus(t, d, "all rollouts counted from hints alone", func(s status) bool {
+				return s.Rollouts == int64(len(ids)) && s.RequestsAnswered == int64(len(reqs))
+			})
+			if st.WatchMode != m.want {
+				t.Errorf("watch_mode %q; want %q", st.WatchMode, m.want)
+			}
+			for _, id := range reqs {
+				waitBatch(t, d, id)
+			}
+			if m.name == "notify-overflow" && !strings.Contains(d.stderr.String(), `"msg":"rescan"`) {
+				t.Errorf("no rescan logged after injected overflows")
+			}
+			if code := d.signal(syscall.SIGINT); code != 0 {
+				t.Errorf("SIGINT: exit %d; want 0", code)
+			}
+			checkExactlyOnce(t, dir, ids)
+		})
+	}
+}
+
+// A burst of 10,000 small rollout files written while the daemon runs (more events than
+// inotify's default queue holds) is counted in full.
+func TestBurstOfSmallFiles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("10,000 files")
+	}
+	dir := t.TempDir()
+	d := start(t, dir, opts{args: []string{"--rescan-interval", "1h"}})
+	d.waitReady()
+	const n = 10000
+	ids := make([]string, n)
+	for i := range n {
+		ids[i] = fmt.Sprintf("burst-%d", i)
+		p := filepath.Join(dir, "rollouts", "burst", fmt.Sprintf("d%02d", i%50), fmt.Sprintf("f%05d.jsonl", i))
+		if i < 50 {
+			must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		}
+		must(t, os.WriteFile(p, []byte(rolloutLine(ids[i], i)), 0o644))
+	}
+	waitStatus(t, d, "10,000 rollouts counted", func(s status) bool { return s.Rollouts == n })
+	writeRequest(t, dir, "after-burst", `{}`)
+	if got := rolloutsSeen(t, waitBatch(t, d, "after-burst")); got != n {
+		t.Errorf("rollouts_seen %d; want %d", got, n)
+	}
+	if code := d.signal(syscall.SIGTERM); code != 0 {
+		t.Errorf("SIGTERM: exit %d", code)
+	}
+	checkExactlyOnce(t, dir, ids)
+}
+
+// SIGTERM while the backlog is being ingested stops the daemon with exit 0, what it committed
+// consistent; the next start goes on from there and counts everything once.
+func TestGracefulStopDuringBacklog(t *testing.T) {
+	dir := t.TempDir()
+	var ids []string
+	for i := range 20 {
+		ids = append(ids, writeRollouts(t, dir, fmt.Sprintf("big/f%02d.jsonl", i), fmt.Sprint("b", i), 20000)...)
+	}
+	d := start(t, dir, opts{})
+	waitUntil(t, "serving", func() bool { return strings.Contains(d.stderr.String(), `"msg":"serving"`) })
+	time.Sleep(time.Second) // into the backlog, which takes several seconds here
+	if code := d.signal(syscall.SIGTERM); code != 0 {
+		t.Fatalf("SIGTERM during backlog: exit %d; want 0\nstderr:\n%s", code, d.stderr.String())
+	}
+	f := readDB(t, dir)
+	if f.check != nil {
+		t.Errorf("database after the stop: %v", f.check)
+	}
+	t.Logf("committed before the stop: %d of %d", f.counters.Rollouts, len(ids))
+	if f.counters.Rollouts == int64(len(ids)) {
+		t.Logf("the whole backlog was in before SIGTERM: the stop was not exercised mid-backlog")
+	}
+
+	d = start(t, dir, opts{})
+	writeRequest(t, dir, "after", `{}`)
+	if got := rolloutsSeen(t, waitBatch(t, d, "after")); got != int64(len(ids)) {
+		t.Errorf("rollouts_seen %d after restart; want %d", got, len(ids))
+	}
+	if code := d.signal(syscall.SIGTERM); code != 0 {
+		t.Errorf("SIGTERM: exit %d", code)
+	}
+	checkExactlyOnce(t, dir, ids)
+}
+
+// Bad requests of every kind and a torrent of bad rollout lines leave the daemon serving good
+// requests, with the counts in status.json and one log line per file and reason.
+func TestBadInputs(t *testing.T) {
+	dir := t.TempDir()
+	d := start(t, dir, opts{})
+	d.waitReady()
+	bad := []string{
+		`not json at all`,
+		`["an", "array"]`,
+		`{"env":"e","task_id":"t"}`,
+		`{"env":"e","task_id":"t","reward":"high"}`,
+		`{"task_id":"t","reward":1}`,
+		`{"env":"e","reward":1}`,
+		`{"env":"e","task_id":"t","reward":1e999}`,
+	}
+	var b strings.Builder
+	var ids []string
+	nbad := 0
+	for i := range 3000 {
+		if i%3 == 0 {
+			id := fmt.Sprint("good-", i)
+			ids = append(ids, id)
+			b.WriteString(rolloutLine(id, i))
+		} else {
+			b.WriteString(bad[i%len(bad)] + "\n")
+			nbad++
+		}
+	}
+	must(t, os.WriteFile(filepath.Join(dir, "rollouts", "torrent.jsonl"), []byte(b.String()), 0o644))
+	requests := map[string]string{
+		"badjson":       `{"size": `,
+		"array":         `[1]`,
+		"unknown-field": `{"sise": 3}`,
+		"too-big":       `{"size": 100001}`,
+		"neg":           `{"size": -1}`,
+		"huge":          `{"size": 1` + strings.Repeat(" ", 2<<20) + `}`,
+		"-bad-id":       `{}`,
+		"bad id":        `{}`,
+	}
+	for id, body := range requests {
+		writeRequest(t, dir, id, body)
+	}
+	writeRequest(t, dir, "good", `{"size": 2}`)
+	if got := rolloutsSeen(t, waitBatch(t, d, "good")); got != int64(len(ids)) {
+		t.Errorf("rollouts_seen %d; want %d good lines", got, len(ids))
+	}
+	for id := range requests {
+		var e struct{ ID, Error string }
+		data := waitFile(t, d, filepath.Join(dir, "batches", id+".error.json"))
+		if err := json.Unmarshal(data, &e); err != nil || e.ID != id || e.Error == "" {
+			t.Errorf("%s: error file %s (%v)", id, data, err)
+		}
+	}
+	st := waitStatus(t, d, "counts", func(s status) bool { return s.Quarantined == int64(nbad) })
+	if st.Rollouts != int64(len(ids)) || st.RequestsAnswered != 1 {
+		t.Errorf("status %+v; want %d rollouts, 1 request answered", st, len(ids))
+	}
+	if code := d.signal(syscall.SIGTERM); code != 0 {
+		t.Errorf("SIGTERM: exit %d", code)
+	}
+	if n := countLogLines(t, d.stderr.String(), "quarantined lines"); n == 0 || n > 20 {
+		t.Errorf("%d log lines for quarantined lines; want a few (per file and reason), not one per line", n)
+	}
+	checkExactlyOnce(t, dir, ids)
+}
+
+func waitFile(t *testing.T, d *daemon, path string) []byte {
+	t.Helper()
+	var data []byte
+	waitUntil(t, path, func() bool {
+		var err error
+		data, err = os.ReadFile(path)
+		return err == nil
+	})
+	return data
+}
+
+func countLogLines(t *testing.T, log, msg string) int {
+	t.Helper()
+	n := 0
+	sc := bufio.NewScanner(strings.NewReader(log))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var rec map[string]any
+		if json.Unmarshal(sc.Bytes(), &rec) == nil && rec["msg"] == msg {
+			n++
+		}
+	}
+	return n
+}
+
+// A second daemon on the same database exits 3 with a message naming the database; SIGINT
+// stops the first with 0.
+func TestExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	first := start(t, dir, opts{})
+	first.waitReady()
+	second := start(t, dir, opts{})
+	if code := second.wait(); code != 3 {
+		t.Errorf("second daemon: exit %d; want 3", code)
+	}
+	if !strings.Contains(second.stderr.String(), filepath.Join(dir, "envsched.db")) {
+		t.Errorf("second daemon's message does not name the database: %s", second.stderr.String())
+	}
+	bad := start(t, dir, opts{args: []string{"--batch-size", "0x"}})
+	if code := bad.wait(); code != 2 {
+		t.Errorf("bad flag: exit %d; want 2", code)
+	}
+	if code := first.signal(syscall.SIGINT); code != 0 {
+		t.Errorf("SIGINT: exit %d; want 0", code)
+	}
+}
