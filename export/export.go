@@ -1,0 +1,145 @@
+package export
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/envsched/envsched/storage"
+)
+
+// What names a kind of record to export.
+type What string
+
+// The kinds of record.
+const (
+	Rollouts   What = "rollouts"   // one line per stored rollout
+	Tasks      What = "tasks"      // one line per task: catalogue metadata and statistics
+	Batches    What = "batches"    // JSON lines: one stored answer per line; CSV: one row per chosen task
+	Quarantine What = "quarantine" // one line per quarantined line: where it was and why
+)
+
+// Whats lists every kind, for help texts.
+var Whats = []What{Rollouts, Tasks, Batches, Quarantine}
+
+// Format names an output format.
+type Format string
+
+// The formats.
+const (
+	JSONL Format = "jsonl" // one JSON object per line
+	CSV   Format = "csv"   // a header row, then one row per record (RFC 4180)
+)
+
+// ErrUnknown means a What or Format that this package does not know.
+var ErrUnknown = errors.New("unknown export kind or format")
+
+// Write writes every record of kind what held in r's snapshot to w, in format, and returns how
+// many records it wrote. cfg is the database's configuration (for the reward scale).
+func Write(w io.Writer, r *storage.Reader, cfg storage.Config, what What, format Format) (int64, error) {
+	if format != JSONL && format != CSV {
+		return 0, fmt.Errorf("format %q (use jsonl or csv): %w", format, ErrUnknown)
+	}
+	bw := bufio.NewWriterSize(w, 1<<16)
+	out := newSink(bw, format)
+	var err error
+	switch what {
+	case Rollouts:
+		err = writeRollouts(out, r)
+	case Tasks:
+		err = writeTasks(out, r, cfg.Reward)
+	case Batches:
+		err = writeBatches(out, r)
+	case Quarantine:
+		err = writeQuarantine(out, r)
+	default:
+		return 0, fmt.Errorf("export %q (use %s): %w", what, whatList(), ErrUnknown)
+	}
+	if err == nil {
+		err = out.flush()
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err != nil {
+		return out.n, fmt.Errorf("export %s: %w", what, err)
+	}
+	return out.n, nil
+}
+
+func whatList() string {
+	names := make([]string, len(Whats))
+	for i, w := range Whats {
+		names[i] = string(w)
+	}
+	return strings.Join(names, ", ")
+}
+
+// sink writes records as JSON lines or CSV rows; the CSV header is written before the first row.
+type sink struct {
+	w      *bufio.Writer
+	format Format
+	csv    *csv.Writer
+	header bool
+	n      int64
+}
+
+func newSink(w *bufio.Writer, format Format) *sink {
+	s := &sink{w: w, format: format}
+	if format == CSV {
+		s.csv = csv.NewWriter(w)
+	}
+	return s
+}
+
+// json writes v as one line.
+func (s *sink) json(v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	s.n++
+	s.w.Write(data)
+	return s.w.WriteByte('\n')
+}
+
+// raw writes data, a JSON document, compacted into one line.
+func (s *sink) raw(data []byte) error {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, data); err != nil {
+		return fmt.Errorf("stored answer is not JSON: %w", err)
+	}
+	s.n++
+	buf.WriteByte('\n')
+	_, err := s.w.Write(buf.Bytes())
+	return err
+}
+
+// row writes one CSV row, with header before the first.
+func (s *sink) row(header, fields []string) error {
+	if !s.header {
+		s.header = true
+		if err := s.csv.Write(header); err != nil {
+			return err
+		}
+	}
+	s.n++
+	return s.csv.Write(fields)
+}
+
+func (s *sink) flush() error {
+	if s.csv == nil {
+		return nil
+	}
+	s.csv.Flush()
+	return s.csv.Error()
+}
+
+func ftoa(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+func itoa(i int64) string   { return strconv.FormatInt(i, 10) }
