@@ -128,7 +128,7 @@ func (g *gen) answer(id string, step int64, chosen []storage.TaskKey) ([]byte, e
 	}
 	return json.Marshal(map[string]any{"id": id, "policy": "reporttest", "step": step,
 		"created_at": time.Date(2026, 12, 2, 17, 0, int(step), 0, time.UTC).Format(time.RFC3339),
-		"size": len(chosen), "group_size": g.opts.GroupSize, "rollouts_seen": g.run.Rollouts,
+		"size":       len(chosen), "group_size": g.opts.GroupSize, "rollouts_seen": g.run.Rollouts,
 		"envs": envs, "tasks": tasks})
 }
 
