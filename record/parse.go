@@ -36,7 +36,7 @@ var parsers fastjson.ParserPool
 // and a leading UTF-8 byte order mark are allowed. Every fault that must quarantine the line is
 // a *BadLineError; no other error is returned.
 //
-// Key semantics, shared with ParseTask:
+// The strings of the Rollout share one allocation. Key semantics, shared with ParseTask:
 //   - Each field is taken from the first of its keys present, in the order of PROTOCOL.md. A key
 //     whose value is null counts as absent.
 //   - When a key occurs more than once in an object, the last occurrence counts (as in Python's
@@ -51,28 +51,31 @@ var parsers fastjson.ParserPool
 // strings of keys that are not read are not checked inside (escapes, control characters, UTF-8),
 // which keeps verl lines with kilobytes of text cheap.
 func ParseRollout(line []byte) (Rollout, error) {
-	var r Rollout
 	var d doc
-	err := d.scan(line)
-	if err != nil {
-		return r, err
-	}
-	if r.Env, r.Task, err = d.envTask(); err != nil {
+	if err := d.scan(line); err != nil {
 		return Rollout{}, err
 	}
+	env, task, err := d.envTask()
+	if err != nil {
+		return Rollout{}, err
+	}
+	r := Rollout{}
 	if r.Reward, err = d.reward(); err != nil {
 		return Rollout{}, err
 	}
 	r.Step, r.HasStep = d.integer(d.f.first(kStep, kGlobalStep))
-	if r.Group, err = d.group(); err != nil {
+	b := [5][]byte{env, task} // then group, request, rollout
+	if b[2], err = d.group(); err != nil {
 		return Rollout{}, err
 	}
-	if r.RequestID, err = d.optionalID(d.f[kRequestID]); err != nil {
+	if b[3], err = d.optionalID(d.f[kRequestID]); err != nil {
 		return Rollout{}, err
 	}
-	if r.RolloutID, err = d.optionalID(d.f[kRolloutID]); err != nil {
+	if b[4], err = d.optionalID(d.f[kRolloutID]); err != nil {
 		return Rollout{}, err
 	}
+	s := pack(b)
+	r.Env, r.Task, r.Group, r.RequestID, r.RolloutID = s[0], s[1], s[2], s[3], s[4]
 	return r, nil
 }
 
@@ -82,15 +85,15 @@ func ParseRollout(line []byte) (Rollout, error) {
 // wrong type are absent; list elements of the wrong type are skipped, except in an embedding,
 // which is whole or absent (every element a number that fits a float32).
 func ParseTask(line []byte) (Task, error) {
-	var t Task
 	var d doc
-	err := d.scan(line)
-	if err != nil {
-		return t, err
-	}
-	if t.Env, t.Task, err = d.envTask(); err != nil {
+	if err := d.scan(line); err != nil {
 		return Task{}, err
 	}
+	env, task, err := d.envTask()
+	if err != nil {
+		return Task{}, err
+	}
+	t := Task{Env: string(env), Task: string(task)}
 	if t.Text, err = d.textField(d.f.first(kText, kDescription, kInstruction, kQuestion, kPrompt)); err != nil {
 		return Task{}, err
 	}

@@ -36,27 +36,27 @@ func (d *doc) str(sp span) ([]byte, bool) {
 	return unescape(raw)
 }
 
-// envTask reads the two required fields of every record.
-func (d *doc) envTask() (env, task string, err error) {
+// envTask reads the two required fields of every record. The bytes may share d.s.
+func (d *doc) envTask() (env, task []byte, err error) {
 	sp := d.f.first(envKeys...)
 	switch sp.kind {
 	case none:
-		return "", "", &BadLineError{Reason: ReasonMissingEnv}
+		return nil, nil, &BadLineError{Reason: ReasonMissingEnv}
 	case kString:
 	default:
-		return "", "", &BadLineError{Reason: ReasonBadEnv}
+		return nil, nil, &BadLineError{Reason: ReasonBadEnv}
 	}
 	if env, err = d.name(sp, ReasonEmptyEnv, ReasonEnvUTF8); err != nil {
-		return "", "", err
+		return nil, nil, err
 	}
 	switch sp = d.f.first(taskKeys...); sp.kind {
 	case none:
-		return "", "", &BadLineError{Reason: ReasonMissingTask}
+		return nil, nil, &BadLineError{Reason: ReasonMissingTask}
 	case kString:
 		task, err = d.name(sp, ReasonEmptyTask, ReasonTaskUTF8)
 	case kNumber:
 		var ok bool
-		if task, ok = numberText(string(d.raw(sp))); !ok {
+		if task, ok = numberBytes(d.raw(sp)); !ok {
 			err = &BadLineError{Reason: ReasonBadTask}
 		}
 	default:
@@ -66,17 +66,17 @@ func (d *doc) envTask() (env, task string, err error) {
 }
 
 // name returns the non-empty, valid UTF-8 string at sp.
-func (d *doc) name(sp span, empty, badUTF8 string) (string, error) {
+func (d *doc) name(sp span, empty, badUTF8 string) ([]byte, error) {
 	b, ok := d.str(sp)
 	switch {
 	case !ok:
-		return "", &BadLineError{Reason: ReasonInvalidJSON}
+		return nil, &BadLineError{Reason: ReasonInvalidJSON}
 	case len(b) == 0:
-		return "", &BadLineError{Reason: empty}
+		return nil, &BadLineError{Reason: empty}
 	case !utf8.Valid(b):
-		return "", &BadLineError{Reason: badUTF8}
+		return nil, &BadLineError{Reason: badUTF8}
 	}
-	return string(b), nil
+	return b, nil
 }
 
 // reward reads reward or score: a finite number, or a boolean (true = 1).
@@ -153,7 +153,7 @@ func (d *doc) integer(sp span) (int64, bool) {
 // group reads group_id, uid or group_index. A verl V1 uid PROMPT_SESSION_INDEX (two trailing
 // "_digits" segments after a non-empty prefix) counts as PROMPT, so that every rollout of one
 // prompt shares a group whatever its session and index.
-func (d *doc) group() (string, error) {
+func (d *doc) group() ([]byte, error) {
 	if d.f[kGroupID].kind == none && d.f[kUID].kind != none {
 		g, err := d.optionalID(d.f[kUID])
 		return uidPrompt(g), err
@@ -162,19 +162,19 @@ func (d *doc) group() (string, error) {
 }
 
 // uidPrompt strips the _SESSION_INDEX suffix of a verl V1 uid.
-func uidPrompt(uid string) string {
+func uidPrompt[S ~string | ~[]byte](uid S) S {
 	s, ok := cutDigits(uid)
 	if !ok {
 		return uid
 	}
-	if s, ok = cutDigits(s); !ok || s == "" {
+	if s, ok = cutDigits(s); !ok || len(s) == 0 {
 		return uid
 	}
 	return s
 }
 
 // cutDigits removes a trailing "_" followed by one or more ASCII digits.
-func cutDigits(s string) (string, bool) {
+func cutDigits[S ~string | ~[]byte](s S) (S, bool) {
 	i := len(s)
 	for i > 0 && s[i-1] >= '0' && s[i-1] <= '9' {
 		i--
@@ -186,22 +186,49 @@ func cutDigits(s string) (string, bool) {
 }
 
 // optionalID reads an optional id: a valid UTF-8 string, or a number as numberText. Anything
-// else is absent (""); a malformed string is an invalid line.
-func (d *doc) optionalID(sp span) (string, error) {
+// else is absent (nil); a malformed string is an invalid line.
+func (d *doc) optionalID(sp span) ([]byte, error) {
 	switch sp.kind {
 	case kString:
 		b, ok := d.str(sp)
 		if !ok {
-			return "", &BadLineError{Reason: ReasonInvalidJSON}
+			return nil, &BadLineError{Reason: ReasonInvalidJSON}
 		}
 		if utf8.Valid(b) {
-			return string(b), nil
+			return b, nil
 		}
 	case kNumber:
-		s, _ := numberText(string(d.raw(sp)))
-		return s, nil
+		b, _ := numberBytes(d.raw(sp))
+		return b, nil
 	}
-	return "", nil
+	return nil, nil
+}
+
+// numberBytes is numberText on bytes; an integer literal comes back as itself.
+func numberBytes(b []byte) ([]byte, bool) {
+	if bytes.IndexAny(b, ".eE") < 0 && !(len(b) == 2 && b[0] == '-' && b[1] == '0') {
+		return b, true
+	}
+	s, ok := numberText(string(b))
+	return []byte(s), ok
+}
+
+// pack turns five byte strings into strings with one allocation, which they share.
+func pack(b [5][]byte) (out [5]string) {
+	n := 0
+	for _, p := range b {
+		n += len(p)
+	}
+	var sb strings.Builder
+	sb.Grow(n)
+	for _, p := range b {
+		sb.Write(p)
+	}
+	all := sb.String()
+	for i, p := range b {
+		out[i], all = all[:len(p)], all[len(p):]
+	}
+	return out
 }
 
 // numberText turns a JSON number into the decimal string that names it. An integer literal keeps
