@@ -152,16 +152,22 @@ func (s *selector) greedy(quota []int, repeat bool) {
 	}
 }
 
-// candidateHeaps returns per environment with quota left a heap of its untaken eligible tasks.
+// candidateHeaps returns per environment with quota left a heap of its untaken eligible tasks,
+// all in one backing array.
 func (s *selector) candidateHeaps(quota []int) []*heap {
 	hs := make([]*heap, len(quota))
-	for e := range hs {
-		hs[e] = &heap{}
+	off := 0
+	for e, q := range s.quotas {
+		hs[e] = &heap{items: s.items[off:off:off]}
+		if quota[e] > 0 {
+			hs[e].items = s.items[off : off : off+q.Eligible]
+			off += q.Eligible
+		}
 	}
 	for _, i := range s.elig {
 		e := s.g.Nodes[i].Env
 		if quota[e] > 0 && !s.taken[i] {
-			hs[e].items = append(hs[e].items, entry{gain: s.gain(i), key: s.key[i], node: i})
+			hs[e].items = append(hs[e].items, entry{gain: s.gain(i), key: s.key(i), node: i})
 		}
 	}
 	for _, h := range hs {

@@ -58,6 +58,22 @@ type Batch struct {
 // O((Size + updates)·log N) for the lazy greedy, where updates are the neighbours of chosen
 // tasks whose penalty grew.
 func Select(g *graph.Graph, preds []propagate.Prediction, tasks []stats.Task, req Request, p Params) (Batch, error) {
+	return new(Selector).Select(g, preds, tasks, req, p)
+}
+
+// Selector is Select with buffers kept between calls, so that a process answering request
+// after request over a large graph does not allocate per node each time. The zero value is
+// ready; a Selector is not safe for concurrent use.
+type Selector struct {
+	score []float64
+	pen   []float32
+	taken []bool
+	elig  []int32
+	items []entry
+}
+
+// Select is the package function Select, reusing the Selector's buffers.
+func (sel *Selector) Select(g *graph.Graph, preds []propagate.Prediction, tasks []stats.Task, req Request, p Params) (Batch, error) {
 	if err := check(g, preds, tasks, req, p); err != nil {
 		return Batch{}, err
 	}
@@ -65,7 +81,7 @@ func Select(g *graph.Graph, preds []propagate.Prediction, tasks []stats.Task, re
 	if err != nil {
 		return Batch{}, err
 	}
-	s := newSelector(g, preds, tasks, req, p, allowed)
+	s := newSelector(sel, g, preds, tasks, req, p, allowed)
 	if len(s.elig) < req.Size && !req.AllowRepeats || len(s.elig) == 0 {
 		return Batch{}, &TooFewTasksError{Size: req.Size, Eligible: len(s.elig)}
 	}
@@ -130,25 +146,26 @@ type selector struct {
 
 	elig     []int32   // eligible nodes, ascending
 	score    []float64 // per node; meaningful for eligible ones
-	key      []uint64  // per node: seeded tie-break
 	envSeen  []bool    // per environment: some task has rollouts
 	envValue []float64 // per environment: mean score × tasks it could give
 	quotas   []Quota
 
 	pen   []float32 // per node: largest similarity to a task chosen this round
 	taken []bool    // per node: chosen this round
+	items []entry   // backing array of the candidate heaps
 	picks []Pick
 }
 
-func newSelector(g *graph.Graph, preds []propagate.Prediction, tasks []stats.Task, req Request, p Params, allowed []bool) *selector {
+func newSelector(sel *Selector, g *graph.Graph, preds []propagate.Prediction, tasks []stats.Task, req Request, p Params, allowed []bool) *selector {
+	n := g.Len()
+	sel.score, sel.pen, sel.taken = resize(sel.score, n), resize(sel.pen, n), resize(sel.taken, n)
 	s := &selector{
 		g: g, preds: preds, tasks: tasks, req: req, p: p,
 		rng:    rand.New(rand.NewPCG(req.Seed, req.Seed^0x5eed5eed5eed5eed)),
-		score:  make([]float64, g.Len()),
-		key:    make([]uint64, g.Len()),
+		score:  sel.score,
 		quotas: make([]Quota, len(g.Envs)),
-		pen:    make([]float32, g.Len()),
-		taken:  make([]bool, g.Len()),
+		pen:    sel.pen,
+		taken:  sel.taken,
 		picks:  make([]Pick, 0, req.Size),
 	}
 	s.envSeen = make([]bool, len(g.Envs))
@@ -157,13 +174,27 @@ func newSelector(g *graph.Graph, preds []propagate.Prediction, tasks []stats.Tas
 			s.envSeen[g.Nodes[i].Env] = true
 		}
 	}
+	s.elig = sel.elig[:0]
 	for i, nd := range g.Nodes {
 		if allowed[nd.Env] {
 			s.elig = append(s.elig, int32(i))
 		}
 	}
+	sel.elig = s.elig
+	sel.items = resize(sel.items, len(s.elig))
+	s.items = sel.items
 	s.value()
 	return s
+}
+
+// key is the seeded tie-break of node i.
+func (s *selector) key(i int32) uint64 { return mix(s.req.Seed ^ uint64(i)*0x9e3779b97f4a7c15) }
+
+func resize[T any](b []T, n int) []T {
+	if cap(b) < n {
+		return make([]T, n)
+	}
+	return b[:n]
 }
 
 // value scores every eligible node and sums the scores per environment.
@@ -172,7 +203,6 @@ func (s *selector) value() {
 	for _, i := range s.elig {
 		v := s.values(int(i))
 		s.score[i] = v.exploit + s.p.CoverageWeight*v.coverage()
-		s.key[i] = mix(s.req.Seed ^ uint64(i)*0x9e3779b97f4a7c15)
 		e := s.g.Nodes[i].Env
 		sum[e] += s.score[i]
 		s.quotas[e].Eligible++

@@ -3,6 +3,8 @@ package propagate
 import (
 	"fmt"
 	"math"
+	"runtime"
+	"sync"
 
 	"github.com/envsched/envsched/graph"
 	"github.com/envsched/envsched/stats"
@@ -15,13 +17,20 @@ type Predictor struct {
 	p   Params
 	out []Prediction
 
-	a, b   []float64 // own decayed evidence per node
-	za, zb []float64 // one-hop borrowed evidence per node
-	inv    []float64 // γ / max(total edge weight, MinTotalWeight) per node
-	envs   []envSums
-	pow    []float64 // pow[k] = λ^k
-	drift  drift
+	own   []evidence // own decayed evidence per node
+	hop   []hop      // one-hop borrowed evidence per node
+	envs  []envSums
+	pow   []float64 // pow[k] = λ^k
+	drift drift
 }
+
+// evidence is a node's decayed successes and failures. float32 keeps the arrays that the
+// edge passes read at random small enough for the cache.
+type evidence struct{ a, b float32 }
+
+// hop is what a node borrows over one hop, and inv = γ / max(total edge weight,
+// MinTotalWeight), the factor that turns its edge weights into shares.
+type hop struct{ a, b, inv float32 }
 
 // envSums are the per-environment sums of one call.
 type envSums struct {
@@ -70,21 +79,32 @@ func (pr *Predictor) Predict(g *graph.Graph, tasks []stats.Task, round int64) ([
 	pr.drift.begin(n)
 	pr.ownEvidence(g, tasks, round)
 	pr.envPriors()
-	pr.oneHop(g)
-	pr.finish(g, tasks, round)
+	parallel(n, func(lo, hi int) { pr.oneHop(g, lo, hi) })
+	parallel(n, func(lo, hi int) { pr.finish(g, tasks, round, lo, hi) })
 	pr.drift.remember(g, tasks, pr.out)
 	return pr.out, nil
 }
 
-func (pr *Predictor) grow(n, envs int) {
-	if cap(pr.out) < n {
-		pr.out = make([]Prediction, n)
-		pr.a, pr.b = make([]float64, n), make([]float64, n)
-		pr.za, pr.zb = make([]float64, n), make([]float64, n)
-		pr.inv = make([]float64, n)
+// parallel runs f over [0, n) in as many contiguous parts as there are CPUs. Each node's
+// result depends only on its own index, so the split does not change any number.
+func parallel(n int, f func(lo, hi int)) {
+	parts := runtime.GOMAXPROCS(0)
+	if n < 1<<15 || parts < 2 {
+		f(0, n)
+		return
 	}
-	pr.out, pr.a, pr.b = pr.out[:n], pr.a[:n], pr.b[:n]
-	pr.za, pr.zb, pr.inv = pr.za[:n], pr.zb[:n], pr.inv[:n]
+	var wg sync.WaitGroup
+	for k := range parts {
+		lo, hi := n*k/parts, n*(k+1)/parts
+		wg.Go(func() { f(lo, hi) })
+	}
+	wg.Wait()
+}
+
+func (pr *Predictor) grow(n, envs int) {
+	pr.out = resize(pr.out, n)
+	pr.own = resize(pr.own, n)
+	pr.hop = resize(pr.hop, n)
 	pr.envs = append(pr.envs[:0], make([]envSums, envs)...)
 	if len(pr.pow) == 0 {
 		pr.pow = make([]float64, 1024)
@@ -112,7 +132,7 @@ func (pr *Predictor) ownEvidence(g *graph.Graph, tasks []stats.Task, round int64
 		t := &tasks[i]
 		f := pr.decay(t.Round, round)
 		a, b := t.A*f, t.B*f
-		pr.a[i], pr.b[i] = a, b
+		pr.own[i] = evidence{float32(a), float32(b)}
 		e := &pr.envs[g.Nodes[i].Env]
 		e.a += a
 		e.n += a + b
@@ -143,20 +163,20 @@ func (pr *Predictor) envPriors() {
 	}
 }
 
-// oneHop fills za, zb with the evidence each node borrows from its direct neighbours, and inv
-// with the factor that turns an edge weight into a share of borrowing.
-func (pr *Predictor) oneHop(g *graph.Graph) {
+// oneHop fills hop[lo:hi] with the evidence each node borrows from its direct neighbours.
+func (pr *Predictor) oneHop(g *graph.Graph, lo, hi int) {
 	gamma, minW := pr.p.Gamma, pr.p.MinTotalWeight
-	for i := range pr.za {
+	for i := lo; i < hi; i++ {
 		var w, sa, sb float64
 		for _, e := range g.Neighbors(i) {
 			ew := float64(e.Weight)
+			o := pr.own[e.To]
 			w += ew
-			sa += ew * pr.a[e.To]
-			sb += ew * pr.b[e.To]
+			sa += ew * float64(o.a)
+			sb += ew * float64(o.b)
 		}
 		inv := gamma / max(w, minW)
-		pr.inv[i], pr.za[i], pr.zb[i] = inv, sa*inv, sb*inv
+		pr.hop[i] = hop{a: float32(sa * inv), b: float32(sb * inv), inv: float32(inv)}
 	}
 }
 
@@ -166,18 +186,20 @@ func (pr *Predictor) borrowed(g *graph.Graph, i int) (ba, bb float64) {
 	if pr.p.Hops == 0 || pr.p.Gamma == 0 {
 		return 0, 0
 	}
-	ba, bb = pr.za[i], pr.zb[i]
+	h := pr.hop[i]
+	ba, bb = float64(h.a), float64(h.b)
 	if pr.p.Hops == 2 {
 		var sa, sb, echo float64
 		for _, e := range g.Neighbors(i) {
 			ew := float64(e.Weight)
-			sa += ew * pr.za[e.To]
-			sb += ew * pr.zb[e.To]
-			echo += ew * ew * pr.inv[e.To]
+			o := pr.hop[e.To]
+			sa += ew * float64(o.a)
+			sb += ew * float64(o.b)
+			echo += ew * ew * float64(o.inv)
 		}
-		inv := pr.inv[i]
-		ba += max(0, inv*(sa-echo*pr.a[i]))
-		bb += max(0, inv*(sb-echo*pr.b[i]))
+		inv, own := float64(h.inv), pr.own[i]
+		ba += max(0, inv*(sa-echo*float64(own.a)))
+		bb += max(0, inv*(sb-echo*float64(own.b)))
 	}
 	if c := ba + bb; c > pr.p.BorrowCap {
 		f := pr.p.BorrowCap / c
@@ -186,25 +208,28 @@ func (pr *Predictor) borrowed(g *graph.Graph, i int) (ba, bb float64) {
 	return ba, bb
 }
 
-// finish combines prior, own and borrowed evidence and the drift offset into each prediction.
-func (pr *Predictor) finish(g *graph.Graph, tasks []stats.Task, round int64) {
-	for i := range pr.out {
+// finish combines prior, own and borrowed evidence and the drift offset into the predictions
+// of nodes lo to hi.
+func (pr *Predictor) finish(g *graph.Graph, tasks []stats.Task, round int64, lo, hi int) {
+	for i := lo; i < hi; i++ {
+		t := &tasks[i]
 		env := g.Nodes[i].Env
+		f := pr.decay(t.Round, round)
+		a, b := t.A*f, t.B*f
 		ba, bb := pr.borrowed(g, i)
-		alpha, beta := pr.posterior(i, env, ba, bb)
+		alpha, beta := pr.posterior(env, a, b, ba, bb)
 		base := alpha / (alpha + beta)
-		alpha, beta = pr.drift.shift(env, alpha, beta, pr.stale(&tasks[i], round))
-		pr.out[i] = pr.prediction(&tasks[i], env, alpha, beta, round)
-		pr.out[i].Own, pr.out[i].Borrowed = pr.a[i]+pr.b[i], ba+bb
+		alpha, beta = pr.drift.shift(env, alpha, beta, pr.stale(t, round))
+		pr.out[i] = pr.prediction(t, env, alpha, beta, round)
+		pr.out[i].Own, pr.out[i].Borrowed = a+b, ba+bb
 		pr.drift.base(i, base)
 	}
 }
 
 // posterior is the environment prior (leaving out the node's own evidence, so that it does
 // not count twice) plus own and borrowed evidence.
-func (pr *Predictor) posterior(i int, env int32, ba, bb float64) (alpha, beta float64) {
+func (pr *Predictor) posterior(env int32, a, b, ba, bb float64) (alpha, beta float64) {
 	s := &pr.envs[env]
-	a, b := pr.a[i], pr.b[i]
 	m := (s.a - a + 0.5) / (s.n - a - b + 1)
 	m = min(max(m, 1e-3), 1-1e-3)
 	k := pr.p.Kappa

@@ -1,0 +1,94 @@
+package schedule
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"time"
+
+	"github.com/envsched/envsched/batcher"
+	"github.com/envsched/envsched/propagate"
+	"github.com/envsched/envsched/storage"
+)
+
+// Answer is the batch file of PROTOCOL.md, field by field in its order. Seed and Eligible are
+// extra fields: the seed every random choice used, and how many tasks could be chosen.
+type Answer struct {
+	ID           string         `json:"id"`
+	Policy       string         `json:"policy"`
+	Step         int64          `json:"step"`
+	CreatedAt    string         `json:"created_at"`
+	Size         int            `json:"size"`
+	GroupSize    int            `json:"group_size"`
+	RolloutsSeen int64          `json:"rollouts_seen"`
+	Envs         map[string]int `json:"envs"`
+	Tasks        []Task         `json:"tasks"`
+	Seed         uint64         `json:"seed"`
+	Eligible     int            `json:"eligible"`
+}
+
+// Task is one chosen task of an Answer. Rewards are normalised into [0, 1] (the configured
+// reward range mapped onto it). Score = Exploit + Coverage − Penalty (see package batcher).
+type Task struct {
+	Env               string  `json:"env"`
+	TaskID            string  `json:"task_id"`
+	Rank              int     `json:"rank"`
+	Score             float64 `json:"score"`
+	PredictedMean     float64 `json:"predicted_mean"`
+	PredictedVariance float64 `json:"predicted_variance"`
+	PDegenerate       float64 `json:"p_degenerate"`
+	Exploit           float64 `json:"exploit"`
+	Coverage          float64 `json:"coverage"`
+	Penalty           float64 `json:"penalty"`
+	Reason            string  `json:"reason"`
+}
+
+func newAnswer(id string, step int64, now time.Time, req batcher.Request, st *state, preds []propagate.Prediction, b batcher.Batch) *Answer {
+	ans := &Answer{
+		ID: id, Policy: Policy, Step: step, CreatedAt: now.UTC().Format(time.RFC3339),
+		Size: req.Size, GroupSize: req.GroupSize, RolloutsSeen: st.counters.Rollouts,
+		Envs: map[string]int{}, Tasks: make([]Task, len(b.Picks)), Seed: req.Seed, Eligible: b.Eligible,
+	}
+	for r, pk := range b.Picks {
+		nd, pr := st.g.Nodes[pk.Node], preds[pk.Node]
+		env := st.g.Envs[nd.Env]
+		ans.Envs[env]++
+		ans.Tasks[r] = Task{
+			Env: env, TaskID: nd.Task, Rank: r + 1, Score: num(pk.Score),
+			PredictedMean: num(pr.Mean), PredictedVariance: num(pr.Var), PDegenerate: num(pr.PDegenerate(req.GroupSize)),
+			Exploit: num(pk.Exploit), Coverage: num(pk.Coverage), Penalty: num(pk.Penalty), Reason: pk.Reason,
+		}
+	}
+	return ans
+}
+
+// num rounds to 6 decimals for a readable file, and makes a non-finite number 0 so that the
+// file is always valid JSON (no NaN or Inf ever reaches it).
+func num(x float64) float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return 0
+	}
+	return math.Round(x*1e6) / 1e6
+}
+
+// lastStep is the step of the last answered request: read from its stored answer, or the
+// database's round when that answer cannot be read.
+func lastStep(r *storage.Reader, c storage.Counters) (int64, error) {
+	if c.LastRequest == "" {
+		return 0, nil
+	}
+	data, err := r.Answer(c.LastRequest)
+	if errors.Is(err, storage.ErrNotFound) {
+		return c.Round, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	var a struct {
+		Step *int64 `json:"step"`
+	}
+	if json.Unmarshal(data, &a) != nil || a.Step == nil {
+		return c.Round, nil
+	}
+	return *a.Step, nil
+}

@@ -1,0 +1,198 @@
+package schedule
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Bounds of the request fields (PROTOCOL.md).
+const (
+	MaxSize      = 100000
+	MaxGroupSize = 1024
+)
+
+// Request is a parsed and validated request body. Nil pointers are fields the body left out.
+type Request struct {
+	Size         int
+	GroupSize    int
+	Step         *int64
+	Envs         []string
+	ExcludeEnvs  []string
+	AllowRepeats bool
+	Seed         *uint64
+}
+
+// RequestError is a request that cannot be served as written; its message says what to change.
+// The daemon writes it to DIR/batches/ID.error.json and goes on.
+type RequestError struct{ Msg string }
+
+func (e *RequestError) Error() string { return e.Msg }
+
+// BadRequest marks the error as the requester's fault (see daemon.Answerer).
+func (e *RequestError) BadRequest() bool { return true }
+
+func badf(format string, args ...any) error { return &RequestError{Msg: fmt.Sprintf(format, args...)} }
+
+var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+
+// ValidID reports whether id is a valid request ID: [A-Za-z0-9][A-Za-z0-9._-]{0,127}.
+func ValidID(id string) bool { return idPattern.MatchString(id) }
+
+// SeedOf is the seed of a request that names none: the 64-bit FNV-1a hash of its ID.
+func SeedOf(id string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(id))
+	return h.Sum64()
+}
+
+// fields are the request fields, in the order PROTOCOL.md lists them.
+var fields = []string{"size", "group_size", "step", "envs", "exclude_envs", "allow_repeats", "seed"}
+
+// ParseRequest parses a request body. An empty body (or only white space) and {} take every
+// default: size and groupSize are the defaults of size and group_size. Unknown fields, values
+// of the wrong type or out of range, and anything but one JSON object are RequestErrors.
+func ParseRequest(body []byte, size, groupSize int) (Request, error) {
+	req := Request{Size: size, GroupSize: groupSize}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return req, nil
+	}
+	raw, err := decodeObject(body)
+	if err != nil {
+		return req, err
+	}
+	for _, k := range sortedKeys(raw) {
+		if !slices.Contains(fields, k) {
+			return req, badf("unknown field %q: the fields are %s", k, strings.Join(fields, ", "))
+		}
+		if err := req.set(k, raw[k]); err != nil {
+			return req, err
+		}
+	}
+	return req, nil
+}
+
+func decodeObject(body []byte) (map[string]json.RawMessage, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	var raw map[string]json.RawMessage
+	if err := dec.Decode(&raw); err != nil || raw == nil {
+		return nil, badf("the request is not a JSON object (%s): write an object such as {\"size\": 64}, or nothing for every default", jsonProblem(err))
+	}
+	if dec.More() {
+		return nil, badf("the request has more than one JSON value: write one object such as {\"size\": 64}")
+	}
+	return raw, nil
+}
+
+func jsonProblem(err error) string {
+	if err == nil {
+		return "null"
+	}
+	return strings.TrimPrefix(err.Error(), "json: ")
+}
+
+func sortedKeys(m map[string]json.RawMessage) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// set parses one field; null leaves the default.
+func (r *Request) set(k string, v json.RawMessage) error {
+	if string(bytes.TrimSpace(v)) == "null" {
+		return nil
+	}
+	var err error
+	switch k {
+	case "size":
+		r.Size, err = intIn(k, v, 1, MaxSize)
+	case "group_size":
+		r.GroupSize, err = intIn(k, v, 1, MaxGroupSize)
+	case "step":
+		var s int64
+		s, err = int64Field(k, v, "an integer >= 0")
+		if err == nil && s < 0 {
+			err = badf("step is %d: want an integer >= 0 (or leave it out for the previous step + 1)", s)
+		}
+		r.Step = &s
+	case "envs":
+		r.Envs, err = envList(k, v)
+	case "exclude_envs":
+		r.ExcludeEnvs, err = envList(k, v)
+	case "allow_repeats":
+		if json.Unmarshal(v, &r.AllowRepeats) != nil {
+			err = badf("allow_repeats is %s: want true or false", short(v))
+		}
+	case "seed":
+		var s uint64
+		s, err = seedField(v)
+		r.Seed = &s
+	}
+	return err
+}
+
+func intIn(k string, v json.RawMessage, lo, hi int) (int, error) {
+	want := fmt.Sprintf("an integer from %d to %d", lo, hi)
+	n, err := int64Field(k, v, want)
+	if err != nil {
+		return 0, err
+	}
+	if n < int64(lo) || n > int64(hi) {
+		return 0, badf("%s is %d: want %s", k, n, want)
+	}
+	return int(n), nil
+}
+
+func int64Field(k string, v json.RawMessage, want string) (int64, error) {
+	n, err := strconv.ParseInt(string(bytes.TrimSpace(v)), 10, 64)
+	if err != nil {
+		return 0, badf("%s is %s: want %s", k, short(v), want)
+	}
+	return n, nil
+}
+
+// seedField accepts any integer that fits 64 bits, signed or not (a negative seed is taken
+// by its two's complement bits).
+func seedField(v json.RawMessage) (uint64, error) {
+	s := string(bytes.TrimSpace(v))
+	if u, err := strconv.ParseUint(s, 10, 64); err == nil {
+		return u, nil
+	}
+	if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return uint64(i), nil
+	}
+	return 0, badf("seed is %s: want an integer (64 bits), or leave it out to derive it from the ID", short(v))
+}
+
+func envList(k string, v json.RawMessage) ([]string, error) {
+	var names []string
+	if err := json.Unmarshal(v, &names); err != nil {
+		return nil, badf("%s is %s: want a list of environment names, such as [\"tau2-retail\"]", k, short(v))
+	}
+	if len(names) == 0 && k == "envs" {
+		return nil, badf("envs is empty: list at least one environment, or leave it out for all")
+	}
+	for _, n := range names {
+		if n == "" {
+			return nil, badf("%s has an empty environment name", k)
+		}
+	}
+	return names, nil
+}
+
+// short is a JSON value for a message, cut to 40 bytes.
+func short(v json.RawMessage) string {
+	s := string(bytes.TrimSpace(v))
+	if len(s) > 40 {
+		s = s[:37] + "..."
+	}
+	return s
+}

@@ -1,0 +1,180 @@
+package schedule
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/envsched/envsched/batcher"
+	"github.com/envsched/envsched/propagate"
+	"github.com/envsched/envsched/storage"
+)
+
+// Policy names the algorithm in every answer.
+const Policy = "envsched/1"
+
+// Defaults of Options.
+const (
+	DefaultSize      = 64
+	DefaultGroupSize = 8
+)
+
+// Options configure a Scheduler. Zero fields take their defaults.
+type Options struct {
+	// Size and GroupSize are the defaults of a request's size and group_size.
+	Size, GroupSize int
+	// Predict are the prediction parameters; the zero value means propagate.DefaultParams
+	// with the database's decay. A Decay different from the database's is an error.
+	Predict *propagate.Params
+	// Select are the selection parameters; nil means batcher.DefaultParams.
+	Select *batcher.Params
+	// BuildGraph builds the graph from the catalogue when the database stores no edges; nil
+	// leaves such a graph without edges (every task then leans on its environment prior).
+	BuildGraph BuildGraph
+	// Now is the clock of created_at; nil means time.Now.
+	Now func() time.Time
+	// Logger receives one line per answer; nil discards.
+	Logger *slog.Logger
+}
+
+func (o Options) withDefaults(decay float64) (Options, error) {
+	if o.Size == 0 {
+		o.Size = DefaultSize
+	}
+	if o.GroupSize == 0 {
+		o.GroupSize = DefaultGroupSize
+	}
+	if o.Size < 1 || o.Size > MaxSize || o.GroupSize < 1 || o.GroupSize > MaxGroupSize {
+		return o, fmt.Errorf("default batch size %d and group size %d: want 1 to %d and 1 to %d", o.Size, o.GroupSize, MaxSize, MaxGroupSize)
+	}
+	if o.Predict == nil {
+		p := propagate.DefaultParams()
+		p.Decay = decay
+		o.Predict = &p
+	}
+	if o.Predict.Decay != decay {
+		return o, fmt.Errorf("decay %g differs from the database's %g, with which its statistics were decayed", o.Predict.Decay, decay)
+	}
+	if o.Select == nil {
+		p := batcher.DefaultParams()
+		o.Select = &p
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return o, o.Select.Validate()
+}
+
+// Scheduler answers requests over one database. Its methods are safe for concurrent use; they
+// run one at a time.
+type Scheduler struct {
+	mu   sync.Mutex
+	db   *storage.DB
+	opts Options
+	load loader
+	pred *propagate.Predictor
+	sel  batcher.Selector
+}
+
+// New returns a Scheduler over db.
+func New(db *storage.DB, opts Options) (*Scheduler, error) {
+	opts, err := opts.withDefaults(db.Config().Decay)
+	if err != nil {
+		return nil, fmt.Errorf("scheduler options: %w", err)
+	}
+	pred, err := propagate.NewPredictor(*opts.Predict)
+	if err != nil {
+		return nil, fmt.Errorf("scheduler options: %w", err)
+	}
+	return &Scheduler{db: db, opts: opts, load: loader{db: db, build: opts.BuildGraph}, pred: pred}, nil
+}
+
+// Answer answers request id with body: the stored answer when id was answered before;
+// otherwise it chooses a batch, stores it (storage.StoreAnswer: durable before this returns)
+// and returns its bytes. A request that cannot be served returns a *RequestError (its
+// BadRequest method says so) and changes nothing.
+func (s *Scheduler) Answer(id string, body []byte) ([]byte, error) {
+	if !ValidID(id) {
+		return nil, badf("request ID %q: want 1 to 128 of A-Z a-z 0-9 . _ -, starting with a letter or digit", id)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if old, err := s.db.Answer(id); err == nil {
+		return old, nil
+	} else if !errors.Is(err, storage.ErrNotFound) {
+		return nil, err
+	}
+	req, err := ParseRequest(body, s.opts.Size, s.opts.GroupSize)
+	if err != nil {
+		return nil, err
+	}
+	ans, chosen, err := s.choose(id, req)
+	if err != nil {
+		return nil, err
+	}
+	data, err := json.Marshal(ans)
+	if err != nil {
+		return nil, fmt.Errorf("encode answer %s: %w", id, err)
+	}
+	data = append(data, '\n')
+	if err := s.db.StoreAnswer(id, ans.Step, data, chosen); err != nil {
+		return nil, err
+	}
+	s.opts.Logger.Info("answered", "id", id, "step", ans.Step, "size", ans.Size, "envs", len(ans.Envs))
+	return data, nil
+}
+
+// choose loads the state, predicts and selects.
+func (s *Scheduler) choose(id string, req Request) (*Answer, []storage.TaskKey, error) {
+	st, err := s.load.load()
+	if err != nil {
+		return nil, nil, err
+	}
+	step := st.lastStep + 1
+	if req.Step != nil {
+		step = *req.Step
+	}
+	seed := SeedOf(id)
+	if req.Seed != nil {
+		seed = *req.Seed
+	}
+	preds, err := s.pred.Predict(st.g, st.tasks, step)
+	if err != nil {
+		return nil, nil, err
+	}
+	breq := batcher.Request{Size: req.Size, GroupSize: req.GroupSize, Step: step, Envs: req.Envs,
+		ExcludeEnvs: req.ExcludeEnvs, AllowRepeats: req.AllowRepeats, Seed: seed}
+	b, err := s.sel.Select(st.g, preds, st.tasks, breq, *s.opts.Select)
+	if err != nil {
+		return nil, nil, selectError(err)
+	}
+	ans := newAnswer(id, step, s.opts.Now(), breq, st, preds, b)
+	return ans, chosenKeys(st, b), nil
+}
+
+// selectError makes the batcher's errors about the request RequestErrors.
+func selectError(err error) error {
+	var unknown *batcher.UnknownEnvError
+	var few *batcher.TooFewTasksError
+	var bad *batcher.RequestError
+	if errors.As(err, &unknown) || errors.As(err, &few) || errors.As(err, &bad) || errors.Is(err, batcher.ErrEmptyCatalogue) {
+		return &RequestError{Msg: err.Error()}
+	}
+	return err
+}
+
+func chosenKeys(st *state, b batcher.Batch) []storage.TaskKey {
+	keys := make([]storage.TaskKey, len(b.Picks))
+	for i, pk := range b.Picks {
+		nd := st.g.Nodes[pk.Node]
+		keys[i] = storage.TaskKey{Env: st.g.Envs[nd.Env], Task: nd.Task}
+	}
+	return keys
+}

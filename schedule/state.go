@@ -1,0 +1,167 @@
+package schedule
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/envsched/envsched/graph"
+	"github.com/envsched/envsched/record"
+	"github.com/envsched/envsched/stats"
+	"github.com/envsched/envsched/storage"
+)
+
+// BuildGraph builds the graph of a catalogue when the database stores no edges. It must
+// return a graph whose nodes are exactly the given tasks (sorted by environment, then task)
+// and must depend only on the set of tasks, so that every process builds the same graph.
+type BuildGraph func(tasks []record.Task) *graph.Graph
+
+// state is what a request is answered from: one consistent read of the database.
+type state struct {
+	g        *graph.Graph
+	tasks    []stats.Task // indexed like g.Nodes
+	counters storage.Counters
+	lastStep int64 // step of the last answered request, 0 when none
+}
+
+// loader reads states and keeps the graph between reads while the set of tasks stays.
+type loader struct {
+	db    *storage.DB
+	build BuildGraph
+	g     *graph.Graph
+	tasks []stats.Task
+}
+
+// load reads counters and every task's statistics in one read transaction, and the graph
+// again when the set of tasks changed.
+func (l *loader) load() (*state, error) {
+	st := &state{}
+	var names []storage.TaskKey
+	rebuild := false
+	err := l.db.View(func(r *storage.Reader) error {
+		var err error
+		if st.counters, err = r.Counters(); err != nil {
+			return err
+		}
+		if names, err = l.readTasks(r); err != nil {
+			return err
+		}
+		if rebuild = !l.sameNodes(names); rebuild {
+			l.g, err = l.readGraph(r, names)
+		}
+		if err == nil {
+			st.lastStep, err = lastStep(r, st.counters)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("load state from %s: %w", l.db.Path(), err)
+	}
+	st.g, st.tasks = l.g, l.tasks
+	return st, nil
+}
+
+// readTasks reads every task's statistics into l.tasks, in storage order (environment, then
+// task, byte order: the order of graph nodes), and returns their names.
+func (l *loader) readTasks(r *storage.Reader) ([]storage.TaskKey, error) {
+	l.tasks = l.tasks[:0]
+	var names []storage.TaskKey
+	err := r.Tasks(false, func(ti storage.TaskInfo) error {
+		names = append(names, storage.TaskKey{Env: ti.Env, Task: ti.Task.Task})
+		l.tasks = append(l.tasks, ti.Stats)
+		return nil
+	})
+	return names, err
+}
+
+// sameNodes reports whether the cached graph has exactly these nodes.
+func (l *loader) sameNodes(names []storage.TaskKey) bool {
+	if l.g == nil || l.g.Len() != len(names) {
+		return false
+	}
+	for i, nd := range l.g.Nodes {
+		if nd.Task != names[i].Task || l.g.Envs[nd.Env] != names[i].Env {
+			return false
+		}
+	}
+	return true
+}
+
+// readGraph makes the graph of the named nodes: from the stored edges, or, when none are
+// stored, from BuildGraph over the catalogue, or else with no edges (environment priors only).
+func (l *loader) readGraph(r *storage.Reader, names []storage.TaskKey) (*graph.Graph, error) {
+	envs, nodes := nodesOf(names)
+	index := func(env, task string) (int, bool) {
+		return slices.BinarySearchFunc(names, storage.TaskKey{Env: env, Task: task}, compareKey)
+	}
+	adj := make([][]graph.Edge, len(names))
+	stored := false
+	err := r.Edges(func(ne storage.NodeEdges) error {
+		i, ok := index(ne.Node.Env, ne.Node.Task)
+		if !ok {
+			return nil
+		}
+		for _, e := range ne.Edges {
+			if j, ok := index(e.Env, e.Task); ok && j != i {
+				adj[i] = append(adj[i], graph.Edge{To: int32(j), Weight: e.Weight, Sim: e.Sim, Cross: e.Cross})
+				stored = true
+			}
+		}
+		return nil
+	})
+	if err != nil || stored || l.build == nil {
+		return graph.New(envs, nodes, adj), err
+	}
+	return l.buildGraph(r, envs, nodes, names)
+}
+
+// buildGraph builds the graph from the catalogue and maps it onto the stored nodes by name.
+func (l *loader) buildGraph(r *storage.Reader, envs []string, nodes []graph.Node, names []storage.TaskKey) (*graph.Graph, error) {
+	rows := make([]record.Task, 0, len(names))
+	err := r.Tasks(true, func(ti storage.TaskInfo) error {
+		rows = append(rows, ti.Task)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	built := l.build(rows)
+	adj := make([][]graph.Edge, len(names))
+	for i := range built.Nodes {
+		from, ok := builtIndex(built, i, names)
+		if !ok {
+			continue
+		}
+		for _, e := range built.Neighbors(i) {
+			if to, ok := builtIndex(built, int(e.To), names); ok {
+				adj[from] = append(adj[from], graph.Edge{To: int32(to), Weight: e.Weight, Sim: e.Sim, Cross: e.Cross})
+			}
+		}
+	}
+	return graph.New(envs, nodes, adj), nil
+}
+
+func builtIndex(g *graph.Graph, i int, names []storage.TaskKey) (int, bool) {
+	nd := g.Nodes[i]
+	return slices.BinarySearchFunc(names, storage.TaskKey{Env: g.Envs[nd.Env], Task: nd.Task}, compareKey)
+}
+
+func compareKey(a, b storage.TaskKey) int {
+	if c := cmp.Compare(a.Env, b.Env); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Task, b.Task)
+}
+
+// nodesOf turns sorted names into the environments and nodes of a graph.
+func nodesOf(names []storage.TaskKey) ([]string, []graph.Node) {
+	var envs []string
+	nodes := make([]graph.Node, len(names))
+	for i, k := range names {
+		if len(envs) == 0 || envs[len(envs)-1] != k.Env {
+			envs = append(envs, k.Env)
+		}
+		nodes[i] = graph.Node{Env: int32(len(envs) - 1), Task: k.Task}
+	}
+	return envs, nodes
+}
