@@ -28,8 +28,8 @@ const (
 	ReasonNonFiniteReward = "reward not finite"
 )
 
-// parsers holds fastjson parsers for reuse; a parser and every value it returned belong to one
-// call of parse at a time.
+// parsers holds fastjson parsers for the lists of a task; a parser and every value it returned
+// belong to one call of doc.tree at a time.
 var parsers fastjson.ParserPool
 
 // ParseRollout reads one rollout line (PROTOCOL.md, "Rollout records"). A trailing "\n" or "\r\n"
@@ -43,7 +43,9 @@ var parsers fastjson.ParserPool
 //     json.loads and Go's encoding/json).
 //   - A required field (env, task, reward) whose value has the wrong type is a bad line; an
 //     optional field (group, step, request_id, rollout_id) whose value has the wrong type, or is
-//     an empty string, is absent: the protocol quarantines only for the required fields.
+//     an empty string, is absent: the protocol quarantines only for the required fields. A read
+//     string that is not valid JSON (a malformed escape, a raw control character) is invalid JSON
+//     wherever it is.
 //   - Task ids, group ids and rollout ids that are JSON numbers become decimal strings (see
 //     numberText): 17 -> "17", 3.0 -> "3", 2.5 -> "2.5", integers of any size digit for digit.
 //
@@ -59,7 +61,7 @@ func ParseRollout(line []byte) (Rollout, error) {
 	if err != nil {
 		return Rollout{}, err
 	}
-	r := Rollout{}
+	var r Rollout
 	if r.Reward, err = d.reward(); err != nil {
 		return Rollout{}, err
 	}
