@@ -34,7 +34,9 @@ type Scenario struct {
 	EnvDiffSD    float64 // σ of environment difficulty offsets
 	TaskDiffSD   float64 // σ of task difficulty within an environment
 	PerSkillDiff float64 // extra difficulty per needed skill beyond the first
-	Slope        float64 // κ in p = logistic(κ·(mean level − difficulty) + memory)
+	// ComplexityDiff is the extra difficulty per constraint clause (0 to 2 per task, in the text)
+	ComplexityDiff float64
+	Slope          float64 // κ in p = logistic(κ·(mean level − difficulty) + memory)
 
 	DupEnvShare float64 // share of environments with near-duplicate tasks
 	DupShare    float64 // in such an environment, share of tasks that are near-duplicates
@@ -60,8 +62,8 @@ func DefaultScenario() Scenario {
 		Name: "default", Envs: 20, TaskMedian: 120, TaskSpread: 0.8, MinTasks: 20, MaxTasks: 400,
 		HeldOutPerEnv: 24,
 		SharedSkills:  24, EnvSkills: 2, FocusSkills: 5, OwnShare: 0.3, OffFocusShare: 0.1,
-		SkillSD: 0.5, OwnSkillMean: -0.3,
-		EnvDiffMean: 0.6, EnvDiffSD: 1.0, TaskDiffSD: 1.4, PerSkillDiff: 0.2, Slope: 1.6,
+		SkillSD: 0.9, OwnSkillMean: -0.3,
+		EnvDiffMean: 0.2, EnvDiffSD: 1.0, TaskDiffSD: 0.6, PerSkillDiff: 0.2, ComplexityDiff: 0.9, Slope: 1.6,
 		DupEnvShare: 0.3, DupShare: 0.25,
 		Learn: LearnParams{Rate: 0.1, Sat: 3, Ceiling: 1.5, TaskRate: 0.2, Forget: 0.02, Noise: 0.3, Drift: 0.005},
 	}

@@ -45,7 +45,7 @@ type PolicySummary struct {
 	ToTarget        Interval         `json:"to_target"`               // rollouts until the score first reached random's final score
 	Reached         float64          `json:"reached"`                 // share of seeds that reached it
 	RatioToEnvsched Interval         `json:"ratio_to_envsched"`       // ToTarget / envsched's ToTarget, per seed
-	BeatsRandomBest float64          `json:"beats_random_best_at_40"` // share of seeds whose step-40 score beats random's best
+	BeatsRandomBest Share            `json:"beats_random_best_at_40"` // share of seeds whose step-40 score beats random's best
 }
 
 // Summary is the comparison's table.
@@ -76,8 +76,8 @@ func Summarize(cfg Config, traces map[string][]Trace) Summary {
 
 func summarizePolicy(name string, trs, random []Trace, envTo []float64, steps []int, seed uint64) PolicySummary {
 	ps := PolicySummary{Policy: name, ScoreAt: map[int]Interval{}, ToTarget: nanInterval(),
-		RatioToEnvsched: nanInterval(), BeatsRandomBest: math.NaN()}
-	for _, s := range append([]int{0, 5, 60, 100}, steps...) {
+		RatioToEnvsched: nanInterval(), BeatsRandomBest: Share(math.NaN())}
+	for _, s := range append([]int{0}, steps...) {
 		ps.ScoreAt[s] = bootstrapMedian(mapTraces(trs, func(t Trace) float64 { return t.Score[s] }), seed)
 	}
 	ps.Best = bootstrapMedian(mapTraces(trs, best), seed)
@@ -94,7 +94,7 @@ func summarizePolicy(name string, trs, random []Trace, envTo []float64, steps []
 		ps.RatioToEnvsched = bootstrapMedian(ratios(to, envTo), seed)
 	}
 	if len(trs[0].Score) > 40 {
-		ps.BeatsRandomBest = beatsShare(trs, random, 40)
+		ps.BeatsRandomBest = Share(beatsShare(trs, random, 40))
 	}
 	return ps
 }
@@ -227,4 +227,15 @@ func (iv Interval) MarshalJSON() ([]byte, error) {
 		return strconv.FormatFloat(x, 'g', 6, 64)
 	}
 	return []byte(`{"median":` + f(iv.Median) + `,"lo":` + f(iv.Lo) + `,"hi":` + f(iv.Hi) + `}`), nil
+}
+
+// Share is a fraction that may not exist (NaN), written to JSON as null then.
+type Share float64
+
+// MarshalJSON writes NaN as null.
+func (s Share) MarshalJSON() ([]byte, error) {
+	if math.IsNaN(float64(s)) {
+		return []byte("null"), nil
+	}
+	return []byte(strconv.FormatFloat(float64(s), 'g', 6, 64)), nil
 }

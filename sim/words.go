@@ -109,3 +109,14 @@ var fillerWords = []string{
 	"new", "old", "important", "note", "team", "manager", "week", "month", "status", "detail", "option",
 	"account", "number", "name", "soon", "also", "maybe", "exactly", "current", "previous", "same",
 }
+
+// constraints are clauses that make a task harder and say so: a task of complexity c carries c
+// of them, so text similarity also tells something about difficulty.
+var constraints = []string{
+	"while keeping the total under the stated budget",
+	"and double-check every field before confirming",
+	"without asking the user for anything twice",
+	"in a single conversation with several follow-up changes",
+	"and handle the case where the first attempt is rejected",
+	"making sure every earlier change is undone if a later one fails",
+}

@@ -168,16 +168,39 @@ func taskID(held bool, i int) string {
 func (w *World) freshTask(rng *rand.Rand, e int, p envPlan, words []skillWords) Task {
 	sc := w.Scenario
 	needs := drawNeeds(rng, sc, p)
-	d := p.offset + rng.NormFloat64()*sc.TaskDiffSD + sc.PerSkillDiff*float64(len(needs)-1)
-	textSkills := needs
+	c := drawComplexity(rng)
+	d := p.offset + rng.NormFloat64()*sc.TaskDiffSD + sc.PerSkillDiff*float64(len(needs)-1) + sc.ComplexityDiff*float64(c)
+	textSkills, textC := needs, c
 	if sc.TextNoise {
 		textSkills = drawNeeds(rng, sc, envPlan{focus: rng.Perm(sc.SharedSkills)[:sc.FocusSkills], own: p.own})
+		textC = drawComplexity(rng)
 	}
 	core, tools := coreText(rng, textSkills, p, words)
+	core += constraintText(rng, textC)
 	return Task{Env: e, Needs: needs, Difficulty: d, DupOf: -1, core: core, Record: record.Task{
 		Text:  dress(rng, core, p, words),
 		Tools: tools,
 	}}
+}
+
+// drawComplexity is 0 (40%), 1 (40%) or 2 (20%) constraints.
+func drawComplexity(rng *rand.Rand) int {
+	switch u := rng.Float64(); {
+	case u < 0.4:
+		return 0
+	case u < 0.8:
+		return 1
+	}
+	return 2
+}
+
+// constraintText is c distinct constraint clauses.
+func constraintText(rng *rand.Rand, c int) string {
+	out := ""
+	for _, i := range rng.Perm(len(constraints))[:c] {
+		out += " " + constraints[i]
+	}
+	return out
 }
 
 // drawNeeds picks one to three distinct skills: mostly the environment's focus and its own

@@ -1,0 +1,149 @@
+package sim
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+)
+
+// WriteTable prints the summary as an aligned text table: per policy the median held-out score
+// at the report steps, the best score, the degenerate share (whole run and first 10 steps),
+// rollouts spent, rollouts to reach random's final score and their ratio to envsched's, and
+// the share of seeds whose step-40 score beats random's best. Medians across seeds.
+func WriteTable(w io.Writer, res Result) error {
+	s := res.Summary
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	head := []string{"policy"}
+	for _, st := range s.Steps {
+		head = append(head, fmt.Sprintf("@%d", st))
+	}
+	head = append(head, "best", "degenerate", "deg@1-10", "rollouts", "to random@end", "ratio", "beats@40")
+	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+	for _, p := range s.Policies {
+		row := []string{p.Policy}
+		for _, st := range s.Steps {
+			row = append(row, num(p.ScoreAt[st].Median, 3))
+		}
+		row = append(row, num(p.Best.Median, 3), pct(p.Degenerate.Median), pct(p.Degenerate10.Median),
+			count(p.Rollouts.Median), count(p.ToTarget.Median), ratio(p.RatioToEnvsched.Median), pct(float64(p.BeatsRandomBest)))
+		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("write table: %w", err)
+	}
+	_, err := fmt.Fprintf(w, "\n%s\n", headline(res))
+	return err
+}
+
+// headline is the one-line claim check: envsched's median score at step 40 against the median
+// of random's best over the run.
+func headline(res Result) string {
+	es, ok := res.Summary.find("envsched")
+	at40, has40 := es.ScoreAt[40]
+	if !ok || !has40 || math.IsNaN(res.Summary.RandomBest.Median) {
+		return "(the headline needs envsched and random and at least 40 steps)"
+	}
+	return fmt.Sprintf("envsched at step 40: %.3f; random best in %d steps: %.3f (envsched ahead in %s of seeds)",
+		at40.Median, res.Config.Steps, res.Summary.RandomBest.Median, pct(float64(es.BeatsRandomBest)))
+}
+
+func (s Summary) find(name string) (PolicySummary, bool) {
+	for _, p := range s.Policies {
+		if p.Policy == name {
+			return p, true
+		}
+	}
+	return PolicySummary{}, false
+}
+
+func num(x float64, prec int) string {
+	if math.IsNaN(x) {
+		return "-"
+	}
+	return fmt.Sprintf("%.*f", prec, x)
+}
+
+func pct(x float64) string {
+	if math.IsNaN(x) {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f%%", 100*x)
+}
+
+func count(x float64) string {
+	switch {
+	case math.IsNaN(x):
+		return "-"
+	case math.IsInf(x, 1):
+		return "never"
+	}
+	return fmt.Sprintf("%.0f", x)
+}
+
+func ratio(x float64) string {
+	switch {
+	case math.IsNaN(x):
+		return "-"
+	case math.IsInf(x, 1):
+		return "inf"
+	}
+	return fmt.Sprintf("%.2fx", x)
+}
+
+// jsonResult is the machine-readable form of a Result.
+type jsonResult struct {
+	Scenario  string           `json:"scenario"`
+	Seeds     []uint64         `json:"seeds"`
+	Steps     int              `json:"steps"`
+	BatchSize int              `json:"batch_size"`
+	GroupSize int              `json:"group_size"`
+	Summary   Summary          `json:"summary"`
+	Headline  string           `json:"headline"`
+	Curves    map[string]Curve `json:"curves"`
+}
+
+// Curve is one policy's per-step medians across seeds (index 0 is before training).
+type Curve struct {
+	Score      []float64 `json:"score"`
+	Degenerate []float64 `json:"degenerate"`
+	Rollouts   []float64 `json:"rollouts"`
+}
+
+// Curves returns every policy's per-step medians across seeds.
+func (r Result) Curves() map[string]Curve {
+	out := map[string]Curve{}
+	for name, trs := range r.Traces {
+		n := len(trs[0].Score)
+		c := Curve{Score: make([]float64, n), Degenerate: make([]float64, n), Rollouts: make([]float64, n)}
+		for s := range n {
+			c.Score[s] = median(mapTraces(trs, func(t Trace) float64 { return t.Score[s] }))
+			c.Degenerate[s] = median(mapTraces(trs, func(t Trace) float64 { return t.Degenerate[s] }))
+			c.Rollouts[s] = median(mapTraces(trs, func(t Trace) float64 { return float64(t.Rollouts[s]) }))
+		}
+		out[name] = c
+	}
+	return out
+}
+
+// WriteJSON writes the summary, the headline and the per-step median curves as one JSON
+// object. Numbers that do not exist (a target never reached) are null.
+func WriteJSON(w io.Writer, res Result) error {
+	seeds := make([]uint64, res.Config.Seeds)
+	for i := range seeds {
+		seeds[i] = res.Config.SeedBase + uint64(i)
+	}
+	out := jsonResult{
+		Scenario: res.Config.Scenario.Name, Seeds: seeds, Steps: res.Config.Steps,
+		BatchSize: res.Config.BatchSize, GroupSize: res.Config.GroupSize,
+		Summary: res.Summary, Headline: headline(res), Curves: res.Curves(),
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(out); err != nil {
+		return fmt.Errorf("write json: %w", err)
+	}
+	return nil
+}
