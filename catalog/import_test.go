@@ -1,0 +1,140 @@
+package catalog_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/envsched/envsched/catalog"
+	"github.com/envsched/envsched/record"
+)
+
+func listDir(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+func TestImportJSONL(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "tasks.jsonl")
+	body := "{\"env\":\"a\",\"task_id\":\"1\"}\n{\"env\":\"b\",\"task_id\":2}" // no final newline
+	os.WriteFile(src, []byte(body), 0o644)
+	dir := t.TempDir()
+
+	res, err := catalog.Import(src, dir, catalog.ImportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(filepath.Join(dir, "catalog", "tasks.jsonl"))
+	if string(got) != body+"\n" {
+		t.Errorf("copied %q, want the source with its last line ended", got)
+	}
+	if res.Tasks != 2 || res.Envs != 2 {
+		t.Errorf("result %+v, want 2 tasks in 2 envs", res)
+	}
+	if names := listDir(t, filepath.Join(dir, "catalog")); !reflect.DeepEqual(names, []string{"tasks.jsonl"}) {
+		t.Errorf("catalog folder holds %v: a temporary file was left", names)
+	}
+}
+
+func TestImportRefusesBadRows(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "tasks.jsonl")
+	os.WriteFile(src, []byte("{\"env\":\"a\",\"task_id\":\"1\"}\n{\"env\":\"a\"}\n"), 0o644)
+	dir := t.TempDir()
+
+	_, err := catalog.Import(src, dir, catalog.ImportOptions{})
+	var bre *catalog.BadRowsError
+	if !errors.As(err, &bre) || !reflect.DeepEqual(bre.Bad, []catalog.BadRow{{N: 2, Reason: record.ReasonMissingTask}}) {
+		t.Fatalf("err = %v, want row 2 missing task", err)
+	}
+	if !strings.Contains(err.Error(), "row 2: missing task") {
+		t.Errorf("message %q does not name the row", err)
+	}
+	if names := listDir(t, filepath.Join(dir, "catalog")); len(names) != 0 {
+		t.Errorf("a refused import wrote %v", names)
+	}
+}
+
+func TestImportParquetSkipBad(t *testing.T) {
+	rows := verlRows(10)
+	rows[4].DataSource = nil
+	src := writeParquet(t, t.TempDir(), "train.parquet", rows)
+	dir := t.TempDir()
+
+	res, err := catalog.Import(src, dir, catalog.ImportOptions{SkipBad: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if filepath.Base(res.Path) != "train.jsonl" || res.Tasks != 9 {
+		t.Fatalf("wrote %s with %d tasks, want train.jsonl with 9", res.Path, res.Tasks)
+	}
+	// The JSON lines written read back as the same tasks as the good parquet rows.
+	back, err := catalog.Check(res.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back.Tasks(), res.Report.Tasks()) || len(back.Bad) != 0 {
+		t.Errorf("written rows read back as %v (bad %v)", back.Tasks(), back.Bad)
+	}
+}
+
+func TestImportParquetWhole(t *testing.T) {
+	src := writeParquet(t, t.TempDir(), "train.parquet", verlRows(10))
+	dir := t.TempDir()
+	res, err := catalog.Import(src, dir, catalog.ImportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := os.ReadFile(src)
+	b, _ := os.ReadFile(res.Path)
+	if !reflect.DeepEqual(a, b) {
+		t.Errorf("the parquet file was not copied byte for byte")
+	}
+}
+
+func TestImportBadNamesAndFiles(t *testing.T) {
+	srcDir := t.TempDir()
+	good := filepath.Join(srcDir, "ok.jsonl")
+	os.WriteFile(good, []byte("{\"env\":\"a\",\"task_id\":\"1\"}\n"), 0o644)
+	notPQ := filepath.Join(srcDir, "x.parquet")
+	os.WriteFile(notPQ, []byte("hello"), 0o644)
+	empty := filepath.Join(srcDir, "empty.jsonl")
+	os.WriteFile(empty, []byte("\n\n"), 0o644)
+	dir := t.TempDir()
+	cases := []struct {
+		name, src string
+		opts      catalog.ImportOptions
+		want      string
+	}{
+		{"hidden name", good, catalog.ImportOptions{Name: ".x.jsonl"}, "would ignore"},
+		{"path as name", good, catalog.ImportOptions{Name: "../x.jsonl"}, "plain file name"},
+		{"format mismatch", good, catalog.ImportOptions{Name: "x.parquet"}, "must end in .jsonl"},
+		{"not parquet", notPQ, catalog.ImportOptions{}, "not a parquet file"},
+		{"no tasks", empty, catalog.ImportOptions{}, "no tasks"},
+		{"unknown extension", filepath.Join(srcDir, "ok.jsonl"), catalog.ImportOptions{Name: "x.csv"}, "must end in .jsonl"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := catalog.Import(c.src, dir, c.opts)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("err = %v, want one that says %q", err, c.want)
+			}
+		})
+	}
+	if names := listDir(t, filepath.Join(dir, "catalog")); len(names) != 0 {
+		t.Errorf("failed imports wrote %v", names)
+	}
+}
