@@ -1,0 +1,365 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/envsched/envsched/export"
+	"github.com/envsched/envsched/graph"
+	"github.com/envsched/envsched/propagate"
+	"github.com/envsched/envsched/stats"
+	"github.com/envsched/envsched/storage"
+)
+
+// Data is everything the report shows, read from one consistent state of a database.
+type Data struct {
+	Generated time.Time
+	Source    string // the database file
+	Snapshot  bool   // read through a copy the running daemon wrote
+	Config    storage.Config
+	Counters  storage.Counters
+
+	Envs    []EnvRow                        // per environment, by name
+	Steps   map[string]map[int64]*StepStats // env -> round -> rollouts of that round
+	Batches []Batch                         // stored answers, by step then ID
+	// Predicted is the predicted success (posterior mean, in [0, 1]) of every task now.
+	Predicted  []float64
+	Tasks      int        // tasks known
+	Never      int        // tasks never chosen
+	Most       []TaskRow  // most chosen tasks, most first
+	Least      []TaskRow  // least chosen tasks, least first
+	Quarantine Quarantine //
+}
+
+// EnvRow is one environment's totals.
+type EnvRow struct {
+	Name string
+	stats.Env
+	MeanReward float64 // in the configured reward range
+}
+
+// StepStats are the rollouts of one environment counted at one round.
+type StepStats struct {
+	Rollouts int64
+	Sum      float64 // Σ reward, normalised into [0, 1]
+}
+
+// Batch is one stored answer with what its rollouts realised.
+type Batch struct {
+	ID        string
+	Step      int64
+	Size      int
+	Envs      map[string]int
+	Predicted float64 // mean p_degenerate of its tasks
+	Groups    int     // groups of two or more rollouts that answer it
+	Realised  float64 // share of those groups with all rewards equal; valid when Groups > 0
+}
+
+// TaskRow is one task in the chosen-tasks tables.
+type TaskRow struct {
+	Env, Task  string
+	Chosen     int64
+	LastChosen int64
+	Rollouts   int64
+	MeanReward float64 // in the configured reward range; 0 without rollouts
+	Predicted  float64 // predicted success now
+}
+
+// Quarantine summarises the quarantined lines.
+type Quarantine struct {
+	Total    int64
+	ByReason []Count
+	ByFile   []Count
+	Recent   []storage.QuarantineEntry // the last few, newest first
+}
+
+// Count is a name and how often it occurred.
+type Count struct {
+	Name string
+	N    int64
+}
+
+// ListLen is how many tasks each chosen-tasks table and the recent quarantine list hold.
+const ListLen = 10
+
+// Collect reads the report's data from r. It reads every rollout once.
+func Collect(r *storage.Reader, cfg storage.Config) (*Data, error) {
+	d := &Data{Generated: time.Now().UTC(), Config: cfg, Steps: map[string]map[int64]*StepStats{}}
+	var err error
+	if d.Counters, err = r.Counters(); err != nil {
+		return nil, err
+	}
+	steps := []func(*storage.Reader) error{d.readEnvs, d.readRollouts, d.readTasks, d.readQuarantine}
+	for _, f := range steps {
+		if err := f(r); err != nil {
+			return nil, fmt.Errorf("collect report data: %w", err)
+		}
+	}
+	return d, nil
+}
+
+func (d *Data) readEnvs(r *storage.Reader) error {
+	envs, err := r.Envs()
+	if err != nil {
+		return err
+	}
+	for name, e := range envs {
+		d.Envs = append(d.Envs, EnvRow{Name: name, Env: e, MeanReward: d.scale(e.Mean(), e.Rollouts)})
+	}
+	slices.SortFunc(d.Envs, func(a, b EnvRow) int { return cmp.Compare(a.Name, b.Name) })
+	return nil
+}
+
+// scale maps a normalised mean back into the reward range; 0 without rollouts.
+func (d *Data) scale(mean float64, n int64) float64 {
+	if n == 0 {
+		return 0
+	}
+	return d.Config.Reward.Min + mean*(d.Config.Reward.Max-d.Config.Reward.Min)
+}
+
+// groupRef names one group of rollouts: the request it answers (or the round, without one).
+type groupRef struct {
+	request   string
+	round     int64
+	env, task string
+	group     string
+}
+
+// groupAcc is enough of a group to tell whether it is degenerate.
+type groupAcc struct {
+	n        int
+	min, max float64
+}
+
+// readRollouts counts rollouts per env and round, and gathers the groups that answer batches.
+func (d *Data) readRollouts(r *storage.Reader) error {
+	groups := map[groupRef]*groupAcc{}
+	err := r.Rollouts(func(sr *storage.StoredRollout) error {
+		d.addStep(sr)
+		ref := groupRef{request: sr.RequestID, env: sr.Env, task: sr.Task, group: sr.Group}
+		if ref.request == "" {
+			ref.round = sr.Round
+		}
+		g := groups[ref]
+		if g == nil {
+			g = &groupAcc{min: sr.Reward, max: sr.Reward}
+			groups[ref] = g
+		}
+		g.n++
+		g.min, g.max = min(g.min, sr.Reward), max(g.max, sr.Reward)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return d.readBatches(r, groups)
+}
+
+func (d *Data) addStep(sr *storage.StoredRollout) {
+	m := d.Steps[sr.Env]
+	if m == nil {
+		m = map[int64]*StepStats{}
+		d.Steps[sr.Env] = m
+	}
+	s := m[sr.Round]
+	if s == nil {
+		s = &StepStats{}
+		m[sr.Round] = s
+	}
+	s.Rollouts++
+	rg := d.Config.Reward
+	s.Sum += (sr.Reward - rg.Min) / (rg.Max - rg.Min)
+}
+
+// degTally counts groups of two or more and the degenerate ones.
+type degTally struct{ groups, degenerate int }
+
+// readBatches decodes every stored answer and sets what its groups realised: the groups whose
+// rollouts name its request ID, or, for rollouts that name none, the groups counted at its
+// step among the tasks it chose.
+func (d *Data) readBatches(r *storage.Reader, groups map[groupRef]*groupAcc) error {
+	byRequest, byRound := map[string]*degTally{}, map[groupRef]*degTally{}
+	for ref, g := range groups {
+		if g.n < 2 {
+			continue
+		}
+		key := ref.request
+		var t *degTally
+		if key != "" {
+			t = tally(byRequest, key)
+		} else {
+			t = tally(byRound, groupRef{round: ref.round, env: ref.env, task: ref.task})
+		}
+		t.groups++
+		if g.min == g.max {
+			t.degenerate++
+		}
+	}
+	err := r.Answers(func(id string, data []byte) error {
+		a, err := export.DecodeAnswer(id, data)
+		if err != nil {
+			return err
+		}
+		d.Batches = append(d.Batches, newBatch(a, byRequest[id], byRound))
+		return nil
+	})
+	slices.SortStableFunc(d.Batches, func(a, b Batch) int { return cmp.Compare(a.Step, b.Step) })
+	return err
+}
+
+func tally[K comparable](m map[K]*degTally, k K) *degTally {
+	t := m[k]
+	if t == nil {
+		t = &degTally{}
+		m[k] = t
+	}
+	return t
+}
+
+func newBatch(a export.Answer, t *degTally, byRound map[groupRef]*degTally) Batch {
+	b := Batch{ID: a.ID, Step: a.Step, Size: len(a.Tasks), Envs: a.Envs}
+	var sum degTally
+	if t != nil {
+		sum = *t
+	}
+	for _, task := range a.Tasks {
+		b.Predicted += task.PDegenerate
+		if t == nil {
+			if rt := byRound[groupRef{round: a.Step, env: task.Env, task: task.TaskID}]; rt != nil {
+				sum.groups += rt.groups
+				sum.degenerate += rt.degenerate
+			}
+		}
+	}
+	if len(a.Tasks) > 0 {
+		b.Predicted /= float64(len(a.Tasks))
+	}
+	if b.Envs == nil {
+		b.Envs = map[string]int{}
+		for _, task := range a.Tasks {
+			b.Envs[task.Env]++
+		}
+	}
+	b.Groups = sum.groups
+	if sum.groups > 0 {
+		b.Realised = float64(sum.degenerate) / float64(sum.groups)
+	}
+	return b
+}
+
+// readTasks reads every task's statistics, predicts its success now with package propagate
+// over the stored graph, and picks the most and least chosen.
+func (d *Data) readTasks(r *storage.Reader) error {
+	var infos []storage.TaskInfo
+	if err := r.Tasks(false, func(ti storage.TaskInfo) error { infos = append(infos, ti); return nil }); err != nil {
+		return err
+	}
+	preds, err := predict(r, infos, d.Counters.Round)
+	if err != nil {
+		return err
+	}
+	rows := make([]TaskRow, len(infos))
+	d.Predicted = make([]float64, len(infos))
+	for i, ti := range infos {
+		d.Predicted[i] = preds[i].Mean
+		rows[i] = TaskRow{Env: ti.Env, Task: ti.Task.Task, Chosen: ti.Stats.Chosen, LastChosen: ti.Stats.LastChosen,
+			Rollouts: ti.Stats.Rollouts, MeanReward: d.scale(ti.Stats.Mean(), ti.Stats.Rollouts), Predicted: preds[i].Mean}
+		if ti.Stats.Chosen == 0 {
+			d.Never++
+		}
+	}
+	d.Tasks = len(rows)
+	d.pickChosen(rows)
+	return nil
+}
+
+// pickChosen keeps the ListLen most and least chosen tasks (ties by name).
+func (d *Data) pickChosen(rows []TaskRow) {
+	slices.SortStableFunc(rows, func(a, b TaskRow) int { return cmp.Compare(b.Chosen, a.Chosen) })
+	d.Most = slices.Clone(rows[:min(ListLen, len(rows))])
+	slices.Reverse(rows)
+	d.Least = slices.Clone(rows[:min(ListLen, len(rows))])
+}
+
+// predict runs package propagate over the graph stored in the database.
+func predict(r *storage.Reader, infos []storage.TaskInfo, round int64) ([]propagate.Prediction, error) {
+	g, err := loadGraph(r, infos)
+	if err != nil {
+		return nil, err
+	}
+	tasks := make([]stats.Task, len(infos))
+	for i, ti := range infos {
+		tasks[i] = ti.Stats
+	}
+	preds, err := propagate.Predict(g, tasks, round, propagate.DefaultParams())
+	if err != nil {
+		return nil, fmt.Errorf("predict: %w", err)
+	}
+	return slices.Clone(preds), nil
+}
+
+// loadGraph builds the graph of the stored adjacency lists over infos (in the order Tasks
+// gives: by environment, then task).
+func loadGraph(r *storage.Reader, infos []storage.TaskInfo) (*graph.Graph, error) {
+	index := make(map[storage.TaskKey]int32, len(infos))
+	envIndex := map[string]int32{}
+	var envs []string
+	nodes := make([]graph.Node, len(infos))
+	for i, ti := range infos {
+		if _, ok := envIndex[ti.Env]; !ok {
+			envIndex[ti.Env] = int32(len(envs))
+			envs = append(envs, ti.Env)
+		}
+		nodes[i] = graph.Node{Env: envIndex[ti.Env], Task: ti.Task.Task}
+		index[storage.TaskKey{Env: ti.Env, Task: ti.Task.Task}] = int32(i)
+	}
+	adj := make([][]graph.Edge, len(infos))
+	err := r.Edges(func(ne storage.NodeEdges) error {
+		from, ok := index[ne.Node]
+		if !ok {
+			return nil
+		}
+		for _, e := range ne.Edges {
+			if to, ok := index[storage.TaskKey{Env: e.Env, Task: e.Task}]; ok {
+				adj[from] = append(adj[from], graph.Edge{To: to, Weight: e.Weight, Sim: e.Sim, Cross: e.Cross})
+			}
+		}
+		return nil
+	})
+	return graph.New(envs, nodes, adj), err
+}
+
+func (d *Data) readQuarantine(r *storage.Reader) error {
+	reasons, files := map[string]int64{}, map[string]int64{}
+	err := r.Quarantine(func(q storage.QuarantineEntry) error {
+		d.Quarantine.Total++
+		reasons[q.Reason]++
+		files[q.Path]++
+		d.Quarantine.Recent = append(d.Quarantine.Recent, q)
+		if len(d.Quarantine.Recent) > 4*ListLen {
+			d.Quarantine.Recent = slices.Clone(d.Quarantine.Recent[len(d.Quarantine.Recent)-ListLen:])
+		}
+		return nil
+	})
+	rec := d.Quarantine.Recent
+	rec = rec[max(0, len(rec)-ListLen):]
+	slices.Reverse(rec)
+	d.Quarantine.Recent = rec
+	d.Quarantine.ByReason, d.Quarantine.ByFile = counts(reasons), counts(files)
+	return err
+}
+
+// counts sorts a tally, most frequent first.
+func counts(m map[string]int64) []Count {
+	out := make([]Count, 0, len(m))
+	for k, n := range m {
+		out = append(out, Count{k, n})
+	}
+	slices.SortFunc(out, func(a, b Count) int {
+		return cmp.Or(cmp.Compare(b.N, a.N), cmp.Compare(a.Name, b.Name))
+	})
+	return out
+}

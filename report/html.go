@@ -1,0 +1,150 @@
+package report
+
+import (
+	"encoding/base64"
+	"fmt"
+	"html/template"
+	"io"
+	"strings"
+	"time"
+)
+
+// Render writes the report page of d and its figures to w: one self-contained HTML document
+// (PNG images as data URIs, the style inline, no scripts).
+func Render(w io.Writer, d *Data, figs []Figure) error {
+	view := pageView{Data: d, Figures: figs, Calibration: calibration(d)}
+	if err := page.Execute(w, view); err != nil {
+		return fmt.Errorf("render report: %w", err)
+	}
+	return nil
+}
+
+// Write collects nothing: it draws d's figures and renders the page.
+func Write(w io.Writer, d *Data) error {
+	figs, err := Figures(d)
+	if err != nil {
+		return err
+	}
+	return Render(w, d, figs)
+}
+
+type pageView struct {
+	*Data
+	Figures     []Figure
+	Calibration string
+}
+
+// calibration sums predicted against realised degenerate shares over the batches with groups.
+func calibration(d *Data) string {
+	var pred, real float64
+	var n, groups int
+	for _, b := range d.Batches {
+		if b.Groups == 0 {
+			continue
+		}
+		pred += b.Predicted
+		real += b.Realised
+		n++
+		groups += b.Groups
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("Over %d answered requests with %d groups: predicted %.1f%% degenerate, realised %.1f%%.",
+		n, groups, 100*pred/float64(n), 100*real/float64(n))
+}
+
+var page = template.Must(template.New("report").Funcs(template.FuncMap{
+	"png": func(b []byte) template.URL {
+		return template.URL("data:image/png;base64," + base64.StdEncoding.EncodeToString(b))
+	},
+	"pct": func(a, b int64) string {
+		if b == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.1f%%", 100*float64(a)/float64(b))
+	},
+	"f3":   func(f float64) string { return fmt.Sprintf("%.3f", f) },
+	"time": func(t time.Time) string { return t.Format(time.RFC3339) },
+	"head": func(b []byte) string { return strings.ToValidUTF8(string(b), "\uFFFD") },
+}).Parse(pageHTML))
+
+const pageHTML = `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8" />
+<title>envsched report</title>
+<style>
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 62em; color: #222; }
+h1 { margin-bottom: 0.2em; }
+.meta, .caption, .empty { color: #555; }
+table { border-collapse: collapse; margin: 0.5em 0 1.5em; }
+th, td { border-bottom: 1px solid #ddd; padding: 0.25em 0.8em; text-align: right; }
+th:first-child, td:first-child, td.text { text-align: left; }
+img { max-width: 100%; height: auto; border: 1px solid #eee; }
+code { font-size: 0.9em; }
+</style>
+</head>
+<body>
+<h1>envsched report</h1>
+<p class="meta">Generated {{time .Generated}} from <code>{{.Source}}</code>{{if .Snapshot}} (a consistent copy written by the running daemon){{end}}.
+Reward range [{{.Config.Reward.Min}}, {{.Config.Reward.Max}}], decay {{.Config.Decay}}, database created {{.Config.Created}}.</p>
+
+<section id="summary">
+<h2>Summary</h2>
+<table>
+<tr><th>rollouts</th><td>{{.Counters.Rollouts}}</td></tr>
+<tr><th>quarantined lines</th><td>{{.Counters.Quarantined}}</td></tr>
+<tr><th>duplicates skipped</th><td>{{.Counters.Duplicates}}</td></tr>
+<tr><th>rewards clipped</th><td>{{.Counters.Clipped}}</td></tr>
+<tr><th>tasks</th><td>{{.Tasks}} ({{.Never}} never chosen)</td></tr>
+<tr><th>environments</th><td>{{len .Envs}}</td></tr>
+<tr><th>requests answered</th><td>{{.Counters.RequestsAnswered}}{{if .Counters.LastRequest}} (last <code>{{.Counters.LastRequest}}</code>){{end}}</td></tr>
+<tr><th>current round</th><td>{{.Counters.Round}}</td></tr>
+</table>
+</section>
+
+<section id="environments">
+<h2>Environments</h2>
+<table>
+<tr><th>environment</th><th>tasks</th><th>with rollouts</th><th>rollouts</th><th>mean reward</th><th>degenerate groups</th></tr>
+{{range .Envs}}<tr><td>{{.Name}}</td><td>{{.Tasks}}</td><td>{{.TasksSeen}}</td><td>{{.Rollouts}}</td><td>{{f3 .MeanReward}}</td><td>{{pct .Degenerate .Groups}} of {{.Groups}}</td></tr>
+{{end}}</table>
+</section>
+{{range .Figures}}
+<section id="{{.ID}}" class="figure">
+<h2>{{.Title}}</h2>
+{{if .PNG}}<img src="{{png .PNG}}" alt="{{.Title}}" />{{else}}<p class="empty">{{.Empty}}</p>{{end}}
+<p class="caption">{{.Caption}}{{if eq .ID "degenerate-calibration"}} {{$.Calibration}}{{end}}</p>
+</section>
+{{end}}
+<section id="chosen">
+<h2>Most and least chosen tasks</h2>
+<h3>Most chosen</h3>
+{{template "tasks" .Most}}
+<h3>Least chosen</h3>
+{{template "tasks" .Least}}
+</section>
+
+<section id="quarantine">
+<h2>Quarantine</h2>
+{{if .Quarantine.Total}}<p>{{.Quarantine.Total}} lines set aside.</p>
+<table id="quarantine-reasons"><tr><th>reason</th><th>lines</th></tr>
+{{range .Quarantine.ByReason}}<tr><td>{{.Name}}</td><td>{{.N}}</td></tr>
+{{end}}</table>
+<table id="quarantine-files"><tr><th>file</th><th>lines</th></tr>
+{{range .Quarantine.ByFile}}<tr><td>{{.Name}}</td><td>{{.N}}</td></tr>
+{{end}}</table>
+<h3>Most recent</h3>
+<table id="quarantine-recent"><tr><th>file</th><th>offset</th><th>reason</th><th>first bytes</th></tr>
+{{range .Quarantine.Recent}}<tr><td>{{.Path}}</td><td>{{.Offset}}</td><td class="text">{{.Reason}}</td><td class="text"><code>{{head .Head}}</code></td></tr>
+{{end}}</table>
+{{else}}<p class="empty">Nothing was quarantined.</p>{{end}}
+</section>
+</body>
+</html>
+{{define "tasks"}}<table>
+<tr><th>task</th><th>chosen</th><th>last chosen at step</th><th>rollouts</th><th>mean reward</th><th>predicted success</th></tr>
+{{range .}}<tr><td>{{.Env}} / {{.Task}}</td><td>{{.Chosen}}</td><td>{{.LastChosen}}</td><td>{{.Rollouts}}</td><td>{{f3 .MeanReward}}</td><td>{{f3 .Predicted}}</td></tr>
+{{end}}</table>{{end}}
+`
