@@ -1,0 +1,181 @@
+"""Tests of envsched_client against a stand-in responder and, with ENVSCHED_BIN, the real daemon."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import unittest
+
+from standin import TASKS, Daemon, Responder, envsched_bin, tempdir, write_catalog
+
+import envsched_client as ec
+
+
+class RequestTest(unittest.TestCase):
+    def setUp(self) -> None:
+        self.dir = tempdir(self)
+        self.responder = Responder(self.dir).start()
+        self.addCleanup(self.responder.stop)
+
+    def test_batch_and_request_file(self) -> None:
+        c = ec.EnvschedClient(self.dir, prefix="run1", timeout=10)
+        b = c.next_batch(size=5, group_size=4, step=1, envs=["alpha"], allow_repeats=False)
+        self.assertEqual(b.id, "run1-000001")
+        self.assertEqual(len(b.tasks), 5)
+        self.assertFalse(b.fallback)
+        self.assertEqual(b.tasks[0].info["rank"], 1)
+        with open(os.path.join(self.dir, "requests", "run1-000001.json")) as f:
+            self.assertEqual(json.load(f), {"size": 5, "group_size": 4, "step": 1, "envs": ["alpha"],
+                                            "allow_repeats": False})
+        self.assertEqual(c.next_id(), "run1-000002")
+        leftovers = [n for n in os.listdir(os.path.join(self.dir, "requests")) if n.startswith(".")]
+        self.assertEqual(leftovers, [], "a temporary request file was left behind")
+
+    def test_resume_asks_same_ids_and_gets_same_batches(self) -> None:
+        c = ec.EnvschedClient(self.dir, prefix="run", timeout=10)
+        c.next_batch(size=3)
+        saved = json.loads(json.dumps(c.state_dict()))  # as a checkpoint would store it
+        first = [c.next_batch(size=3) for _ in range(3)]
+
+        resumed = ec.EnvschedClient(self.dir, prefix="run", timeout=10)
+        resumed.load_state_dict(saved)
+        again = [resumed.next_batch(size=3) for _ in range(3)]
+        self.assertEqual([b.id for b in again], [b.id for b in first])
+        self.assertEqual([b.tasks for b in again], [b.tasks for b in first])
+        self.assertTrue(all(n == 1 for n in self.responder.answered.values()),
+                        "an ID already answered was asked of envsched again")
+
+    def test_error_file_raises_and_sequence_stays(self) -> None:
+        c = ec.EnvschedClient(self.dir, prefix="err", timeout=10)
+        with self.assertRaises(ec.BatchError) as cm:
+            c.next_batch(size=5000)
+        self.assertIn("more than 1000", cm.exception.message)
+        self.assertEqual(c.next_id(), "err-000001", "a refused request must not advance the sequence")
+        self.assertFalse(os.path.exists(os.path.join(self.dir, "batches", "err-000001.error.json")))
+
+    def test_cleanup_removes_request_then_batch(self) -> None:
+        c = ec.EnvschedClient(self.dir, prefix="cl", timeout=10, cleanup=True)
+        c.next_batch(size=2)
+        self.assertEqual(os.listdir(os.path.join(self.dir, "requests")), [])
+        self.assertEqual(os.listdir(os.path.join(self.dir, "batches")), [])
+
+
+class FallbackTest(unittest.TestCase):
+    def test_fallback_is_loud_uniform_and_reproducible(self) -> None:
+        d = tempdir(self)
+        c = ec.EnvschedClient(d, prefix="fb", timeout=0.05, fallback_tasks=TASKS)
+        with self.assertLogs("envsched", level=logging.WARNING) as logs:
+            b = c.next_batch(size=6, step=3)
+        self.assertTrue(b.fallback)
+        self.assertEqual(len(set(t.key for t in b.tasks)), 6)
+        self.assertTrue(all(t.key in set(TASKS) for t in b.tasks))
+        self.assertIn("FALLING BACK", logs.output[0])
+        self.assertEqual(b.step, 3)
+        self.assertEqual(os.listdir(os.path.join(d, "requests")), [], "the unanswered request was not withdrawn")
+        # The same ID falls back to the same tasks.
+        c2 = ec.EnvschedClient(d, prefix="fb", timeout=0.05, fallback_tasks=TASKS)
+        with self.assertLogs("envsched", level=logging.WARNING):
+            self.assertEqual(c2.next_batch(size=6).tasks, b.tasks)
+
+    def test_timeout_without_fallback(self) -> None:
+        c = ec.EnvschedClient(tempdir(self), timeout=0.05)
+        with self.assertRaises(ec.BatchTimeout):
+            c.next_batch()
+        self.assertEqual(c.next_id(), "step-000001")
+
+
+class RolloutWriterTest(unittest.TestCase):
+    def test_whole_lines_per_step(self) -> None:
+        d = tempdir(self)
+        c = ec.EnvschedClient(d, prefix="w")
+        batch = ec.Batch("w-000001", 1, 2, [ec.Task("alpha", "3", {"rank": 1}), ec.Task("beta", "4", {"rank": 2})])
+        with c.rollout_writer("trainer") as w:
+            w.write_group(batch, batch.tasks[0], [1.0, 0.0])
+            w.write_group(batch, batch.tasks[1], [True, 0.5])
+            path = w.path
+            self.assertEqual(os.path.getsize(path), 0, "records reached the file before flush_step")
+            self.assertEqual(w.flush_step(), 4)
+        with open(path, "rb") as f:
+            data = f.read()
+        self.assertTrue(data.endswith(b"\n"))
+        recs = [json.loads(line) for line in data.splitlines()]
+        self.assertEqual(recs[0], {"env": "alpha", "task_id": "3", "reward": 1.0, "group_id": "w-000001/1",
+                                   "rollout_id": "w-000001/alpha/3/1/0", "step": 1, "request_id": "w-000001"})
+        self.assertEqual(recs[2]["reward"], 1.0)
+        self.assertEqual(len({r["rollout_id"] for r in recs}), 4)
+
+    def test_half_line_is_closed(self) -> None:
+        d = tempdir(self)
+        path = os.path.join(d, "r.jsonl")
+        with open(path, "wb") as f:
+            f.write(b'{"env":"a","task_id":"1","reward":1}\n{"env":"a","ta')
+        with self.assertLogs("envsched", level=logging.WARNING):
+            w = ec.RolloutWriter(path)
+        w.write({"env": "a", "task_id": "2", "reward": 0})
+        w.close()
+        with open(path, "rb") as f:
+            lines = f.read().split(b"\n")
+        self.assertEqual(lines[1], b'{"env":"a","ta')
+        self.assertEqual(json.loads(lines[2])["task_id"], "2")
+
+    def test_nan_reward_refused(self) -> None:
+        w = ec.RolloutWriter(os.path.join(tempdir(self), "r.jsonl"))
+        with self.assertRaises(ValueError):
+            w.write({"env": "a", "task_id": "1", "reward": float("nan")})
+        w.close()
+
+
+class IdsAndKeysTest(unittest.TestCase):
+    def test_valid_id(self) -> None:
+        self.assertTrue(ec.valid_id("step-000001"))
+        self.assertTrue(ec.valid_id("a" * 128))
+        for bad in ("", "-x", ".x", "a/b", "a b", "a" * 129):
+            self.assertFalse(ec.valid_id(bad), bad)
+        with self.assertRaises(ValueError):
+            ec.EnvschedClient(tempdir(self), prefix="../x")
+
+    def test_task_key_aliases(self) -> None:
+        cases = [
+            ({"env": "a", "task_id": "x"}, ("a", "x")),
+            ({"data_source": "gsm8k", "extra_info": {"index": 17, "split": "train"}}, ("gsm8k", "17")),
+            ({"data_source": "m", "index": 3.0}, ("m", "3")),
+            ({"env": None, "data_source": "d", "id": 2.5}, ("d", "2.5")),
+            ({"extra_info": {"data_source": "e", "task_id": "t"}}, ("e", "t")),
+            ({"env": "a"}, None),
+            ({"task_id": "1"}, None),
+            ({"env": "a", "task_id": True}, None),
+        ]
+        for row, want in cases:
+            self.assertEqual(ec.task_key(row), want, row)
+
+    def test_state_version_checked(self) -> None:
+        c = ec.EnvschedClient(tempdir(self))
+        with self.assertRaises(ValueError):
+            c.load_state_dict({"version": 99, "prefix": "step", "next_seq": 3})
+
+
+@unittest.skipUnless(envsched_bin(), "ENVSCHED_BIN not set: the real daemon is tested from Go (clients/python e2e)")
+class RealDaemonTest(unittest.TestCase):
+    def test_round_trip(self) -> None:
+        d = tempdir(self)
+        write_catalog(d)
+        daemon = Daemon(d)
+        self.addCleanup(daemon.stop)
+        c = ec.EnvschedClient(d, prefix="real", timeout=30)
+        b = c.next_batch(size=6, group_size=4, step=1)
+        self.assertEqual(len(b.tasks), 6)
+        self.assertTrue(all(t.key in set(TASKS) for t in b.tasks), b.tasks)
+        for key in ("rank", "score", "predicted_mean", "predicted_variance", "p_degenerate", "reason"):
+            self.assertIn(key, b.tasks[0].info)
+        with c.rollout_writer() as w:
+            for t in b.tasks:
+                w.write_group(b, t, [1, 0, 0, 1])
+        b2 = c.next_batch(size=6, group_size=4, step=2)  # the barrier: the rollouts above are in
+        self.assertGreaterEqual(b2.raw["rollouts_seen"], 24)
+        with self.assertRaises(ec.BatchError):
+            c.next_batch(size=6, envs=["no-such-env"])
+
+
+if __name__ == "__main__":
+    unittest.main()
