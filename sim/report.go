@@ -147,3 +147,34 @@ func WriteJSON(w io.Writer, res Result) error {
 	}
 	return nil
 }
+
+// WriteDemoTable prints the demo's comparison of one envsched run (driven through the file
+// protocol) and one random run on the same world: held-out score at the report steps, the
+// share of degenerate groups, rollouts spent, and the headline line.
+func WriteDemoTable(w io.Writer, es, random Trace, policy string) error {
+	steps := ReportSteps(len(es.Score) - 1)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	head := []string{"choice"}
+	for _, s := range steps {
+		head = append(head, fmt.Sprintf("step %d", s))
+	}
+	fmt.Fprintln(tw, strings.Join(append(head, "degenerate groups", "rollouts"), "\t")+"\t")
+	for _, row := range []struct {
+		name string
+		tr   Trace
+	}{{"envsched (" + policy + ")", es}, {"random", random}} {
+		cells := []string{row.name}
+		for _, s := range steps {
+			cells = append(cells, num(row.tr.Score[s], 3))
+		}
+		cells = append(cells, pct(degShare(len(row.tr.Score)-1)(row.tr)), count(float64(row.tr.Rollouts[len(row.tr.Rollouts)-1])))
+		fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("write table: %w", err)
+	}
+	at := min(40, len(es.Score)-1)
+	_, err := fmt.Fprintf(w, "\nenvsched at step %d: %.3f; random best in %d steps: %.3f\n",
+		at, es.Score[at], len(random.Score)-1, best(random))
+	return err
+}
