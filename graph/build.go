@@ -1,0 +1,254 @@
+package graph
+
+import (
+	"math"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+)
+
+// idfOf is the smoothed inverse document frequency of a feature in df of n documents.
+func idfOf(n, df int) float64 { return math.Log(float64(1+n)/float64(1+df)) + 1 }
+
+// weigh computes the unit-length TF-IDF weights of doc id from its raw weights. Features whose
+// IDF is not fixed yet get it from their current frequency and the document count of the last
+// full build.
+func (b *Builder) weigh(id int32) {
+	d := &b.docs[id]
+	d.w = make([]float32, len(d.feats))
+	v := make([]float64, len(d.feats))
+	ss, left := 0.0, 0.0
+	for i, f := range d.feats {
+		if math.IsNaN(b.idf[f]) {
+			b.idf[f] = idfOf(max(b.builtAt, b.nDesc), int(b.df[f]))
+		}
+		v[i] = float64(d.raw[i]) * b.idf[f]
+		ss += v[i] * v[i]
+		if b.capped[f] {
+			left += v[i] * v[i]
+		}
+	}
+	d.left2 = left / ss
+	b.docLeft[id] = d.left2
+	inv := 1 / math.Sqrt(ss)
+	for i := range v {
+		d.w[i] = float32(v[i] * inv)
+	}
+}
+
+// index adds doc id, weighted, to the posting lists and LSH buckets.
+func (b *Builder) index(id int32) {
+	d := &b.docs[id]
+	for i, f := range d.feats {
+		b.post[f] = append(b.post[f], posting{id, d.w[i]})
+	}
+	if d.emb != nil {
+		b.lsh.add(id, d.emb)
+	}
+}
+
+// fullBuild recomputes every IDF weight, the whole index and every neighbour list. It visits
+// docs in key order so that the result does not depend on the order of insertion.
+func (b *Builder) fullBuild() {
+	for id := range b.docs {
+		if !b.fresh[int32(id)] {
+			b.touch(int32(id))
+		}
+	}
+	for f := range b.idf {
+		b.idf[f] = idfOf(b.nDesc, int(b.df[f]))
+		b.post[f] = b.post[f][:0]
+		b.capped[f] = int(b.df[f]) > b.opt.MaxDF
+	}
+	b.lsh = newLSHIndex()
+	order := b.allSorted()
+	for _, id := range order {
+		d := &b.docs[id]
+		d.intra, d.cross, d.in = nil, nil, nil
+		if len(d.feats) > 0 {
+			b.weigh(id)
+		}
+		b.index(id)
+	}
+	res := b.queryAll(order, false)
+	for i, id := range order {
+		b.docs[id].intra, b.docs[id].cross = res[i].intra, res[i].cross
+	}
+	for _, id := range order {
+		for _, l := range b.picks(id) {
+			b.docs[l.to].in = append(b.docs[l.to].in, link{id, l.sim})
+		}
+	}
+	b.builtAt = b.nDesc
+}
+
+func (b *Builder) allSorted() []int32 {
+	ids := make([]int32, len(b.docs))
+	for i := range ids {
+		ids[i] = int32(i)
+	}
+	slices.SortFunc(ids, b.compareDocs)
+	return ids
+}
+
+// incremental weighs and indexes the dirty docs, finds their neighbours, then offers each of
+// them to the neighbour lists of the clean docs it was scored against.
+func (b *Builder) incremental(dirty []int32) {
+	for _, f := range b.toCap {
+		b.capFeature(f)
+	}
+	for _, id := range dirty {
+		if len(b.docs[id].feats) > 0 {
+			b.weigh(id)
+		}
+		b.index(id)
+	}
+	res := b.queryAll(dirty, true)
+	isDirty := make(map[int32]bool, len(dirty))
+	for i, id := range dirty {
+		isDirty[id] = true
+		b.setPicks(id, res[i].intra, res[i].cross)
+	}
+	for i, id := range dirty {
+		for _, c := range res[i].cands {
+			if !isDirty[c.to] {
+				b.offer(c.to, id, c)
+			}
+		}
+	}
+}
+
+// queryAll scores ids in parallel; the index is only read meanwhile.
+func (b *Builder) queryAll(ids []int32, keepCands bool) []queryResult {
+	res := make([]queryResult, len(ids))
+	workers := b.opt.Workers
+	if workers == 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	if len(ids) < 64 {
+		workers = 1
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			sc := &scratch{acc: make([]float32, len(b.docs))}
+			for i := int(next.Add(1) - 1); i < len(ids); i = int(next.Add(1) - 1) {
+				res[i] = b.query(ids[i], sc, keepCands)
+			}
+		})
+	}
+	wg.Wait()
+	return res
+}
+
+// picks returns the doc's own picks, intra then cross.
+func (b *Builder) picks(id int32) []link {
+	d := &b.docs[id]
+	return append(slices.Clip(d.intra), d.cross...)
+}
+
+// setPicks replaces the own picks of id and keeps the in-links of their targets in step.
+func (b *Builder) setPicks(id int32, intra, cross []link) {
+	b.touch(id)
+	for _, l := range b.picks(id) {
+		b.touch(l.to)
+		t := &b.docs[l.to]
+		t.in = dropLink(t.in, id)
+	}
+	d := &b.docs[id]
+	d.intra, d.cross = intra, cross
+	for _, l := range b.picks(id) {
+		b.touch(l.to)
+		t := &b.docs[l.to]
+		t.in = append(t.in, link{id, l.sim})
+	}
+}
+
+// offer puts doc qid, a candidate of c with similarity bounds qc, into the neighbour list of c
+// if it is among c's best.
+func (b *Builder) offer(c, qid int32, qc cand) {
+	d := &b.docs[c]
+	list, k, thr := &d.intra, b.opt.K, b.opt.MinSim
+	if b.docs[qid].env != d.env {
+		list, k, thr = &d.cross, b.opt.KCross, b.opt.MinSimCross
+	}
+	n := len(*list)
+	if k == 0 || (n >= k && qc.hi < float64((*list)[n-1].sim)) ||
+		slices.ContainsFunc(*list, func(l link) bool { return l.to == qid }) {
+		return
+	}
+	s := b.exact(&b.docs[qid], d)
+	q := link{qid, float32(s)}
+	if s < thr || s <= 0 || (n >= k && !b.better(q, (*list)[n-1])) {
+		return
+	}
+	b.touch(c)
+	b.touch(q.to)
+	pos, _ := slices.BinarySearchFunc(*list, q, func(e, t link) int {
+		if b.better(e, t) {
+			return -1
+		}
+		return 1
+	})
+	*list = slices.Insert(*list, pos, q)
+	b.docs[q.to].in = append(b.docs[q.to].in, link{c, q.sim})
+	if len(*list) > k {
+		ev := (*list)[k]
+		*list = (*list)[:k]
+		b.touch(ev.to)
+		e := &b.docs[ev.to]
+		e.in = dropLink(e.in, c)
+	}
+}
+
+// touch records the adjacency of id before this Add first changes it.
+func (b *Builder) touch(id int32) {
+	if _, ok := b.before[id]; !ok {
+		b.before[id] = b.adjacency(id)
+	}
+}
+
+// adjacency is the symmetric neighbour list of id: its own picks and the docs that picked it,
+// by ascending id, each once.
+func (b *Builder) adjacency(id int32) []link {
+	d := &b.docs[id]
+	all := make([]link, 0, len(d.intra)+len(d.cross)+len(d.in))
+	all = append(append(append(all, d.intra...), d.cross...), d.in...)
+	slices.SortFunc(all, func(x, y link) int { return int(x.to) - int(y.to) })
+	return slices.CompactFunc(all, func(x, y link) bool { return x.to == y.to })
+}
+
+func (b *Builder) changedKeys() []NodeKey {
+	var ids []int32
+	for id, old := range b.before {
+		if b.fresh[id] || !slices.Equal(old, b.adjacency(id)) {
+			ids = append(ids, id)
+		}
+	}
+	for id := range b.fresh {
+		if _, ok := b.before[id]; !ok {
+			ids = append(ids, id)
+		}
+	}
+	slices.SortFunc(ids, b.compareDocs)
+	keys := make([]NodeKey, len(ids))
+	for i, id := range ids {
+		keys[i] = b.docs[id].key
+	}
+	return keys
+}
+
+// capFeature stops scanning feature f for candidates and moves its weight, in the docs already
+// indexed, into their left-out norm so that the candidate bound stays sound.
+func (b *Builder) capFeature(f int32) {
+	if b.capped[f] {
+		return
+	}
+	b.capped[f] = true
+	for _, p := range b.post[f] {
+		b.docs[p.doc].left2 += float64(p.w) * float64(p.w)
+		b.docLeft[p.doc] = b.docs[p.doc].left2
+	}
+}

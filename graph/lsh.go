@@ -1,0 +1,81 @@
+package graph
+
+import (
+	"math/rand/v2"
+	"slices"
+
+	"gonum.org/v1/gonum/floats"
+)
+
+// Random-hyperplane LSH for embeddings: lshBands bands of lshBits sign bits each. Two unit
+// vectors at cosine 0.9 share at least one band with probability about 0.93; unrelated ones
+// share a given band with probability 2^-12.
+const (
+	lshBands = 16
+	lshBits  = 12
+)
+
+// lshKey names one bucket: a band of the sign bits of embeddings of one length.
+type lshKey struct {
+	dim, band int32
+	sig       uint32
+}
+
+// lshIndex holds the hyperplanes per embedding length and the buckets. The hyperplanes are
+// drawn from a generator seeded by the length, so every builder hashes alike.
+type lshIndex struct {
+	planes  map[int][]float64
+	buckets map[lshKey][]int32
+}
+
+func newLSHIndex() lshIndex {
+	return lshIndex{planes: map[int][]float64{}, buckets: map[lshKey][]int32{}}
+}
+
+func (x *lshIndex) hyperplanes(dim int) []float64 {
+	if p, ok := x.planes[dim]; ok {
+		return p
+	}
+	rng := rand.New(rand.NewPCG(uint64(dim), 0x5eed))
+	p := make([]float64, lshBands*lshBits*dim)
+	for i := range p {
+		p[i] = rng.NormFloat64()
+	}
+	x.planes[dim] = p
+	return p
+}
+
+// keys returns the bucket of emb in every band. It is read-only once the hyperplanes of the
+// length exist, which add guarantees before any query.
+func (x *lshIndex) keys(emb []float64) []lshKey {
+	dim := len(emb)
+	p := x.planes[dim]
+	if p == nil {
+		return nil
+	}
+	keys := make([]lshKey, lshBands)
+	for band := range lshBands {
+		var sig uint32
+		for bit := range lshBits {
+			row := (band*lshBits + bit) * dim
+			if floats.Dot(p[row:row+dim], emb) > 0 {
+				sig |= 1 << bit
+			}
+		}
+		keys[band] = lshKey{int32(dim), int32(band), sig}
+	}
+	return keys
+}
+
+func (x *lshIndex) add(id int32, emb []float64) {
+	x.hyperplanes(len(emb))
+	for _, k := range x.keys(emb) {
+		x.buckets[k] = append(x.buckets[k], id)
+	}
+}
+
+func (x *lshIndex) remove(id int32, emb []float64) {
+	for _, k := range x.keys(emb) {
+		x.buckets[k] = slices.DeleteFunc(x.buckets[k], func(o int32) bool { return o == id })
+	}
+}
