@@ -71,7 +71,7 @@ func verlLines(n int) [][]byte {
 	return lines
 }
 
-func benchLines(b *testing.B, lines [][]byte, parse func([]byte) (Rollout, error)) {
+func benchLines[T any](b *testing.B, lines [][]byte, parse func([]byte) (T, error)) {
 	total := 0
 	for _, l := range lines {
 		total += len(l)
@@ -116,14 +116,7 @@ func BenchmarkParseTask(b *testing.B) {
 	for i := range 1000 {
 		lines = append(lines, fmt.Appendf(nil, `{"env":"tau2-retail","task_id":"%d","text":"You received your order #W%07d and want to exchange the items for other options.","tools":["exchange_delivered_order_items","get_order_details","get_user_details"],"source":"tau2-bench"}`+"\n", i, i))
 	}
-	b.SetBytes(int64(len(lines[0])))
-	b.ReportAllocs()
-	for i := 0; i < b.N; i++ {
-		if _, err := ParseTask(lines[i%len(lines)]); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
+	benchLines(b, lines, ParseTask)
 }
 
 // rawRollout is the alternative: encoding/json fills only the keys named here and skips the rest
