@@ -105,13 +105,13 @@ func ParseTask(line []byte) (Task, error) {
 
 // lists reads the tools, tags and embedding of a task.
 func (d *doc) lists(t *Task) {
-	if sp := d.f[kTools]; sp.kind == kArray {
+	if sp := d.f[kTools]; sp.kind == jArray {
 		d.tree(sp, func(v *fastjson.Value) { t.Tools = tools(v) })
 	}
-	if sp := d.f[kTags]; sp.kind == kArray {
+	if sp := d.f[kTags]; sp.kind == jArray {
 		d.tree(sp, func(v *fastjson.Value) { t.Tags = strs(v) })
 	}
-	if sp := d.f[kEmbedding]; sp.kind == kArray {
+	if sp := d.f[kEmbedding]; sp.kind == jArray {
 		d.tree(sp, func(v *fastjson.Value) { t.Embedding = embedding(v) })
 	}
 }

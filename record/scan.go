@@ -24,12 +24,12 @@ type kind uint8
 // A span whose kind is none is absent; null values are recorded as absent.
 const (
 	none kind = iota
-	kString
-	kNumber
-	kTrue
-	kFalse
-	kObject
-	kArray
+	jString
+	jNumber
+	jTrue
+	jFalse
+	jObject
+	jArray
 )
 
 // span is where a value lies in the line: line[start:end] is its JSON text.
@@ -85,7 +85,7 @@ func (sc scanner) object(i, depth int, f onKey) (int, error) {
 		if j >= len(sc.s) || sc.s[j] != ':' {
 			return 0, errSyntax
 		}
-		if i, err = f(sc, mkSpan(i, kend, kString), sc.ws(j+1), depth); err != nil {
+		if i, err = f(sc, mkSpan(i, kend, jString), sc.ws(j+1), depth); err != nil {
 			return 0, err
 		}
 		if i = sc.ws(i); i < len(sc.s) && sc.s[i] == '}' {
@@ -136,22 +136,22 @@ func (sc scanner) value(i, depth int) (int, kind, error) {
 	}
 	var end int
 	var err error
-	k := kString
+	k := jString
 	switch c := sc.s[i]; {
 	case c == '"':
 		end, err = sc.str(i)
 	case c == '{':
 		end, err = sc.object(i, depth+1, skipKey)
-		k = kObject
+		k = jObject
 	case c == '[':
 		end, err = sc.array(i, depth+1)
-		k = kArray
+		k = jArray
 	case c == 't':
 		end, err = sc.literal(i, "true")
-		k = kTrue
+		k = jTrue
 	case c == 'f':
 		end, err = sc.literal(i, "false")
-		k = kFalse
+		k = jFalse
 	case c == 'n':
 		end, err = sc.literal(i, "null")
 		k = none
@@ -160,7 +160,7 @@ func (sc scanner) value(i, depth int) (int, kind, error) {
 		if end == i {
 			err = errSyntax
 		}
-		k = kNumber
+		k = jNumber
 	}
 	return end, k, err
 }

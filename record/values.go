@@ -42,7 +42,7 @@ func (d *doc) envTask() (env, task []byte, err error) {
 	switch sp.kind {
 	case none:
 		return nil, nil, &BadLineError{Reason: ReasonMissingEnv}
-	case kString:
+	case jString:
 	default:
 		return nil, nil, &BadLineError{Reason: ReasonBadEnv}
 	}
@@ -52,9 +52,9 @@ func (d *doc) envTask() (env, task []byte, err error) {
 	switch sp = d.f.first(taskKeys...); sp.kind {
 	case none:
 		return nil, nil, &BadLineError{Reason: ReasonMissingTask}
-	case kString:
+	case jString:
 		task, err = d.name(sp, ReasonEmptyTask, ReasonTaskUTF8)
-	case kNumber:
+	case jNumber:
 		var ok bool
 		if task, ok = numberBytes(d.raw(sp)); !ok {
 			err = &BadLineError{Reason: ReasonBadTask}
@@ -84,11 +84,11 @@ func (d *doc) reward() (float64, error) {
 	switch sp := d.f.first(kReward, kScore); sp.kind {
 	case none:
 		return 0, &BadLineError{Reason: ReasonMissingReward}
-	case kTrue:
+	case jTrue:
 		return 1, nil
-	case kFalse:
+	case jFalse:
 		return 0, nil
-	case kNumber:
+	case jNumber:
 		x := parseFloat(d.raw(sp))
 		if math.IsInf(x, 0) {
 			return 0, &BadLineError{Reason: ReasonNonFiniteReward}
@@ -132,7 +132,7 @@ func smallInt(b []byte) (int64, bool) {
 
 // integer reads an integral number that fits an int64 (5, 5.0, 5e0); anything else is absent.
 func (d *doc) integer(sp span) (int64, bool) {
-	if sp.kind != kNumber {
+	if sp.kind != jNumber {
 		return 0, false
 	}
 	b := d.raw(sp)
@@ -189,7 +189,7 @@ func cutDigits[S ~string | ~[]byte](s S) (S, bool) {
 // else is absent (nil); a malformed string is an invalid line.
 func (d *doc) optionalID(sp span) ([]byte, error) {
 	switch sp.kind {
-	case kString:
+	case jString:
 		b, ok := d.str(sp)
 		if !ok {
 			return nil, &BadLineError{Reason: ReasonInvalidJSON}
@@ -197,7 +197,7 @@ func (d *doc) optionalID(sp span) ([]byte, error) {
 		if utf8.Valid(b) {
 			return b, nil
 		}
-	case kNumber:
+	case jNumber:
 		b, _ := numberBytes(d.raw(sp))
 		return b, nil
 	}
@@ -383,13 +383,13 @@ func last(o *fastjson.Object, key string) *fastjson.Value {
 // textField reads the text at sp: a string, or a list or object as text describes.
 func (d *doc) textField(sp span) (string, error) {
 	switch sp.kind {
-	case kString:
+	case jString:
 		b, ok := d.str(sp)
 		if !ok {
 			return "", &BadLineError{Reason: ReasonInvalidJSON}
 		}
 		return strings.ToValidUTF8(string(b), "\uFFFD"), nil
-	case kArray, kObject:
+	case jArray, jObject:
 		var t string
 		d.tree(sp, func(v *fastjson.Value) { t = text(v) })
 		return t, nil
