@@ -7,9 +7,10 @@ import (
 
 // The scanner walks one line once, checks that it is well-formed JSON in its structure, and
 // records where the value of each key it reads lies. It builds nothing and allocates nothing:
-// the values that are read are converted afterwards, from their spans. On verl lines, with
-// kilobytes of text in keys that are never read, this is several times faster than building a
-// tree (docs/parts/bench-record.md).
+// the values that are read are converted afterwards, from their spans. It costs what fastjson's
+// tree costs on verl lines (both are bound by the search for the quote that ends each long
+// string), less on compact lines, and unlike fastjson it checks numbers and literals everywhere
+// (docs/parts/bench-record.md).
 //
 // What it checks: the grammar of objects, arrays, numbers and literals, that strings end, and
 // nesting up to maxDepth. What it does not check in values that are not read: escapes, control
