@@ -54,6 +54,17 @@ func BetaBinomialDegenerate(a, b float64, g int) float64 {
 	if g <= 1 {
 		return 1
 	}
+	if g <= 16 && a+b < 1e15 {
+		// One division instead of 2g: the products stay far from overflow, (1e15+16)^16 ≈ 1e240.
+		na, nb, d := 1.0, 1.0, 1.0
+		for j := range g {
+			fj := float64(j)
+			na *= a + fj
+			nb *= b + fj
+			d *= a + b + fj
+		}
+		return clamp01((na + nb) / d)
+	}
 	pa, pb := 1.0, 1.0
 	for j := range g {
 		fj := float64(j)
