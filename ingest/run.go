@@ -205,6 +205,7 @@ func (r *run) read(c candidate, f *os.File, st *storage.FileState, size int64) e
 	if err := r.readLines(f, st); err != nil {
 		return err
 	}
+	r.dirty[st.ID] = st // its final offset goes into the next flush
 	r.current = nil
 	return nil
 }

@@ -45,10 +45,11 @@ func (db *DB) Check(dir string) error {
 // recount is what the stored rollouts say the statistics must be.
 type recount struct {
 	tasks    map[TaskKey]*stats.Task
-	groups   map[TaskKey]map[string]*stats.Group
+	groups   map[string]*stats.Group // by groups-bucket key
 	rollouts int64
 	clipped  int64
-	missing  []string // rollout ids not indexed
+	ids      map[string]bool
+	dupIDs   []string // rollout ids stored twice
 }
 
 func checkStats(r *Reader) []error {
@@ -60,38 +61,56 @@ func checkStats(r *Reader) []error {
 	errs = append(errs, compareGroups(r, rc)...)
 	errs = append(errs, compareEnvs(r, rc)...)
 	errs = append(errs, compareCounters(r, rc)...)
-	for _, id := range rc.missing {
-		errs = append(errs, fmt.Errorf("rollout id %q is not in the dedupe index", id))
+	for _, id := range rc.dupIDs {
+		errs = append(errs, fmt.Errorf("rollout id %q is stored more than once", id))
+	}
+	return append(errs, checkIDIndex(r, rc)...)
+}
+
+// checkIDIndex checks that every stored rollout id is in the persisted dedupe index.
+func checkIDIndex(r *Reader, rc *recount) []error {
+	var x idIndex
+	if err := x.load(r.tx); err != nil {
+		return []error{err}
+	}
+	var errs []error
+	for id := range rc.ids {
+		if _, ok := x.get(hashID(id)); !ok {
+			errs = append(errs, fmt.Errorf("rollout id %q is not in the dedupe index", id))
+		}
 	}
 	return errs
 }
 
 func recountRollouts(r *Reader) (*recount, error) {
-	rc := &recount{tasks: map[TaskKey]*stats.Task{}, groups: map[TaskKey]map[string]*stats.Group{}}
-	ids := r.tx.Bucket(bucketRolloutIDs)
-	err := r.Rollouts(func(sr *StoredRollout) error {
+	rc := &recount{tasks: map[TaskKey]*stats.Task{}, groups: map[string]*stats.Group{}, ids: map[string]bool{}}
+	names, err := r.taskNames()
+	if err != nil {
+		return nil, err
+	}
+	err = r.rollouts(names, func(taskSeq uint64, sr *StoredRollout) error {
 		key := TaskKey{sr.Env, sr.Task}
 		t := rc.tasks[key]
 		if t == nil {
-			t, rc.groups[key] = new(stats.Task), map[string]*stats.Group{}
+			t = new(stats.Task)
 			rc.tasks[key] = t
 		}
-		if sr.Seq != uint64(t.Rollouts) {
-			return fmt.Errorf("rollout %s/%s: sequence %d, want %d", sr.Env, sr.Task, sr.Seq, t.Rollouts)
-		}
-		gk := GroupKey(sr.Group, sr.Round)
-		g := rc.groups[key][gk]
+		gk := string(groupKey(sr.Round, taskSeq, sr.Group))
+		g := rc.groups[gk]
 		if g == nil {
 			g = new(stats.Group)
-			rc.groups[key][gk] = g
+			rc.groups[gk] = g
 		}
 		t.Add(normalise(sr.Reward, r.cfg.Reward), sr.Round, sr.Step, sr.HasStep, g, r.cfg.Decay)
 		rc.rollouts++
 		if sr.Clipped {
 			rc.clipped++
 		}
-		if sr.RolloutID != "" && ids.Get(idKey(sr.RolloutID)) == nil {
-			rc.missing = append(rc.missing, sr.RolloutID)
+		if sr.RolloutID != "" {
+			if rc.ids[sr.RolloutID] {
+				rc.dupIDs = append(rc.dupIDs, sr.RolloutID)
+			}
+			rc.ids[sr.RolloutID] = true
 		}
 		return nil
 	})
@@ -123,21 +142,23 @@ func compareTasks(r *Reader, rc *recount) []error {
 
 func compareGroups(r *Reader, rc *recount) []error {
 	var errs []error
-	for key, want := range rc.groups {
-		n := 0
-		err := r.Groups(key.Env, key.Task, func(gk string, g stats.Group) error {
-			n++
-			if w := want[gk]; w == nil || *w != g {
-				errs = append(errs, fmt.Errorf("group %s/%s/%s: stored %+v, recomputed %+v", key.Env, key.Task, gk, g, w))
-			}
-			return nil
-		})
+	n := 0
+	err := r.tx.Bucket(bucketGroups).ForEach(func(k, v []byte) error {
+		n++
+		g, err := decodeGroup(v)
 		if err != nil {
-			errs = append(errs, err)
+			return err
 		}
-		if n != len(want) {
-			errs = append(errs, fmt.Errorf("task %s/%s: %d groups stored, %d recomputed", key.Env, key.Task, n, len(want)))
+		if w := rc.groups[string(k)]; w == nil || *w != g {
+			errs = append(errs, fmt.Errorf("group %x: stored %+v, recomputed %+v", k, g, w))
 		}
+		return nil
+	})
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if n != len(rc.groups) {
+		errs = append(errs, fmt.Errorf("%d groups stored, %d recomputed", n, len(rc.groups)))
 	}
 	return errs
 }

@@ -211,9 +211,9 @@ const (
 	rollFlagClipped = 2
 )
 
-// encodeRollout writes the compact stored form: flags, reward, round, file, group, request,
-// rollout id. A rollout with a step has Round == Step.
-func encodeRollout(buf []byte, r StoredRollout) []byte {
+// encodeRollout writes the compact stored form: flags, task seq, reward, round, file, group,
+// request, rollout id. A rollout with a step has Round == Step.
+func encodeRollout(buf []byte, taskSeq uint64, r *StoredRollout) []byte {
 	var flags uint8
 	if r.HasStep {
 		flags |= rollFlagHasStep
@@ -221,13 +221,16 @@ func encodeRollout(buf []byte, r StoredRollout) []byte {
 	if r.Clipped {
 		flags |= rollFlagClipped
 	}
-	return enc(buf[:0]).u8(flags).f64(r.Reward).svar(r.Round).uvar(r.File).
+	return enc(buf[:0]).u8(flags).uvar(taskSeq).f64(r.Reward).svar(r.Round).uvar(r.File).
 		str(r.Group).str(r.RequestID).str(r.RolloutID)
 }
 
-func decodeRollout(b []byte, r *StoredRollout) error {
+// decodeRollout fills r from a stored value and returns the task seq it names; Env and Task
+// are left to the caller.
+func decodeRollout(b []byte, r *StoredRollout) (uint64, error) {
 	d := dec{b: b}
 	flags := d.u8()
+	taskSeq := d.uvar()
 	r.HasStep, r.Clipped = flags&rollFlagHasStep != 0, flags&rollFlagClipped != 0
 	r.Reward, r.Round, r.File = d.f64(), d.svar(), d.uvar()
 	r.Group, r.RequestID, r.RolloutID = d.str(), d.str(), d.str()
@@ -235,7 +238,24 @@ func decodeRollout(b []byte, r *StoredRollout) error {
 	if r.HasStep {
 		r.Step = r.Round
 	}
-	return d.err("rollout")
+	return taskSeq, d.err("rollout")
+}
+
+// groupKey is the key of a group in the groups bucket: round (order-preserving), task seq, the
+// group key as read. Groups of one round sit together, so a commit of recent rollouts writes a
+// few pages at the end of the bucket, not one page per task.
+func groupKey(round int64, taskSeq uint64, group string) []byte {
+	k := make([]byte, 16, 16+len(group))
+	binary.BigEndian.PutUint64(k, uint64(round)^(1<<63))
+	binary.BigEndian.PutUint64(k[8:], taskSeq)
+	return append(k, group...)
+}
+
+func splitGroupKey(k []byte) (round int64, taskSeq uint64, group string, ok bool) {
+	if len(k) < 16 {
+		return 0, 0, "", false
+	}
+	return int64(binary.BigEndian.Uint64(k) ^ (1 << 63)), binary.BigEndian.Uint64(k[8:]), string(k[16:]), true
 }
 
 func encodeFile(f FileState) []byte {

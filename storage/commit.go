@@ -2,8 +2,7 @@ package storage
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
+	"encoding/binary"
 	"fmt"
 	"math"
 
@@ -16,9 +15,6 @@ import (
 // MaxNameLen is the longest env or task name storage accepts (bbolt keys are bounded). Ingest
 // quarantines longer names.
 const MaxNameLen = 4096
-
-// maxIDKey is the longest rollout_id stored as it is; longer ones are keyed by their SHA-256.
-const maxIDKey = 512
 
 // Commit applies b in one fsync'd transaction: file states, catalogue tasks, rollouts,
 // quarantine entries, counters and adjacency lists change together or not at all. That is
@@ -34,14 +30,19 @@ const maxIDKey = 512
 // quarantines such lines.
 func (db *DB) Commit(b *Batch) (Result, error) {
 	var res Result
+	var c *committer
 	err := db.bolt.Update(func(tx *bolt.Tx) error {
+		if err := db.ids.load(tx); err != nil {
+			return err
+		}
 		res = Result{}
-		c := newCommitter(tx, db.cfg)
+		c = newCommitter(tx, db.cfg, &db.ids)
 		return c.apply(b, &res)
 	})
 	if err != nil {
 		return Result{}, fmt.Errorf("commit to %s: %w", db.path, err)
 	}
+	db.ids.merge(c.newIDs) // only now: a failed commit must leave the index as it was
 	return res, nil
 }
 
@@ -55,7 +56,12 @@ type committer struct {
 	order    []*taskState
 	envs     map[string]*stats.Env
 	added    []record.Task
-	ids      *bolt.Bucket
+	ids      *idIndex
+	newIDs   map[uint64]uint64 // rollout id hash -> rollout seq, added by this commit
+	rollouts *bolt.Bucket
+	groups   *bolt.Bucket
+	gstate   map[string]*stats.Group // by groups-bucket key
+	gorder   []string
 	buf      []byte // scratch for encoding; copied by keep before bbolt sees it
 	arena    []byte
 }
@@ -79,18 +85,19 @@ const arenaChunk = 64 << 10
 
 // taskState is one task as changed by the transaction.
 type taskState struct {
-	key      TaskKey
-	rec      taskRecord
-	before   stats.Task
-	isNew    bool
-	rollouts *bolt.Bucket
-	groups   *bolt.Bucket
-	gstate   map[string]*stats.Group
+	key    TaskKey
+	rec    taskRecord
+	before stats.Task
+	isNew  bool
 }
 
-func newCommitter(tx *bolt.Tx, cfg Config) *committer {
+func newCommitter(tx *bolt.Tx, cfg Config, ids *idIndex) *committer {
+	rb := tx.Bucket(bucketRollouts)
+	rb.FillPercent = 1 // keys only ever grow: pack pages full
+	gb := tx.Bucket(bucketGroups)
+	gb.FillPercent = 0.9 // mostly appended; late rollouts of old groups are rare
 	return &committer{tx: tx, cfg: cfg, tasks: map[TaskKey]*taskState{}, envs: map[string]*stats.Env{},
-		ids: tx.Bucket(bucketRolloutIDs)}
+		ids: ids, newIDs: map[uint64]uint64{}, rollouts: rb, groups: gb, gstate: map[string]*stats.Group{}}
 }
 
 func (c *committer) apply(b *Batch, res *Result) error {
@@ -104,6 +111,7 @@ func (c *committer) apply(b *Batch, res *Result) error {
 		func() error { return c.addRollouts(b.Rollouts, res) },
 		func() error { return c.putQuarantine(b.Quarantine, res) },
 		func() error { return c.flushTasks() },
+		func() error { return c.putIDHashes() },
 		func() error { return c.putEdges(b.Edges) },
 		func() error { return c.adjacency(b.Adjacency) },
 	}
@@ -178,6 +186,9 @@ func (c *committer) task(env, task string, row *record.Task) (*taskState, error)
 		if ts.rec.Seq, err = c.tx.Bucket(bucketTasks).NextSequence(); err != nil {
 			return nil, err
 		}
+		if err := c.tx.Bucket(bucketTaskSeqs).Put(u64key(ts.rec.Seq), nodeKey(env, task)); err != nil {
+			return nil, fmt.Errorf("put task seq of %s/%s: %w", env, task, err)
+		}
 		ts.isNew = true
 		added := record.Task{Env: env, Task: task}
 		if row != nil {
@@ -210,7 +221,8 @@ func (c *committer) addRollout(r *Rollout, res *Result) error {
 	if math.IsNaN(r.Reward) || math.IsInf(r.Reward, 0) {
 		return fmt.Errorf("rollout of %s/%s: reward %v is not finite", r.Env, r.Task, r.Reward)
 	}
-	if dup, err := c.seen(r.RolloutID); dup || err != nil {
+	seq := c.rollouts.Sequence() + 1
+	if dup, err := c.seen(r.RolloutID, seq); dup || err != nil {
 		if dup {
 			res.Duplicates++
 		}
@@ -220,14 +232,18 @@ func (c *committer) addRollout(r *Rollout, res *Result) error {
 	if err != nil {
 		return err
 	}
+	if err := c.rollouts.SetSequence(seq); err != nil {
+		return err
+	}
 	sr := c.stored(r)
 	if sr.Clipped {
 		res.Clipped++
 	}
-	if err := c.putRollout(ts, &sr); err != nil {
-		return err
+	c.buf = encodeRollout(c.buf, ts.rec.Seq, &sr)
+	if err := c.rollouts.Put(c.keep(u64key(seq)), c.keep(c.buf)); err != nil {
+		return fmt.Errorf("put rollout of %s/%s: %w", r.Env, r.Task, err)
 	}
-	g, err := c.group(ts, GroupKey(r.Group, sr.Round))
+	g, err := c.group(groupKey(sr.Round, ts.rec.Seq, sr.Group))
 	if err != nil {
 		return err
 	}
@@ -236,24 +252,57 @@ func (c *committer) addRollout(r *Rollout, res *Result) error {
 	return nil
 }
 
-// seen reports whether the rollout id was stored before, and records it when not.
-func (c *committer) seen(id string) (bool, error) {
+// seen reports whether the rollout id was stored before (by this commit or an earlier one), and
+// notes it as rollout seq when not.
+func (c *committer) seen(id string, seq uint64) (bool, error) {
 	if id == "" {
 		return false, nil
 	}
-	key := idKey(id)
-	if c.ids.Get(key) != nil {
-		return true, nil
+	h := hashID(id)
+	prev, ok := c.newIDs[h]
+	if !ok {
+		prev, ok = c.ids.get(h)
 	}
-	return false, c.ids.Put(key, []byte{1})
+	if ok {
+		same, err := c.sameID(prev, id)
+		if same || err != nil {
+			return same, err
+		}
+		return false, nil // a hash collision: keep the first id indexed, store this rollout
+	}
+	c.newIDs[h] = seq
+	return false, nil
 }
 
-func idKey(id string) []byte {
-	if len(id) <= maxIDKey {
-		return []byte(id)
+// sameID reports whether the rollout stored as seq has rollout id id.
+func (c *committer) sameID(seq uint64, id string) (bool, error) {
+	v := c.rollouts.Get(u64key(seq))
+	if v == nil {
+		return false, fmt.Errorf("dedupe index names rollout %d, which is not stored: %w", seq, ErrCorrupt)
 	}
-	sum := sha256.Sum256([]byte(id))
-	return []byte("sha256:" + hex.EncodeToString(sum[:]))
+	var sr StoredRollout
+	if _, err := decodeRollout(v, &sr); err != nil {
+		return false, err
+	}
+	return sr.RolloutID == id, nil
+}
+
+// putIDHashes appends this commit's new rollout ids to the persisted dedupe index.
+func (c *committer) putIDHashes() error {
+	if len(c.newIDs) == 0 {
+		return nil
+	}
+	bk := c.tx.Bucket(bucketIDHashes)
+	bk.FillPercent = 1
+	n, err := bk.NextSequence()
+	if err != nil {
+		return err
+	}
+	v := make([]byte, 0, 16*len(c.newIDs))
+	for h, seq := range c.newIDs {
+		v = binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(v, h), seq)
+	}
+	return bk.Put(u64key(n), v)
 }
 
 // stored is the rollout as it will be stored: clipped, with its round.
@@ -281,43 +330,20 @@ func normalise(r float64, rg Range) float64 {
 	return math.Min(1, math.Max(0, n))
 }
 
-func (c *committer) putRollout(ts *taskState, sr *StoredRollout) error {
-	if ts.rollouts == nil {
-		b, err := nestedBucket(c.tx, bucketRollouts, ts.key.Env, ts.key.Task)
-		if err != nil {
-			return err
-		}
-		b.FillPercent = 1 // keys only ever grow: pack pages full
-		ts.rollouts = b
-	}
-	sr.Seq = uint64(ts.rec.Stats.Rollouts)
-	c.buf = encodeRollout(c.buf, *sr)
-	if err := ts.rollouts.Put(c.keep(u64key(sr.Seq)), c.keep(c.buf)); err != nil {
-		return fmt.Errorf("put rollout %s/%s: %w", ts.key.Env, ts.key.Task, err)
-	}
-	return nil
-}
-
-// group returns the in-transaction state of one group of a task.
-func (c *committer) group(ts *taskState, key string) (*stats.Group, error) {
-	if g := ts.gstate[key]; g != nil {
+// group returns the in-transaction state of one group.
+func (c *committer) group(key []byte) (*stats.Group, error) {
+	if g := c.gstate[string(key)]; g != nil {
 		return g, nil
 	}
-	if ts.groups == nil {
-		b, err := nestedBucket(c.tx, bucketGroups, ts.key.Env, ts.key.Task)
-		if err != nil {
-			return nil, err
-		}
-		ts.groups, ts.gstate = b, map[string]*stats.Group{}
-	}
 	g := new(stats.Group)
-	if v := ts.groups.Get([]byte(key)); v != nil {
+	if v := c.groups.Get(key); v != nil {
 		var err error
 		if *g, err = decodeGroup(v); err != nil {
-			return nil, fmt.Errorf("group %s/%s/%s: %w", ts.key.Env, ts.key.Task, key, err)
+			return nil, fmt.Errorf("group %x: %w", key, err)
 		}
 	}
-	ts.gstate[key] = g
+	c.gstate[string(key)] = g
+	c.gorder = append(c.gorder, string(key))
 	return g, nil
 }
 
@@ -351,6 +377,12 @@ func (c *committer) flushTasks() error {
 			return err
 		}
 	}
+	for _, key := range c.gorder {
+		c.buf = encodeGroup(c.buf, *c.gstate[key])
+		if err := c.groups.Put(c.keep([]byte(key)), c.keep(c.buf)); err != nil {
+			return fmt.Errorf("put group %x: %w", key, err)
+		}
+	}
 	eb := c.tx.Bucket(bucketEnvs)
 	for name, e := range c.envs {
 		if err := eb.Put([]byte(name), encodeEnv(*e)); err != nil {
@@ -364,12 +396,6 @@ func (c *committer) flushTask(tb *bolt.Bucket, ts *taskState) error {
 	c.buf = ts.rec.encode(c.buf)
 	if err := tb.Bucket([]byte(ts.key.Env)).Put([]byte(ts.key.Task), c.keep(c.buf)); err != nil {
 		return fmt.Errorf("put task %s/%s: %w", ts.key.Env, ts.key.Task, err)
-	}
-	for key, g := range ts.gstate {
-		c.buf = encodeGroup(c.buf, *g)
-		if err := ts.groups.Put([]byte(key), c.keep(c.buf)); err != nil {
-			return fmt.Errorf("put group %s/%s/%s: %w", ts.key.Env, ts.key.Task, key, err)
-		}
 	}
 	e, err := c.env(ts.key.Env)
 	if err != nil {
@@ -432,15 +458,6 @@ func bucketIn(parent *bolt.Bucket, name string) (*bolt.Bucket, error) {
 		return nil, fmt.Errorf("create bucket %q: %w", name, err)
 	}
 	return b, nil
-}
-
-// nestedBucket returns top/env/task, creating the missing levels.
-func nestedBucket(tx *bolt.Tx, top []byte, env, task string) (*bolt.Bucket, error) {
-	eb, err := bucketIn(tx.Bucket(top), env)
-	if err != nil {
-		return nil, err
-	}
-	return bucketIn(eb, task)
 }
 
 // putNested puts key=value into top/env.

@@ -23,25 +23,27 @@ const SchemaVersion = 1
 // DefaultTimeout is how long Open waits for another process to release the database.
 const DefaultTimeout = time.Second
 
-// Bucket names. Nested layouts: tasks, catalog, rollouts and groups hold one bucket per
-// environment, and rollouts and groups one more per task.
+// Bucket names (see the package comment for the layout). tasks and catalog hold one bucket per
+// environment; rollouts, groups and id_hashes are written in arrival order, so that a commit
+// appends to them instead of rewriting a page per task.
 var (
-	bucketMeta       = []byte("meta")        // schema, created, reward_min, reward_max, decay
-	bucketEnvs       = []byte("envs")        // env -> stats.Env
-	bucketTasks      = []byte("tasks")       // env -> task -> task record (seq, flags, stats.Task)
-	bucketCatalog    = []byte("catalog")     // env -> task -> catalogue metadata (text, tools, tags, embedding)
-	bucketRollouts   = []byte("rollouts")    // env -> task -> seq (8 bytes BE) -> compact rollout
-	bucketGroups     = []byte("groups")      // env -> task -> GroupKey -> stats.Group
-	bucketRolloutIDs = []byte("rollout_ids") // rollout_id (or its hash when long) -> 1
-	bucketFiles      = []byte("files")       // id (8 bytes BE) -> FileState
-	bucketQuarantine = []byte("quarantine")  // seq (8 bytes BE) -> QuarantineEntry
-	bucketEdges      = []byte("edges")       // env \x00 task -> adjacency list
-	bucketRequests   = []byte("requests")    // request ID -> stored answer bytes
-	bucketCounters   = []byte("counters")    // name -> int64 (8 bytes BE) or string
+	bucketMeta       = []byte("meta")       // schema, created, reward_min, reward_max, decay
+	bucketEnvs       = []byte("envs")       // env -> stats.Env
+	bucketTasks      = []byte("tasks")      // env -> task -> task record (seq, flags, stats.Task)
+	bucketCatalog    = []byte("catalog")    // env -> task -> catalogue metadata (text, tools, tags, embedding)
+	bucketTaskSeqs   = []byte("task_seqs")  // task seq (8 bytes BE) -> env \x00 task
+	bucketRollouts   = []byte("rollouts")   // seq (8 bytes BE) -> compact rollout naming its task seq
+	bucketGroups     = []byte("groups")     // round, task seq, group -> stats.Group
+	bucketIDHashes   = []byte("id_hashes")  // commit seq -> (hash of rollout_id, rollout seq) pairs
+	bucketFiles      = []byte("files")      // id (8 bytes BE) -> FileState
+	bucketQuarantine = []byte("quarantine") // seq (8 bytes BE) -> QuarantineEntry
+	bucketEdges      = []byte("edges")      // env \x00 task -> adjacency list
+	bucketRequests   = []byte("requests")   // request ID -> stored answer bytes
+	bucketCounters   = []byte("counters")   // name -> int64 (8 bytes BE) or string
 )
 
 var allBuckets = [][]byte{bucketMeta, bucketEnvs, bucketTasks, bucketCatalog, bucketRollouts,
-	bucketGroups, bucketRolloutIDs, bucketFiles, bucketQuarantine, bucketEdges, bucketRequests,
+	bucketGroups, bucketTaskSeqs, bucketIDHashes, bucketFiles, bucketQuarantine, bucketEdges, bucketRequests,
 	bucketCounters}
 
 // Options configure Open. The zero value is valid.
@@ -65,6 +67,7 @@ type Options struct {
 // DB is an open envsched database. All methods are safe for concurrent use; bbolt allows one
 // writing transaction at a time, and envsched's daemon keeps all writes in one goroutine.
 type DB struct {
+	ids       idIndex // the dedupe index of rollout ids, loaded at the first commit
 	bolt      *bolt.DB
 	path      string
 	cfg       Config

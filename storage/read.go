@@ -114,54 +114,100 @@ func (r *Reader) Task(env, task string) (TaskInfo, error) {
 	return taskInfo(env, []byte(task), v, r.tx.Bucket(bucketCatalog).Bucket([]byte(env)))
 }
 
-// Groups calls fn with every group of one task: its key (see GroupKey) and state.
-func (r *Reader) Groups(env, task string, fn func(key string, g stats.Group) error) error {
-	b := nested(r.tx, bucketGroups, env, task)
-	if b == nil {
+// taskNames maps every task seq to its task.
+func (r *Reader) taskNames() (map[uint64]TaskKey, error) {
+	out := map[uint64]TaskKey{}
+	err := r.tx.Bucket(bucketTaskSeqs).ForEach(func(k, v []byte) error {
+		env, task, ok := splitNodeKey(v)
+		if len(k) != 8 || !ok {
+			return fmt.Errorf("task seq %x: %w", k, ErrCorrupt)
+		}
+		out[binary.BigEndian.Uint64(k)] = TaskKey{env, task}
+		return nil
+	})
+	return out, err
+}
+
+func (r *Reader) taskSeq(env, task string) (uint64, bool) {
+	eb := r.tx.Bucket(bucketTasks).Bucket([]byte(env))
+	if eb == nil {
+		return 0, false
+	}
+	v := eb.Get([]byte(task))
+	if v == nil {
+		return 0, false
+	}
+	rec, err := decodeTaskRecord(v)
+	return rec.Seq, err == nil
+}
+
+// Groups calls fn with every group of one task: the round it belongs to, its group key as read
+// ("" for the rollouts without one) and its state. It reads every group of the database.
+func (r *Reader) Groups(env, task string, fn func(round int64, group string, g stats.Group) error) error {
+	want, ok := r.taskSeq(env, task)
+	if !ok {
 		return nil
 	}
-	return b.ForEach(func(k, v []byte) error {
+	return r.tx.Bucket(bucketGroups).ForEach(func(k, v []byte) error {
+		round, seq, group, ok := splitGroupKey(k)
+		if !ok {
+			return fmt.Errorf("group key %x: %w", k, ErrCorrupt)
+		}
+		if seq != want {
+			return nil
+		}
 		g, err := decodeGroup(v)
 		if err != nil {
-			return fmt.Errorf("group %s/%s/%s: %w", env, task, k, err)
+			return fmt.Errorf("group %s/%s/%d/%s: %w", env, task, round, group, err)
 		}
-		return fn(string(k), g)
+		return fn(round, group, g)
 	})
 }
 
-// Rollouts calls fn for every stored rollout, by environment, task and sequence. The
-// StoredRollout passed to fn is reused between calls: copy it to keep it.
+// Rollouts calls fn for every stored rollout in arrival order. The StoredRollout passed to fn
+// is reused between calls: copy it to keep it.
 func (r *Reader) Rollouts(fn func(*StoredRollout) error) error {
-	rb := r.tx.Bucket(bucketRollouts)
+	names, err := r.taskNames()
+	if err != nil {
+		return err
+	}
+	return r.rollouts(names, func(_ uint64, sr *StoredRollout) error { return fn(sr) })
+}
+
+func (r *Reader) rollouts(names map[uint64]TaskKey, fn func(taskSeq uint64, sr *StoredRollout) error) error {
 	var sr StoredRollout
-	return rb.ForEachBucket(func(env []byte) error {
-		eb := rb.Bucket(env)
-		sr.Env = string(env)
-		return eb.ForEachBucket(func(task []byte) error {
-			sr.Task = string(task)
-			return eb.Bucket(task).ForEach(func(k, v []byte) error {
-				if err := decodeRollout(v, &sr); err != nil {
-					return fmt.Errorf("rollout %s/%s/%x: %w", sr.Env, sr.Task, k, err)
-				}
-				sr.Seq = binary.BigEndian.Uint64(k)
-				return fn(&sr)
-			})
-		})
+	return r.tx.Bucket(bucketRollouts).ForEach(func(k, v []byte) error {
+		ts, err := decodeRollout(v, &sr)
+		if err != nil || len(k) != 8 {
+			return fmt.Errorf("rollout %x: %w", k, errors.Join(err, ErrCorrupt))
+		}
+		key, ok := names[ts]
+		if !ok {
+			return fmt.Errorf("rollout %x names task seq %d, which is not stored: %w", k, ts, ErrCorrupt)
+		}
+		sr.Env, sr.Task, sr.Seq = key.Env, key.Task, binary.BigEndian.Uint64(k)
+		return fn(ts, &sr)
 	})
 }
 
-// TaskRollouts calls fn for every stored rollout of one task, in sequence order.
+// TaskRollouts calls fn for every stored rollout of one task, in arrival order. It reads every
+// rollout of the database (rollouts are stored in arrival order, not by task).
 func (r *Reader) TaskRollouts(env, task string, fn func(*StoredRollout) error) error {
-	b := nested(r.tx, bucketRollouts, env, task)
-	if b == nil {
+	want, ok := r.taskSeq(env, task)
+	if !ok {
 		return nil
 	}
-	sr := StoredRollout{Env: env, Task: task}
-	return b.ForEach(func(k, v []byte) error {
-		if err := decodeRollout(v, &sr); err != nil {
-			return fmt.Errorf("rollout %s/%s/%x: %w", env, task, k, err)
+	names := map[uint64]TaskKey{want: {env, task}}
+	var sr StoredRollout
+	return r.tx.Bucket(bucketRollouts).ForEach(func(k, v []byte) error {
+		ts, err := decodeRollout(v, &sr)
+		if err != nil {
+			return fmt.Errorf("rollout %x: %w", k, err)
 		}
-		sr.Seq = binary.BigEndian.Uint64(k)
+		if ts != want {
+			return nil
+		}
+		sr.Env, sr.Task, sr.Seq = names[ts].Env, names[ts].Task, binary.BigEndian.Uint64(k)
 		return fn(&sr)
 	})
 }

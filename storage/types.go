@@ -143,24 +143,14 @@ type TaskInfo struct {
 // StoredRollout is one rollout as stored.
 type StoredRollout struct {
 	Env, Task string
-	Seq       uint64  // position among the task's rollouts (0, 1, …)
+	Seq       uint64  // arrival order over the whole database (1, 2, …)
 	Reward    float64 // clipped into the range, not normalised
 	Clipped   bool    // the reward as read was outside the range
 	Round     int64   // round the rollout was counted at (its step when it has one)
 	Step      int64   // meaningful only when HasStep
 	HasStep   bool
-	Group     string // the group key as read ("" when none: the group is "step Round")
+	Group     string // the group key as read ("" when none: the group of its task at Round)
 	RequestID string
 	RolloutID string
 	File      uint64 // FileState.ID of the source
-}
-
-// GroupKey is the key of the group a rollout belongs to within its task: the group key as read,
-// or, when the line names none, the round ("step S"): rollouts of one task in one step with no
-// group form one group.
-func GroupKey(group string, round int64) string {
-	if group != "" {
-		return "g:" + group
-	}
-	return "s:" + itoa(round)
 }
