@@ -1,0 +1,235 @@
+"""Tests of the verl and TRL adapters against stand-ins of the trainers' base classes."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sys
+import textwrap
+import unittest
+from types import SimpleNamespace
+from typing import Any, Dict, List
+
+import fakes
+from standin import Daemon, Responder, envsched_bin, tempdir, write_catalog
+
+fakes.install()
+
+import envsched_client as ec  # noqa: E402
+import envsched_trl  # noqa: E402
+import envsched_verl  # noqa: E402
+
+ROWS = fakes.verl_rows(60)  # 20 tasks in each of alpha, beta, gamma, as in standin.TASKS
+
+
+def load_like_verl(attr: str) -> Any:
+    """Load the adapter file the way verl's load_extern_type does: by path, then getattr."""
+    path = envsched_verl.__file__
+    spec = importlib.util.spec_from_file_location("custom_module", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return getattr(module, attr)
+
+
+def batch_file(d: str, rid: str) -> List[tuple]:
+    with open(os.path.join(d, "batches", rid + ".json")) as f:
+        return [(t["env"], t["task_id"]) for t in json.load(f)["tasks"]]
+
+
+def keys_of(indices: List[int]) -> List[tuple]:
+    return [ec.task_key(ROWS[i]) for i in indices]
+
+
+class VerlSamplerTest(unittest.TestCase):
+    def setUp(self) -> None:
+        self.dir = tempdir(self)
+        self.responder = Responder(self.dir).start()
+        self.addCleanup(self.responder.stop)
+        self.cfg = {"train_batch_size": 8, "sampler": {"dir": self.dir, "prefix": "v7", "group_size": 4,
+                                                       "timeout": 10}}
+        self.cls = load_like_verl("EnvschedCurriculumSampler")
+
+    def take(self, it, n: int) -> List[int]:
+        return [next(it) for _ in range(n)]
+
+    def test_is_a_curriculum_sampler_yielding_envsched_batches(self) -> None:
+        sampler = self.cls(data_source=fakes.RLHFDataset(ROWS, None, self.cfg), data_config=self.cfg)
+        self.assertIsInstance(sampler, fakes.AbstractCurriculumSampler)
+        self.assertEqual(len(sampler), 56)  # 7 whole batches of 8 in 60 rows
+        it = iter(sampler)
+        for step in (1, 2):
+            rows = self.take(it, 8)
+            self.assertEqual(keys_of(rows), batch_file(self.dir, f"v7-{step:06d}"))
+        with open(os.path.join(self.dir, "requests", "v7-000002.json")) as f:
+            self.assertEqual(json.load(f), {"size": 8, "group_size": 4, "step": 2})
+        sampler.update(batch=None)
+
+    def test_checkpoint_resume_same_ids_same_rows(self) -> None:
+        ds = fakes.RLHFDataset(ROWS, None, self.cfg)
+        sampler = self.cls(data_source=ds, data_config=self.cfg)
+        it = iter(sampler)
+        self.take(it, 16)
+        saved = json.loads(json.dumps(sampler.state_dict()))
+        after = [self.take(it, 8) for _ in range(3)]
+
+        resumed = self.cls(data_source=ds, data_config=self.cfg)
+        resumed.load_state_dict(saved)
+        it2 = iter(resumed)  # torchdata makes a fresh iterator after load_state_dict
+        again = [self.take(it2, 8) for _ in range(3)]
+        self.assertEqual(again, after)
+        self.assertEqual(sorted(self.responder.answered), [f"v7-{i:06d}" for i in range(1, 6)])
+
+    def test_epochs_continue_the_sequence(self) -> None:
+        sampler = self.cls(data_source=fakes.RLHFDataset(ROWS, None, self.cfg), data_config=self.cfg)
+        first = list(iter(sampler))
+        second = list(iter(sampler))
+        self.assertEqual((len(first), len(second)), (56, 56))
+        self.assertEqual(sampler.client.next_id(), "v7-000015")
+
+    def test_missing_settings(self) -> None:
+        cfg = {"train_batch_size": 8, "sampler": {}}
+        old = os.environ.pop("ENVSCHED_DIR", None)
+        self.addCleanup(lambda: old is not None and os.environ.__setitem__("ENVSCHED_DIR", old))
+        with self.assertRaisesRegex(ValueError, "ENVSCHED_DIR"):
+            self.cls(data_source=fakes.RLHFDataset(ROWS, None, cfg), data_config=cfg)
+
+
+class VerlDatasetTest(unittest.TestCase):
+    def setUp(self) -> None:
+        self.dir = tempdir(self)
+        self.responder = Responder(self.dir).start()
+        self.addCleanup(self.responder.stop)
+        self.ckpt = tempdir(self)
+        self.cfg = {"train_batch_size": 6, "shuffle": False,
+                    "envsched": {"dir": self.dir, "prefix": "v8", "timeout": 10, "checkpoint_dir": self.ckpt}}
+        self.cls = load_like_verl("EnvschedDataset")
+
+    def test_reads_follow_envsched_batches_and_resume(self) -> None:
+        ds = self.cls(data_files=ROWS, tokenizer=None, config=self.cfg)
+        self.assertIsInstance(ds, fakes.RLHFDataset)
+        got = [ds[i] for i in range(12)]  # the dataloader's SequentialSampler: positions in order
+        self.assertEqual(keys_of(ds.reads[:6]), batch_file(self.dir, "v8-000001"))
+        self.assertEqual(keys_of(ds.reads[6:]), batch_file(self.dir, "v8-000002"))
+        self.assertEqual([(g["data_source"], str(g["index"])) for g in got[:6]], batch_file(self.dir, "v8-000001"))
+
+        # verl checkpointed after step 1 and the run restarts: the next read is step 2's batch.
+        with open(os.path.join(self.ckpt, "latest_checkpointed_iteration.txt"), "w") as f:
+            f.write("1")
+        resumed = self.cls(data_files=ROWS, tokenizer=None, config=self.cfg)
+        for i in range(6):
+            resumed[i]
+        self.assertEqual(resumed.reads, ds.reads[6:])
+        self.assertEqual(self.responder.answered, {"v8-000001": 1, "v8-000002": 1})
+
+
+class RewardWrapperTest(unittest.TestCase):
+    def write_scorer(self, body: str) -> str:
+        path = os.path.join(tempdir(self), "score.py")
+        with open(path, "w") as f:
+            f.write(textwrap.dedent(body))
+        return path
+
+    def test_adds_env_and_task_to_float_and_dict_scores(self) -> None:
+        fn = load_like_verl("compute_score")
+        extra = {"index": 17, "split": "train"}
+        self.assertEqual(fn("gsm8k", "42", "42", extra),
+                         {"score": 1.0, "data_source": "gsm8k", "task_id": "17"})
+        path = self.write_scorer("""
+            def my_score(data_source, solution_str, ground_truth, extra_info=None, bonus=0.0):
+                return {"score": 0.5 + bonus, "acc": True}
+        """)
+        got = fn("math", "x", "y", {"task_id": "t-3", "index": 9}, envsched_inner_path=path,
+                 envsched_inner_name="my_score", bonus=0.25)
+        self.assertEqual(got, {"score": 0.75, "acc": True, "data_source": "math", "task_id": "t-3"})
+
+    def test_validation_rows_stay_numeric(self) -> None:
+        fn = load_like_verl("compute_score")
+        self.assertEqual(fn("gsm8k", "1", "2", {"index": 3, "split": "test"}), {"score": 0.0})
+
+    def test_verl_dump_lines_carry_env_and_task(self) -> None:
+        """Lines as verl's _dump_generations writes them, from the wrapper's reward extra info."""
+        fn = load_like_verl("compute_score")
+        rows = ROWS[:6]
+        results = [fn(r["data_source"], "0", r["reward_model"]["ground_truth"], r["extra_info"]) for r in rows]
+        extra: Dict[str, list] = {}
+        for res in results:
+            for k, v in res.items():
+                extra.setdefault(k, []).append(v)
+        base = {"input": [f"prompt {i}" for i in range(6)], "output": ["0"] * 6, "gts": ["0"] * 6,
+                "score": [r["score"] for r in results], "step": [3] * 6}
+        base.update({k: v for k, v in extra.items() if len(v) == 6})
+        lines = [json.dumps({k: v[i] for k, v in base.items()}) for i in range(6)]
+        for line, row in zip(lines, rows):
+            rec = json.loads(line)
+            self.assertEqual(ec.task_key(rec), ec.task_key(row))
+            self.assertIn("score", rec)
+
+
+class TRLSamplerTest(unittest.TestCase):
+    def setUp(self) -> None:
+        self.dir = tempdir(self)
+        self.responder = Responder(self.dir).start()
+        self.addCleanup(self.responder.stop)
+        self.client = ec.EnvschedClient(self.dir, prefix="trl", timeout=10)
+        args = SimpleNamespace(num_generations=4, num_iterations=1, steps_per_generation=2,
+                               generation_batch_size=12, gradient_accumulation_steps=2,
+                               per_device_train_batch_size=6)
+        self.trainer = envsched_trl.EnvschedGRPOTrainer(model=None, args=args, train_dataset=ROWS,
+                                                        reward_funcs=[], envsched_client=self.client)
+
+    def test_repeat_sampler_shape(self) -> None:
+        self.assertIsInstance(self.trainer, fakes.GRPOTrainer)
+        sampler = self.trainer._get_train_sampler()
+        self.assertEqual(sampler.batch_size, 3)
+        it = iter(sampler)
+        chunk = [next(it) for _ in range(3 * 4 * 2)]  # 3 prompts x 4 generations, twice
+        distinct = chunk[::4][:3]
+        self.assertEqual(keys_of(distinct), batch_file(self.dir, "trl-000001"))
+        self.assertEqual(chunk[:12], [i for i in distinct for _ in range(4)])
+        self.assertEqual(chunk[12:], chunk[:12], "a generation batch is repeated steps_per_generation times")
+        self.assertEqual(len(sampler), 20 * 3 * 4 * 2)
+
+    def test_epochs_and_restart_use_position_ids(self) -> None:
+        sampler = self.trainer._get_train_sampler()
+        first = list(iter(sampler))
+        sampler.set_epoch(0)  # a resumed run walks epoch 0 again: same IDs, same batches
+        self.assertEqual(list(iter(sampler)), first)
+        list(iter(sampler))  # epoch 1
+        self.assertIn("trl-000040", self.responder.answered)
+        self.assertTrue(all(n == 1 for n in self.responder.answered.values()))
+
+    def test_logging_reward_writes_rollouts(self) -> None:
+        def reward(prompts, completions, **kw):
+            return [1.0 if c == "ok" else 0.0 for c in completions]
+
+        wrapped = envsched_trl.logging_reward(reward, self.client, name="trl-rewards")
+        cols = {"data_source": ["alpha", "alpha", "beta"], "extra_info": [{"index": 1}, {"index": 1}, {"index": 2}]}
+        out = wrapped(prompts=["p"] * 3, completions=["ok", "no", "ok"], trainer_state=SimpleNamespace(global_step=4),
+                      **cols)
+        self.assertEqual(out, [1.0, 0.0, 1.0])
+        with open(os.path.join(self.dir, "rollouts", "trl-rewards.jsonl")) as f:
+            recs = [json.loads(line) for line in f]
+        self.assertEqual(recs[0], {"env": "alpha", "task_id": "1", "reward": 1.0, "step": 5})
+        self.assertEqual(len(recs), 3)
+
+
+@unittest.skipUnless(envsched_bin(), "ENVSCHED_BIN not set: the real daemon is tested from Go (clients/python e2e)")
+class RealDaemonAdapterTest(unittest.TestCase):
+    def test_verl_sampler_against_daemon(self) -> None:
+        d = tempdir(self)
+        write_catalog(d)
+        daemon = Daemon(d)
+        self.addCleanup(daemon.stop)
+        cfg = {"train_batch_size": 6, "sampler": {"dir": d, "prefix": "real-v7", "group_size": 4, "timeout": 30}}
+        sampler = load_like_verl("EnvschedCurriculumSampler")(data_source=fakes.RLHFDataset(ROWS, None, cfg),
+                                                              data_config=cfg)
+        it = iter(sampler)
+        rows = [next(it) for _ in range(12)]
+        self.assertEqual(keys_of(rows[:6]), batch_file(d, "real-v7-000001"))
+        self.assertEqual(keys_of(rows[6:]), batch_file(d, "real-v7-000002"))
+        self.assertEqual(len(set(keys_of(rows[:6]))), 6)
+
+
+if __name__ == "__main__":
+    unittest.main()
