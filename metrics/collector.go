@@ -10,7 +10,7 @@ type collector struct {
 	dir string
 
 	rollouts, quarantined, duplicates, clipped, answered *prometheus.Desc
-	tasks, envs, dbBytes, lagBytes, lagFiles            *prometheus.Desc
+	tasks, envs, dbBytes, lagBytes, lagFiles             *prometheus.Desc
 }
 
 func newCollector(src Source, dir string) *collector {
