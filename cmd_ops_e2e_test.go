@@ -1,0 +1,136 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// opsBinary builds the envsched binary once for the tests that run it.
+var opsBinary = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "envsched-ops-")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "envsched")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+// opsRun runs the binary to completion and returns its exit code and output.
+func opsRun(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	bin, err := opsBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err = cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode(), out.String(), errOut.String()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return 0, out.String(), errOut.String()
+}
+
+// waitFor polls cond until it holds; a generous deadline only guards against a hung test.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatalf("gave up waiting for %s", what)
+}
+
+// statusRollouts reads DIR/status.json's rollouts count (-1 when unreadable).
+func statusRollouts(dir string) int64 {
+	var s struct{ Rollouts int64 }
+	data, err := os.ReadFile(filepath.Join(dir, "status.json"))
+	if err != nil || json.Unmarshal(data, &s) != nil {
+		return -1
+	}
+	return s.Rollouts
+}
+
+// TestOpsBesideRunningDaemon runs the real daemon and, while it holds the database, the
+// reading commands (through its snapshots), compact (refused, exit 3) and status; then stops
+// it and checks that status says so and compact works.
+func TestOpsBesideRunningDaemon(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	bin, err := opsBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "rollouts"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var lines strings.Builder
+	for i := range 50 {
+		fmt.Fprintf(&lines, `{"env": "web", "task_id": "%d", "reward": %d, "step": 1, "group_id": "g%d"}`+"\n", i%5, i%2, i%5)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "rollouts", "a.jsonl"), []byte(lines.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	daemon := exec.Command(bin, "run", "--dir", dir, "--status-interval", "100ms", "--poll", "--poll-interval", "20ms")
+	daemon.Stderr = &stderr
+	if err := daemon.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer daemon.Process.Kill()
+	waitFor(t, "the daemon to ingest 50 rollouts", func() bool { return statusRollouts(dir) == 50 })
+
+	code, out, errOut := opsRun(t, "export", "--dir", dir, "--what", "rollouts")
+	if code != 0 || strings.Count(out, "\n") != 50 {
+		t.Fatalf("export beside the daemon: exit %d, %d lines, %s", code, strings.Count(out, "\n"), errOut)
+	}
+	report := filepath.Join(t.TempDir(), "r.html")
+	if code, _, errOut := opsRun(t, "report", "--dir", dir, "--out", report); code != 0 {
+		t.Fatalf("report beside the daemon: exit %d, %s", code, errOut)
+	}
+	if code, _, errOut := opsRun(t, "compact", "--dir", dir); code != exitLocked {
+		t.Fatalf("compact beside the daemon: exit %d, want %d: %s", code, exitLocked, errOut)
+	}
+	if code, out, _ := opsRun(t, "status", "--dir", dir); code != 0 || !strings.Contains(out, "running") {
+		t.Fatalf("status of a running daemon: exit %d, %s", code, out)
+	}
+	if left, _ := os.ReadDir(filepath.Join(dir, "snapshots")); len(left) != 0 {
+		t.Fatalf("snapshot files left: %v", left)
+	}
+
+	if err := daemon.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := daemon.Wait(); err != nil {
+		t.Fatalf("daemon: %v\n%s", err, stderr.String())
+	}
+	if code, out, _ := opsRun(t, "status", "--dir", dir, "--stale-after", "1ns"); code != exitError || !strings.Contains(out, "NOT RUNNING") {
+		t.Fatalf("status of a stopped daemon: exit %d, %s", code, out)
+	}
+	if code, out, errOut := opsRun(t, "compact", "--dir", dir); code != 0 || !strings.Contains(out, "compacted") {
+		t.Fatalf("compact after the daemon stopped: exit %d, %s %s", code, out, errOut)
+	}
+	if code, out, _ := opsRun(t, "export", "--dir", dir, "--what", "rollouts"); code != 0 || strings.Count(out, "\n") != 50 {
+		t.Fatalf("export after compaction: exit %d, %d lines", code, strings.Count(out, "\n"))
+	}
+}
