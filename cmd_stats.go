@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/envsched/envsched/schedule"
 	"github.com/envsched/envsched/stats"
 	"github.com/envsched/envsched/storage"
 )
@@ -41,6 +42,10 @@ type statsRow struct {
 	MeanReward       float64 `json:"mean_reward"`
 	DegenerateGroups int64   `json:"degenerate_groups"`
 	Groups           int64   `json:"groups"`
+	// The predictions for the next step (package schedule): mean over the tasks of the
+	// predicted within-group variance, and of the chance that a group of 8 is degenerate.
+	PredictedVariance   float64 `json:"predicted_variance"`
+	PredictedDegenerate float64 `json:"predicted_degenerate"`
 
 	sum float64 // Σ normalised reward, for the mean
 }
@@ -107,7 +112,7 @@ func buildStats(db *storage.DB, only string) (statsReport, error) {
 	}
 	rep.Totals.MeanReward = meanReward(rep.Totals.sum, rep.Totals.Rollouts, scale)
 	rep.Quarantined, rep.Duplicates, rep.Clipped = ctr.Quarantined, ctr.Duplicates, ctr.Clipped
-	return rep, nil
+	return rep, addPredictions(db, &rep)
 }
 
 func knownEnvs(envs map[string]stats.Env) string {
@@ -157,15 +162,15 @@ func (r statsRow) degenerateShare() string {
 
 func writeStatsTable(w io.Writer, rep statsReport) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "env\ttasks\twith rollouts\trollouts\tmean reward\tdegenerate groups\t")
+	fmt.Fprintf(tw, "env\ttasks\twith rollouts\trollouts\tmean reward\tdegenerate groups\tpredicted variance\tpredicted degenerate (G=%d)\t\n", statsGroupSize)
 	names := make([]string, 0, len(rep.Envs))
 	for n := range rep.Envs {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	line := func(name string, r statsRow) {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.3f\t%s of %d\t\n", name, r.Tasks, r.TasksSeen, r.Rollouts,
-			r.MeanReward, r.degenerateShare(), r.Groups)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.3f\t%s of %d\t%.3f\t%.1f%%\t\n", name, r.Tasks, r.TasksSeen, r.Rollouts,
+			r.MeanReward, r.degenerateShare(), r.Groups, r.PredictedVariance, 100*r.PredictedDegenerate)
 	}
 	for _, n := range names {
 		line(n, rep.Envs[n])
@@ -176,4 +181,31 @@ func writeStatsTable(w io.Writer, rep statsReport) error {
 	}
 	_, err := fmt.Fprintf(w, "quarantined %d, duplicates %d, clipped %d\n", rep.Quarantined, rep.Duplicates, rep.Clipped)
 	return err
+}
+
+// statsGroupSize is the group size of the predicted degenerate share: the default of requests.
+const statsGroupSize = schedule.DefaultGroupSize
+
+// addPredictions fills in the predicted variance and degenerate share of every row of rep, as
+// the scheduler predicts them for the next step (rewards normalised into [0, 1]).
+func addPredictions(db *storage.DB, rep *statsReport) error {
+	preds, err := schedule.PredictEnvs(db, schedule.Options{BuildGraph: schedule.DefaultBuildGraph}, statsGroupSize)
+	if err != nil {
+		return fmt.Errorf("predict: %w", err)
+	}
+	rep.Totals.PredictedVariance, rep.Totals.PredictedDegenerate = 0, 0
+	var tasks int
+	for name, row := range rep.Envs {
+		p := preds[name]
+		row.PredictedVariance, row.PredictedDegenerate = p.Variance, p.Degenerate
+		rep.Envs[name] = row
+		rep.Totals.PredictedVariance += p.Variance * float64(p.Tasks)
+		rep.Totals.PredictedDegenerate += p.Degenerate * float64(p.Tasks)
+		tasks += p.Tasks
+	}
+	if tasks > 0 {
+		rep.Totals.PredictedVariance /= float64(tasks)
+		rep.Totals.PredictedDegenerate /= float64(tasks)
+	}
+	return nil
 }

@@ -92,3 +92,17 @@ func lastStep(r *storage.Reader, c storage.Counters) (int64, error) {
 	}
 	return *a.Step, nil
 }
+
+// LastStep is the step of the last request answered in db, 0 when none: a request without a
+// step is for LastStep + 1.
+func LastStep(db *storage.DB) (int64, error) {
+	var step int64
+	err := db.View(func(r *storage.Reader) error {
+		c, err := r.Counters()
+		if err == nil {
+			step, err = lastStep(r, c)
+		}
+		return err
+	})
+	return step, err
+}

@@ -320,3 +320,34 @@ func TestBuildGraphWhenNoEdgesAreStored(t *testing.T) {
 		t.Errorf("graph built %d times (want once while the tasks stay), %d edges (want 18)", calls, st.g.NumEdges())
 	}
 }
+
+func TestPredictEnvs(t *testing.T) {
+	db := storagetest.Open(t)
+	var b storage.Batch
+	for k := range 10 {
+		b.Tasks = append(b.Tasks, record.Task{Env: "solved", Task: fmt.Sprint(k)}, record.Task{Env: "coin", Task: fmt.Sprint(k)})
+		for r := range 8 {
+			b.Rollouts = append(b.Rollouts,
+				storage.Rollout{Rollout: record.Rollout{Env: "solved", Task: fmt.Sprint(k), Reward: 1, Step: 1, HasStep: true}},
+				storage.Rollout{Rollout: record.Rollout{Env: "coin", Task: fmt.Sprint(k), Reward: float64(r % 2), Step: 1, HasStep: true}})
+		}
+	}
+	b.Tasks = append(b.Tasks, record.Task{Env: "new", Task: "x"})
+	if _, err := db.Commit(&b); err != nil {
+		t.Fatal(err)
+	}
+	envs, err := PredictEnvs(db, Options{}, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	solved, coin, fresh := envs["solved"], envs["coin"], envs["new"]
+	if solved.Tasks != 10 || solved.Degenerate < 0.7 || solved.Variance > 0.05 {
+		t.Errorf("an environment whose tasks are all solved: %+v", solved)
+	}
+	if coin.Degenerate > 0.1 || coin.Variance < 0.18 {
+		t.Errorf("an environment of fair coins: %+v", coin)
+	}
+	if fresh.Tasks != 1 || fresh.Degenerate < 0.2 || fresh.Degenerate > 0.25 {
+		t.Errorf("an environment never tried (Beta(1,1): 2/9 degenerate): %+v", fresh)
+	}
+}

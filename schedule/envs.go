@@ -1,0 +1,48 @@
+package schedule
+
+import (
+	"fmt"
+
+	"github.com/envsched/envsched/propagate"
+	"github.com/envsched/envsched/storage"
+)
+
+// EnvPrediction summarises the predictions for an environment's tasks at the next step.
+type EnvPrediction struct {
+	Tasks      int     // tasks of the environment
+	Variance   float64 // mean predicted within-group variance
+	Degenerate float64 // mean chance that a group of the given size is degenerate
+}
+
+// PredictEnvs predicts every task for the step after the last answered one, as a request
+// would, and averages per environment the predicted variance and the chance of a degenerate
+// group of groupSize. It only reads db. Only opts.Predict and opts.BuildGraph are used.
+func PredictEnvs(db *storage.DB, opts Options, groupSize int) (map[string]EnvPrediction, error) {
+	opts, err := opts.withDefaults(db.Config().Decay)
+	if err != nil {
+		return nil, fmt.Errorf("prediction options: %w", err)
+	}
+	l := loader{db: db, build: opts.BuildGraph}
+	st, err := l.load()
+	if err != nil {
+		return nil, err
+	}
+	preds, err := propagate.Predict(st.g, st.tasks, st.lastStep+1, *opts.Predict)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]EnvPrediction, len(st.g.Envs))
+	for i, nd := range st.g.Nodes {
+		env := st.g.Envs[nd.Env]
+		e := out[env]
+		e.Tasks++
+		e.Variance += preds[i].Var
+		e.Degenerate += preds[i].PDegenerate(groupSize)
+		out[env] = e
+	}
+	for name, e := range out {
+		e.Variance, e.Degenerate = num(e.Variance/float64(e.Tasks)), num(e.Degenerate/float64(e.Tasks))
+		out[name] = e
+	}
+	return out, nil
+}
