@@ -53,7 +53,7 @@ func TestBarrierTakesWhatIsComplete(t *testing.T) {
 			appendFile(t, file, lines+last[:20])
 			writeRequest(t, dir, "s1.json", `{}`)
 			if got := rolloutsSeen(t, r.batch("s1")); got != 500 {
-				t.Errorf("rollouts_seen %d; want the 500 complete lines", got)
+				t.Errorf("rollouts_seen %d; want the 500 complete lines\n%s", got, r.log.String())
 			}
 			appendFile(t, file, last[20:])
 			writeRequest(t, dir, "s2.json", `{}`)

@@ -6,6 +6,9 @@ import (
 	"math"
 	"path/filepath"
 	"time"
+
+	"github.com/envsched/envsched/batcher"
+	"github.com/envsched/envsched/propagate"
 )
 
 // Defaults of Config; a zero field takes them.
@@ -27,8 +30,16 @@ type Config struct {
 	Poll      bool    // find changes by polling alone
 	BatchSize int     // tasks in a batch when the request gives no size
 	GroupSize int     // rollouts per task when the request gives no group_size
-	RewardMin float64 // reward range rollouts are clipped into
-	RewardMax float64
+	// RewardMin and RewardMax are the reward range rollouts are clipped into. They count only
+	// when RewardGiven: otherwise an existing database keeps its own range (a new one gets
+	// [0, 1]); a range other than the database's is refused by storage.
+	RewardMin, RewardMax float64
+	RewardGiven          bool
+
+	// Predict and Select are the scheduler's parameters; nil takes package propagate's and
+	// package batcher's defaults. Predict's Decay is replaced by the database's.
+	Predict *propagate.Params
+	Select  *batcher.Params
 
 	PollInterval   time.Duration // poll period in poll mode
 	SafetyInterval time.Duration // poll period in notify mode (a net under lost events)

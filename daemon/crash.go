@@ -22,9 +22,12 @@ const (
 	CrashBeforeRename = "before-rename"
 	// CrashBeforeDirSync is after the rename, before the fsync of the batches folder.
 	CrashBeforeDirSync = "before-dirsync"
+	// CrashBeforeIngestCommit is just before an ingest transaction commits.
+	CrashBeforeIngestCommit = "before-ingest-commit"
 )
 
-var crashPoints = []string{CrashBeforeCommit, CrashAfterCommit, CrashBeforeRename, CrashBeforeDirSync}
+var crashPoints = []string{CrashBeforeCommit, CrashAfterCommit, CrashBeforeRename, CrashBeforeDirSync,
+	CrashBeforeIngestCommit}
 
 // crasher kills the process the n-th time a named point is reached. The zero value never does.
 type crasher struct {

@@ -7,12 +7,14 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/envsched/envsched/fsutil"
 	"github.com/envsched/envsched/ingest"
+	"github.com/envsched/envsched/snapshot"
 	"github.com/envsched/envsched/storage"
 	"github.com/envsched/envsched/watch"
 )
@@ -36,8 +38,9 @@ type Ingester interface {
 }
 
 // IngesterFunc builds the ingester of the exchange directory dir over the open database; it
-// logs to logger (quarantined lines are counted there, then logged once per file and reason).
-type IngesterFunc func(db *storage.DB, dir string, logger *slog.Logger) (Ingester, error)
+// logs to logger (quarantined lines are counted there, then logged once per file and reason)
+// and calls beforeCommit just before each transaction commits (a crash point).
+type IngesterFunc func(db *storage.DB, dir string, logger *slog.Logger, beforeCommit func()) (Ingester, error)
 
 // AnswererFunc builds the answerer over the open database.
 type AnswererFunc func(db *storage.DB) (Answerer, error)
@@ -99,7 +102,7 @@ func newDirs(root string) (dirs, error) {
 // database held by another process fails within about a second with an error wrapping
 // storage.ErrLocked), and starts watching (before any scan, so no change is missed).
 func New(cfg Config, logger *slog.Logger, opts ...Option) (*Daemon, error) {
-	p := defaultParts()
+	p := defaultParts(cfg.withDefaults())
 	for _, o := range opts {
 		o(&p)
 	}
@@ -185,11 +188,11 @@ func (d *Daemon) open(p parts) error {
 	if p.ingester == nil || p.answerer == nil {
 		return errors.New("daemon needs an ingester and an answerer")
 	}
-	db, err := storage.Open(d.cfg.DB, storage.Options{
-		Timeout: time.Second,
-		Reward:  &storage.Range{Min: d.cfg.RewardMin, Max: d.cfg.RewardMax},
-		Logger:  d.log,
-	})
+	opts := storage.Options{Timeout: time.Second, Logger: d.log}
+	if d.cfg.RewardGiven {
+		opts.Reward = &storage.Range{Min: d.cfg.RewardMin, Max: d.cfg.RewardMax}
+	}
+	db, err := storage.Open(d.cfg.DB, opts)
 	if err != nil {
 		return err
 	}
@@ -197,7 +200,8 @@ func (d *Daemon) open(p parts) error {
 	if err := d.sweep(); err != nil {
 		return err
 	}
-	if d.ingest, err = p.ingester(db, d.dirs.root, slog.New(d.quarantine)); err != nil {
+	if d.ingest, err = p.ingester(db, d.dirs.root, slog.New(d.quarantine),
+		func() { d.crash.at(CrashBeforeIngestCommit) }); err != nil {
 		return fmt.Errorf("start ingest: %w", err)
 	}
 	if d.answer, err = p.answerer(db); err != nil {
@@ -243,11 +247,15 @@ func (d *Daemon) Run(ctx context.Context) error {
 	wctx, stopWatch := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { d.watcher.Run(wctx) })
+	wg.Go(func() { d.serveSnapshots(wctx) })
 	defer func() { stopWatch(); wg.Wait() }()
 
 	d.log.Info("serving", "dir", d.dirs.root, "db", d.db.Path(), "watch_mode", d.WatchMode())
 	if err := d.startup(ctx); err != nil {
-		return stopped(ctx, err)
+		if err = stopped(ctx, err); err != nil {
+			return err
+		}
+		return d.writeStatus() // stopped during the backlog: say how far it got
 	}
 	return stopped(ctx, d.serve(ctx))
 }
@@ -260,13 +268,21 @@ func stopped(ctx context.Context, err error) error {
 	return err
 }
 
-// startup ingests the backlog and serves every request file already there.
+// startup serves every request file already there, behind the barrier of the backlog ingest:
+// the requests are listed before it starts, so each sees every line written before it. Requests
+// that come later arrive as watcher changes.
 func (d *Daemon) startup(ctx context.Context) error {
+	todo, err := d.pendingRequests()
+	if err != nil {
+		return err
+	}
 	if err := d.ingestAll(ctx, "backlog"); err != nil {
 		return err
 	}
-	if err := d.sweepRequests(ctx, false); err != nil {
-		return err
+	for _, name := range todo {
+		if _, err := d.handle(name, time.Now()); err != nil {
+			return err
+		}
 	}
 	return d.writeStatus()
 }
@@ -288,7 +304,7 @@ func (d *Daemon) serve(ctx context.Context) error {
 		case <-status.C:
 			err = d.writeStatus()
 		case <-sweep.C:
-			err = d.sweepRequests(ctx, true)
+			err = d.sweepRequests(ctx)
 		}
 		if err != nil {
 			return err
@@ -304,12 +320,13 @@ func (d *Daemon) onChange(ctx context.Context, c watch.Change) error {
 		if err := d.ingestAll(ctx, "rescan"); err != nil {
 			return err
 		}
-		if err := d.sweepRequests(ctx, true); err != nil {
+		if err := d.sweepRequests(ctx); err != nil {
 			return err
 		}
 		return d.writeStatus()
 	}
 	reqs, data := d.split(c.Paths)
+	reqs = slices.DeleteFunc(reqs, func(name string) bool { return !d.needsAnswer(name) })
 	if len(reqs) > 0 {
 		return d.answerAll(ctx, reqs)
 	}
@@ -356,4 +373,13 @@ func (d *Daemon) answerAll(ctx context.Context, names []string) error {
 		return d.writeStatus()
 	}
 	return nil
+}
+
+// serveSnapshots answers the reading commands' requests for a consistent copy of the database
+// (package snapshot) from a goroutine of its own: it only reads, and never holds up the loop.
+func (d *Daemon) serveSnapshots(ctx context.Context) {
+	err := snapshot.Serve(ctx, d.db, d.dirs.root, snapshot.ServeOptions{Logger: d.log})
+	if err != nil {
+		d.log.Warn("snapshots for stats, report and export are unavailable", "err", err)
+	}
 }

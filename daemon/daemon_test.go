@@ -33,7 +33,7 @@ func TestAnswersRequestAndWritesStatus(t *testing.T) {
 			if err := json.Unmarshal(got, &ans); err != nil {
 				t.Fatalf("batch is not JSON: %v", err)
 			}
-			if ans["id"] != "step-1" || ans["size"] != float64(3) {
+			if ans["id"] != "step-1" || ans["size"] != float64(3) || len(ans["tasks"].([]any)) != 3 {
 				t.Errorf("batch %s: want id step-1, size 3", got)
 			}
 			stored, err := r.d.db.Answer("step-1")
@@ -46,7 +46,8 @@ func TestAnswersRequestAndWritesStatus(t *testing.T) {
 				t.Fatal(err)
 			}
 			if st.RequestsAnswered != 1 || st.LastRequest == nil || *st.LastRequest != "step-1" ||
-				st.WatchMode != m.name || st.PID != os.Getpid() || st.Version != "test" {
+				st.WatchMode != m.name || st.PID != os.Getpid() || st.Version != "test" ||
+				st.Tasks != 60 || st.Envs != 3 {
 				t.Errorf("status %+v", st)
 			}
 			if tmp := tempFiles(t, dir); len(tmp) != 0 {
@@ -130,10 +131,12 @@ func TestBadRequestsGetErrorFilesAndTheDaemonGoesOn(t *testing.T) {
 		body string
 		want string // a part of the error message
 	}{
-		{"badjson.json", `{"size": `, "not a valid JSON object"},
-		{"notobject.json", `[1, 2]`, "not a valid JSON object"},
+		{"badjson.json", `{"size": `, "not a JSON object"},
+		{"notobject.json", `[1, 2]`, "not a JSON object"},
 		{"unknown.json", `{"sise": 3}`, "unknown field"},
-		{"toolarge.json", `{"size": 1000000}`, "must be 1 to 100000"},
+		{"toolarge.json", `{"size": 1000000}`, "from 1 to 100000"},
+		{"unknownenv.json", `{"envs": ["nope"]}`, "nope"},
+		{"twovalues.json", `{} {}`, "more than one JSON value"},
 		{"huge.json", `{"size": 1` + strings.Repeat(" ", MaxRequestBytes) + `}`, "larger than"},
 		{"-dash.json", `{}`, "is not valid"},
 		{"sp ace.json", `{}`, "is not valid"},

@@ -42,7 +42,7 @@ type running struct {
 
 // testConfig is a Config over dir with fast polling, for tests.
 func testConfig(dir string, poll bool) Config {
-	return Config{Dir: dir, Poll: poll, PollInterval: 20 * time.Millisecond,
+	return Config{Dir: dir, Poll: poll, PollInterval: 20 * time.Millisecond, BatchSize: 8,
 		SafetyInterval: time.Hour, StatusInterval: time.Hour, Version: "test"}
 }
 
@@ -50,6 +50,7 @@ func serveTest(t *testing.T, cfg Config, opts ...Option) *running {
 	t.Helper()
 	logs := &logBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	writeTestCatalog(t, cfg.Dir)
 	opts = append(testParts(), opts...)
 	d, err := New(cfg, logger, opts...)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/envsched/envsched/fsutil"
@@ -89,32 +90,23 @@ func (d *Daemon) reject(id, msg string) error {
 	return writeAtomic(d.dirs.batches, name, body, nil)
 }
 
-// sweepRequests looks at every request file: one with neither a batch file nor a newer error
-// file is served (a batch file that went missing is written again from the database). After
-// the first pass of a run it passes the barrier first when it finds work.
-func (d *Daemon) sweepRequests(ctx context.Context, barrier bool) error {
-	names, err := listRequests(d.dirs.requests)
-	if err != nil {
+// sweepRequests serves, behind the barrier, every request file with neither a batch file nor
+// a newer error file (a batch file that went missing is written again from the database).
+func (d *Daemon) sweepRequests(ctx context.Context) error {
+	todo, err := d.pendingRequests()
+	if err != nil || len(todo) == 0 {
 		return err
 	}
-	var todo []string
-	for _, name := range names {
-		if d.needsAnswer(name) {
-			todo = append(todo, name)
-		}
+	return d.answerAll(ctx, todo)
+}
+
+// pendingRequests lists the request files that need an answer.
+func (d *Daemon) pendingRequests() ([]string, error) {
+	names, err := listRequests(d.dirs.requests)
+	if err != nil {
+		return nil, err
 	}
-	if len(todo) == 0 {
-		return nil
-	}
-	if barrier {
-		return d.answerAll(ctx, todo)
-	}
-	for _, name := range todo {
-		if _, err := d.handle(name, time.Now()); err != nil {
-			return err
-		}
-	}
-	return nil
+	return slices.DeleteFunc(names, func(name string) bool { return !d.needsAnswer(name) }), nil
 }
 
 // needsAnswer reports whether a request file has no batch file, and no error file written

@@ -40,6 +40,9 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// execCommand is the envsched binary with args.
+func execCommand(args []string) *exec.Cmd { return exec.Command(binary, args...) }
+
 // daemon is one `envsched run` process.
 type daemon struct {
 	t      *testing.T
@@ -76,6 +79,7 @@ type opts struct {
 // start runs `envsched run --dir dir` with fast polling and a fast status heartbeat.
 func start(t *testing.T, dir string, o opts) *daemon {
 	t.Helper()
+	ensureCatalog(t, dir)
 	args := append([]string{"run", "--dir", dir, "--poll-interval", "20ms", "--status-interval", "200ms",
 		"--log-format", "json", "--log-level", "debug"}, o.args...)
 	cmd := exec.Command(binary, args...)
@@ -277,10 +281,17 @@ func checkExactlyOnce(t *testing.T, dir string, written []string) dbFacts {
 	if f.check != nil {
 		t.Errorf("database check: %v", f.check)
 	}
+	wrong := 0
 	for _, id := range written {
 		if f.ids[id] != 1 {
-			t.Errorf("rollout %s stored %d times; want once", id, f.ids[id])
+			if wrong < 5 {
+				t.Errorf("rollout %s stored %d times; want once", id, f.ids[id])
+			}
+			wrong++
 		}
+	}
+	if wrong > 0 {
+		t.Errorf("%d of %d rollouts not stored exactly once", wrong, len(written))
 	}
 	if len(f.ids) != len(written) || f.counters.Rollouts != int64(len(written)) {
 		t.Errorf("database holds %d ids, counter %d; want %d", len(f.ids), f.counters.Rollouts, len(written))
@@ -309,7 +320,7 @@ func leftovers(t *testing.T, dir string) []string {
 	return out
 }
 
-func must(t *testing.T, err error) {
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
@@ -371,4 +382,20 @@ func (r *reader) report(t *testing.T) map[string][]byte {
 		t.Error(f)
 	}
 	return r.first
+}
+
+// ensureCatalog gives DIR the catalogue of the tasks rolloutLine writes (4 environments of 97
+// tasks) unless it has one, so that the scheduler has tasks from the first request on.
+func ensureCatalog(t testing.TB, dir string) {
+	t.Helper()
+	path := filepath.Join(dir, "catalog", "tasks.jsonl")
+	if _, err := os.Stat(path); err == nil {
+		return
+	}
+	must(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	var b strings.Builder
+	for i := range 4 * 97 {
+		fmt.Fprintf(&b, `{"env":"env-%d","task_id":"task-%d","text":"do thing %d with tool %d"}`+"\n", i%4, i%97, i%13, i%5)
+	}
+	must(t, os.WriteFile(path, []byte(b.String()), 0o644))
 }

@@ -1,0 +1,73 @@
+package e2e
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// A full disk stops the daemon with exit 1 and a message naming the file; after space is freed
+// the next start answers the request and the database is intact. It needs a small tmpfs, so
+// it runs only where the test may mount one (root); elsewhere it is skipped.
+func TestFullDiskStopsCleanly(t *testing.T) {
+	mnt := t.TempDir()
+	if err := exec.Command("mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", mnt).Run(); err != nil {
+		t.Skipf("cannot mount a tmpfs here (%v): the full-disk test needs root", err)
+	}
+	t.Cleanup(func() { exec.Command("umount", "-l", mnt).Run() })
+	dir := filepath.Join(mnt, "x")
+	ids := writeRollouts(t, dir, "a.jsonl", "a", 200)
+	d := start(t, dir, opts{args: []string{"--status-interval", "1h"}})
+	d.waitReady()
+	writeRequest(t, dir, "before", `{}`)
+	waitBatch(t, d, "before")
+
+	// The next request is ready under a temporary name; then the disk fills; then it is renamed
+	// into place (a rename needs no free space).
+	tmp := filepath.Join(dir, "requests", ".full.json.tmp")
+	must(t, os.WriteFile(tmp, []byte(`{}`), 0o644))
+	filler := filepath.Join(mnt, "filler")
+	fill(t, filler)
+	must(t, os.Rename(tmp, filepath.Join(dir, "requests", "full.json")))
+
+	if code := d.wait(); code != 1 {
+		t.Fatalf("exit %d on a full disk; want 1\nstderr:\n%s", code, d.stderr.String())
+	}
+	if msg := d.stderr.String(); !strings.Contains(msg, "no space left on device") {
+		t.Errorf("the message does not say the disk is full:\n%s", tail(msg, 2000))
+	}
+	must(t, os.Remove(filler))
+	d = start(t, dir, opts{})
+	waitBatch(t, d, "full")
+	if code := d.signal(syscall.SIGTERM); code != 0 {
+		t.Errorf("SIGTERM: exit %d", code)
+	}
+	checkExactlyOnce(t, dir, ids)
+	if left := leftovers(t, dir); len(left) != 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
+}
+
+// fill writes path until the filesystem is full.
+func fill(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Create(path)
+	must(t, err)
+	defer f.Close()
+	buf := make([]byte, 64<<10)
+	for {
+		if _, err := f.Write(buf); err != nil {
+			if !errors.Is(err, syscall.ENOSPC) {
+				t.Fatalf("fill: %v", err)
+			}
+			break
+		}
+	}
+	// Smaller writes take the last partial blocks.
+	for _, err := f.Write(buf[:512]); err == nil; _, err = f.Write(buf[:512]) {
+	}
+}
