@@ -18,5 +18,7 @@
 // copy is made outside the daemon's event loop. The cost is disk space for one copy while it
 // is read, and, while the copy is written, freed pages that the writer cannot reuse yet.
 //
-// When no process holds the database, Open opens it directly, read-only, without a copy.
+// When no process holds the database, Open copies it beside itself under a shared lock held
+// only for the copy, and reads the copy: a long report never keeps a starting daemon out
+// (Options.Direct reads in place instead).
 package snapshot

@@ -23,6 +23,11 @@ type Options struct {
 	Wait         time.Duration // how long to wait for the daemon's copy; 0 means DefaultWait
 	PollInterval time.Duration // how often to look for the copy; 0 means DefaultPollInterval
 	Logger       *slog.Logger  // nil discards
+	// Direct reads a database that no process holds in place, holding its shared lock for as
+	// long as the returned DB is open. By default Open copies it first (beside it, then
+	// unlinked) and releases the lock at once, so that a daemon starting meanwhile is not kept
+	// out by a long read; when the copy cannot be made (a read-only folder) it reads in place.
+	Direct bool
 }
 
 func (o Options) withDefaults() Options {
@@ -63,7 +68,7 @@ func Open(ctx context.Context, dir, dbPath string, opts Options) (*DB, error) {
 	}
 	db, err := storage.Open(dbPath, storage.Options{ReadOnly: true, Timeout: opts.LockTimeout, Logger: opts.Logger})
 	if err == nil {
-		return &DB{DB: db, Source: dbPath}, nil
+		return localCopy(db, opts)
 	}
 	if !errors.Is(err, storage.ErrLocked) {
 		return nil, err
@@ -73,6 +78,38 @@ func Open(ctx context.Context, dir, dbPath string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("read %s while another process holds it: %w", dbPath, err)
 	}
 	return openCopy(path, dbPath, opts)
+}
+
+// localCopy copies db, which this process holds with a shared lock, into a temporary file
+// beside it, opens the copy and then releases db; see Options.Direct. When the copy cannot be
+// made, db is read in place.
+func localCopy(db *storage.DB, opts Options) (*DB, error) {
+	source := db.Path()
+	if opts.Direct {
+		return &DB{DB: db, Source: source}, nil
+	}
+	dir, name := filepath.Split(source)
+	tmp, err := os.CreateTemp(dir, fsutil.TempName(name, "read-*"))
+	if err == nil {
+		_, err = db.WriteSnapshot(tmp)
+		if cerr := tmp.Close(); err == nil {
+			err = cerr
+		}
+	}
+	var cp *DB
+	if err == nil {
+		cp, err = openCopy(tmp.Name(), source, opts)
+	}
+	if err != nil {
+		if tmp != nil {
+			os.Remove(tmp.Name())
+		}
+		opts.Logger.Debug("reading the database in place", "db", source, "reason", err)
+		return &DB{DB: db, Source: source}, nil
+	}
+	cp.Snapshot = false
+	db.Close() // read-only: nothing to lose
+	return cp, nil
 }
 
 // openCopy opens the copy at path and unlinks it: the open file stays readable.

@@ -82,6 +82,40 @@ func TestOpenDirectWhenFree(t *testing.T) {
 	}
 }
 
+// TestOpenFreeReleasesTheLock reads a free database through a private copy: a daemon starting
+// while the reader is still open gets the lock; with Direct it does not.
+func TestOpenFreeReleasesTheLock(t *testing.T) {
+	dir, path, db := held(t)
+	db.Close()
+	want := int64(20)
+	for _, direct := range []bool{false, true} {
+		r, err := snapshot.Open(context.Background(), dir, path, snapshot.Options{Direct: direct})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := storage.Open(path, storage.Options{Timeout: 50 * time.Millisecond})
+		if direct != errors.Is(err, storage.ErrLocked) {
+			t.Fatalf("direct %v: writer open: %v", direct, err)
+		}
+		if c, _ := r.Counters(); c.Rollouts != want {
+			t.Fatalf("direct %v: reader sees %d rollouts, want %d", direct, c.Rollouts, want)
+		}
+		if err == nil {
+			commitStep(t, w, 2)
+			w.Close()
+			if c, _ := r.Counters(); c.Rollouts != want {
+				t.Fatalf("reader's copy changed to %d rollouts", c.Rollouts)
+			}
+			want += 20
+		}
+		storagetest.MustCheck(t, r.DB, "")
+		r.Close()
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".*")); len(left) != 0 {
+		t.Fatalf("copies left beside the database: %v", left)
+	}
+}
+
 // TestSnapshotWhileWriting takes snapshots while another goroutine keeps committing: each copy
 // passes the full check, and its counts are a state the writer went through.
 func TestSnapshotWhileWriting(t *testing.T) {
