@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/envsched/envsched/daemon"
+	"github.com/envsched/envsched/stats"
 )
 
 // Test-only knobs of `envsched run`, read from the environment and deliberately not flags.
@@ -30,7 +31,7 @@ func runCommand() *cli.Command {
 			"the requests already there, then watches DIR until SIGINT or SIGTERM, answering each " +
 			"DIR/requests/ID.json with DIR/batches/ID.json. Exit codes: 0 stopped by a signal, 1 an " +
 			"error, 2 bad flags, 3 the database is held by another envsched.",
-		Flags:  runFlags(),
+		Flags:  append(runFlags(), schedulerFlags()...),
 		Action: runAction,
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
 			return usageError{err}
@@ -58,9 +59,9 @@ func runFlags() []cli.Flag {
 		&cli.IntFlag{Name: "group-size", EnvVars: []string{"ENVSCHED_GROUP_SIZE"},
 			Value: daemon.DefaultGroupSize, Usage: "rollouts per task when a request gives no group_size (1 to 1024)"},
 		&cli.Float64Flag{Name: "reward-min", EnvVars: []string{"ENVSCHED_REWARD_MIN"}, Value: 0,
-			Usage: "lowest reward; lower rewards are clipped to it and counted"},
+			Usage: "lowest reward; lower rewards are clipped to it and counted (fixed when the database is created)"},
 		&cli.Float64Flag{Name: "reward-max", EnvVars: []string{"ENVSCHED_REWARD_MAX"}, Value: 1,
-			Usage: "highest reward; higher rewards are clipped to it and counted"},
+			Usage: "highest reward; higher rewards are clipped to it and counted (fixed when the database is created)"},
 		&cli.StringFlag{Name: "log-format", EnvVars: []string{"ENVSCHED_LOG_FORMAT"}, Value: "text",
 			Usage: "log lines on standard error as `text` (for people) or json"},
 		&cli.StringFlag{Name: "log-level", EnvVars: []string{"ENVSCHED_LOG_LEVEL"}, Value: "info",
@@ -110,9 +111,16 @@ func runConfig(c *cli.Context) (daemon.Config, error) {
 		GroupSize:      c.Int("group-size"),
 		RewardMin:      c.Float64("reward-min"),
 		RewardMax:      c.Float64("reward-max"),
+		RewardGiven:    c.IsSet("reward-min") || c.IsSet("reward-max"),
 		Version:        version,
 		CrashPoint:     os.Getenv(envCrashPoint),
 	}
+	// The decay is the database's; the daemon puts it in once the database is open.
+	pp, bp, err := schedulerParams(c, stats.DefaultDecay)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Predict, cfg.Select = &pp, &bp
 	if v := os.Getenv(envOverflowEvery); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {

@@ -25,11 +25,11 @@ const (
 // Config is everything `envsched run` is told. main fills it from flags and ENVSCHED_*
 // variables; Validate says what is wrong in words a user can act on.
 type Config struct {
-	Dir       string  // the exchange directory (required)
-	DB        string  // the database file; "" means DIR/envsched.db
-	Poll      bool    // find changes by polling alone
-	BatchSize int     // tasks in a batch when the request gives no size
-	GroupSize int     // rollouts per task when the request gives no group_size
+	Dir       string // the exchange directory (required)
+	DB        string // the database file; "" means DIR/envsched.db
+	Poll      bool   // find changes by polling alone
+	BatchSize int    // tasks in a batch when the request gives no size
+	GroupSize int    // rollouts per task when the request gives no group_size
 	// RewardMin and RewardMax are the reward range rollouts are clipped into. They count only
 	// when RewardGiven: otherwise an existing database keeps its own range (a new one gets
 	// [0, 1]); a range other than the database's is refused by storage.
