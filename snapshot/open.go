@@ -56,7 +56,8 @@ type DB struct {
 }
 
 // Open opens the database at dbPath, of the exchange directory dir, for reading. When no
-// process holds it, it is opened directly (read-only). When a process holds it, Open asks that
+// process holds it, Open reads a private copy (or the file itself: see Options.Direct). When a
+// process holds it, Open asks that
 // daemon for a consistent copy (see the package comment) and opens the copy. It fails with an
 // error wrapping storage.ErrLocked and ErrNoServer when no daemon answers within opts.Wait (or
 // at once when DIR/snapshots does not exist: nothing serves copies there), with ErrFailed when
