@@ -89,6 +89,8 @@ def parse_args(argv: List[str]) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--timeout", type=float, default=60, help="seconds to wait for a batch before the uniform fallback")
     p.add_argument("--batch-log", help="append one JSON line per batch received (id, step, tasks) to this file")
+    p.add_argument("--uniform", action="store_true",
+                   help="baseline: choose tasks uniformly at random instead of asking envsched")
     p.add_argument("--step-delay", type=float, default=0.0, help="seconds to sleep per step (to watch it, or kill it)")
     return p.parse_args(argv)
 
@@ -115,7 +117,7 @@ def main(argv: List[str]) -> int:
     with client.rollout_writer() as rollouts:
         while step < args.steps:
             step += 1
-            batch = client.next_batch(size=args.batch_size, group_size=args.group_size, step=step)
+            batch = next_batch(client, world, args, step)
             log_batch(args.batch_log, batch)
             degenerate = train_step(world, skills, batch, rollouts, args, step)
             print(f"step {step:3d}  batch {batch.id}{' (FALLBACK)' if batch.fallback else ''}  "
@@ -127,6 +129,15 @@ def main(argv: List[str]) -> int:
                 time.sleep(args.step_delay)
     print(f"done: {step} steps, held-out score {evaluate(world, skills):.3f}")
     return 0
+
+
+def next_batch(client: ec.EnvschedClient, world: World, args: argparse.Namespace, step: int) -> ec.Batch:
+    """envsched's batch for this step, or with --uniform a uniform draw (seeded by the step)."""
+    if not args.uniform:
+        return client.next_batch(size=args.batch_size, group_size=args.group_size, step=step)
+    rng = random.Random(f"uniform-{args.seed}-{step}")
+    tasks = [ec.Task(e, t) for e, t in rng.sample(sorted(world.difficulty), args.batch_size)]
+    return ec.Batch(f"uniform-{step:06d}", step, args.group_size, tasks, fallback=True)
 
 
 def train_step(world: World, skills: Dict[str, float], batch: ec.Batch, rollouts: ec.RolloutWriter,
