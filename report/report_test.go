@@ -16,7 +16,7 @@ import (
 	"github.com/envsched/envsched/storage/storagetest"
 )
 
-func collect(t *testing.T, db *storage.DB) *report.Data {
+func collect(t testing.TB, db *storage.DB) *report.Data {
 	t.Helper()
 	var d *report.Data
 	err := db.View(func(r *storage.Reader) error {

@@ -26,7 +26,7 @@ const (
 	DefaultWait = 2 * time.Minute
 	// DefaultLockTimeout is how long a reader tries to open the database directly before it
 	// asks the daemon for a copy.
-	DefaultLockTimeout = 300 * time.Millisecond
+	DefaultLockTimeout = 50 * time.Millisecond
 	// DefaultMaxAge is the age after which Serve removes anything left in Folder (the
 	// requests, copies and temporary files of readers that died).
 	DefaultMaxAge = 15 * time.Minute
