@@ -44,6 +44,9 @@ func simFlags() []cli.Flag {
 		&cli.StringFlag{Name: "scenario", Value: "default", Usage: "world `NAME`: " + strings.Join(sim.ScenarioNames(), ", ")},
 		&cli.StringFlag{Name: "out", Value: "sim-out", Usage: "`DIR` for the PNG plots (empty: no plots)"},
 		&cli.IntFlag{Name: "workers", Value: 0, Usage: "parallel runs (0: one per CPU)"},
+		&cli.BoolFlag{Name: "tuned", Usage: "run envsched and its ablations with the parameters tuned on seeds " +
+			"1000-1019 (coverage weight 0.1, prior strength 1) instead of the packages' defaults"},
+		&cli.StringFlag{Name: "json-out", Usage: "also write the JSON summary and curves to `FILE`"},
 		&cli.BoolFlag{Name: "json", Usage: "print the summary and per-step curves as JSON instead of a table"},
 	}
 }
@@ -59,6 +62,10 @@ func simConfig(c *cli.Context) (sim.Config, error) {
 	cfg.Policies = splitList(c.String("policies"))
 	cfg.Seeds, cfg.SeedBase, cfg.Steps = c.Int("seeds"), c.Uint64("seed-base"), c.Int("steps")
 	cfg.BatchSize, cfg.GroupSize, cfg.Workers = c.Int("batch-size"), c.Int("group-size"), c.Int("workers")
+	if c.Bool("tuned") {
+		p := sim.TunedEnvschedParams()
+		cfg.Envsched = &p
+	}
 	return cfg, cfg.Validate()
 }
 
@@ -90,6 +97,11 @@ func simAction(c *cli.Context) error {
 		}
 		fmt.Fprintf(c.App.ErrWriter, "plots: %s\n", strings.Join(paths, ", "))
 	}
+	if path := c.String("json-out"); path != "" {
+		if err := writeJSONFile(path, res); err != nil {
+			return err
+		}
+	}
 	if c.Bool("json") {
 		return sim.WriteJSON(c.App.Writer, res)
 	}
@@ -109,4 +121,19 @@ func runSim(ctx context.Context, cfg sim.Config, stderr io.Writer) (sim.Result, 
 		return res, fmt.Errorf("sim: %w", err)
 	}
 	return res, nil
+}
+
+func writeJSONFile(path string, res sim.Result) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("json out: %w", err)
+	}
+	if err := sim.WriteJSON(f, res); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("json out %s: %w", path, err)
+	}
+	return nil
 }
