@@ -34,6 +34,7 @@ type run struct {
 	inflightBytes int64
 	todo          chan *storage.Batch
 	done          chan commitDone
+	ready         *commitDone // the in-flight commit's result, collected early by busy
 
 	sum      Summary
 	progress Progress
@@ -69,7 +70,7 @@ func (in *Ingester) scan(ctx context.Context, cands []candidate, full bool) (Sum
 }
 
 func (in *Ingester) newBatch() *storage.Batch {
-	b := &storage.Batch{}
+	b := &storage.Batch{Rollouts: make([]storage.Rollout, 0, in.opts.MaxRecords)}
 	if in.opts.OnTasks != nil {
 		b.Adjacency = in.opts.OnTasks
 	}
@@ -234,13 +235,36 @@ func (r *run) readLines(f *os.File, st *storage.FileState) error {
 		r.line(st, line, off, kind)
 		r.batchBytes += lr.Offset() - st.Offset
 		st.Offset = lr.Offset()
-		if r.full() {
+		if r.full() && !r.busy() {
 			if err := r.flush(); err != nil {
 				return err
 			}
 		}
 	}
 }
+
+// busy reports whether the previous commit is still running and the batch may keep growing
+// meanwhile (up to growFactor times its bounds): while the disk is busy, lines pile up into one
+// bigger commit instead of waiting, which halves the fsyncs under a backlog and adds no latency.
+func (r *run) busy() bool {
+	if r.inflight == nil || r.ready != nil {
+		return false
+	}
+	o := &r.in.opts
+	if r.records >= growFactor*o.MaxRecords || r.batchBytes >= growFactor*o.MaxBytes {
+		return false
+	}
+	select {
+	case d := <-r.done:
+		r.ready = &d
+		return false
+	default:
+		return true
+	}
+}
+
+// growFactor bounds how far a batch grows while the previous one commits.
+const growFactor = 8
 
 // line turns one framed line into a record or a quarantine entry of the batch.
 func (r *run) line(st *storage.FileState, line []byte, off int64, kind lineKind) {
@@ -382,7 +406,12 @@ func (r *run) wait() error {
 	if r.inflight == nil {
 		return nil
 	}
-	d := <-r.done
+	var d commitDone
+	if r.ready != nil {
+		d, r.ready = *r.ready, nil
+	} else {
+		d = <-r.done
+	}
 	b := r.inflight
 	r.inflight, r.spare = nil, b
 	if d.err != nil {

@@ -13,7 +13,13 @@ import (
 // ErrNotFound, and nothing is stored. Storing an id that is already stored is an error: an
 // answer never changes.
 func (db *DB) StoreAnswer(id string, step int64, answer []byte, chosen []TaskKey) error {
+	db.writeMu.Lock()
+	defer db.writeMu.Unlock()
+	var logged logWrite
 	err := db.bolt.Update(func(tx *bolt.Tx) error {
+		if err := db.tasks.load(tx); err != nil {
+			return err
+		}
 		rb := tx.Bucket(bucketRequests)
 		if rb.Get([]byte(id)) != nil {
 			return fmt.Errorf("answer %q is already stored", id)
@@ -21,7 +27,8 @@ func (db *DB) StoreAnswer(id string, step int64, answer []byte, chosen []TaskKey
 		if err := rb.Put([]byte(id), answer); err != nil {
 			return err
 		}
-		if err := markChosen(tx, step, chosen); err != nil {
+		var err error
+		if logged, err = markChosen(tx, &db.tasks, step, chosen); err != nil {
 			return err
 		}
 		return bumpRequests(tx, id, step)
@@ -29,31 +36,31 @@ func (db *DB) StoreAnswer(id string, step int64, answer []byte, chosen []TaskKey
 	if err != nil {
 		return fmt.Errorf("store answer %q in %s: %w", id, db.path, err)
 	}
+	db.tasks.apply(logged)
 	return nil
 }
 
-func markChosen(tx *bolt.Tx, step int64, chosen []TaskKey) error {
-	tb := tx.Bucket(bucketTasks)
+func markChosen(tx *bolt.Tx, o *taskOverlay, step int64, chosen []TaskKey) (logWrite, error) {
+	recs := make([]keyedRecord, 0, len(chosen))
+	at := map[TaskKey]int{}
 	for _, k := range chosen {
-		eb := tb.Bucket([]byte(k.Env))
-		var v []byte
-		if eb != nil {
-			v = eb.Get([]byte(k.Task))
+		i, seen := at[k]
+		if !seen {
+			rec, ok, err := loadTaskRecord(tx, o, k)
+			if err != nil {
+				return logWrite{}, err
+			}
+			if !ok {
+				return logWrite{}, fmt.Errorf("chosen task %s/%s: %w", k.Env, k.Task, ErrNotFound)
+			}
+			i = len(recs)
+			at[k] = i
+			recs = append(recs, keyedRecord{k, rec})
 		}
-		if v == nil {
-			return fmt.Errorf("chosen task %s/%s: %w", k.Env, k.Task, ErrNotFound)
-		}
-		rec, err := decodeTaskRecord(v)
-		if err != nil {
-			return fmt.Errorf("task %s/%s: %w", k.Env, k.Task, err)
-		}
-		rec.Stats.Chosen++
-		rec.Stats.LastChosen = step
-		if err := eb.Put([]byte(k.Task), rec.encode(nil)); err != nil { // fresh: bbolt keeps it
-			return err
-		}
+		recs[i].rec.Stats.Chosen++
+		recs[i].rec.Stats.LastChosen = step
 	}
-	return nil
+	return writeTaskRecords(tx, o, recs)
 }
 
 func bumpRequests(tx *bolt.Tx, id string, step int64) error {

@@ -29,20 +29,26 @@ const MaxNameLen = 4096
 // or an env or task name that is empty or longer than MaxNameLen, is an error: the caller
 // quarantines such lines.
 func (db *DB) Commit(b *Batch) (Result, error) {
+	db.writeMu.Lock()
+	defer db.writeMu.Unlock()
 	var res Result
 	var c *committer
 	err := db.bolt.Update(func(tx *bolt.Tx) error {
 		if err := db.ids.load(tx); err != nil {
 			return err
 		}
+		if err := db.tasks.load(tx); err != nil {
+			return err
+		}
 		res = Result{}
-		c = newCommitter(tx, db.cfg, &db.ids)
+		c = newCommitter(tx, db.cfg, &db.ids, &db.tasks)
 		return c.apply(b, &res)
 	})
 	if err != nil {
+		db.ids.drop() // it holds ids of this failed commit: load it again from what is committed
 		return Result{}, fmt.Errorf("commit to %s: %w", db.path, err)
 	}
-	db.ids.merge(c.newIDs) // only now: a failed commit must leave the index as it was
+	db.tasks.apply(c.logged) // only now: a failed commit must leave the overlay as it was
 	return res, nil
 }
 
@@ -57,11 +63,20 @@ type committer struct {
 	envs     map[string]*stats.Env
 	added    []record.Task
 	ids      *idIndex
-	newIDs   map[uint64]uint64 // rollout id hash -> rollout seq, added by this commit
+	newIDs   []idSlot // rollout ids added by this commit, for id_hashes
 	rollouts *bolt.Bucket
+	seq      uint64 // the last rollout seq used
+	chunk    []byte // rollouts not yet put: uvarint length + record, each
+	first    uint64 // seq of the first rollout in chunk
+	inChunk  int
+	lastTask *taskState
+	lastGKey []byte
+	lastG    *stats.Group
 	groups   *bolt.Bucket
 	gstate   map[string]*stats.Group // by groups-bucket key
 	gorder   []string
+	ov       *taskOverlay
+	logged   logWrite
 	buf      []byte // scratch for encoding; copied by keep before bbolt sees it
 	arena    []byte
 }
@@ -91,13 +106,13 @@ type taskState struct {
 	isNew  bool
 }
 
-func newCommitter(tx *bolt.Tx, cfg Config, ids *idIndex) *committer {
+func newCommitter(tx *bolt.Tx, cfg Config, ids *idIndex, ov *taskOverlay) *committer {
 	rb := tx.Bucket(bucketRollouts)
 	rb.FillPercent = 1 // keys only ever grow: pack pages full
 	gb := tx.Bucket(bucketGroups)
 	gb.FillPercent = 0.9 // mostly appended; late rollouts of old groups are rare
 	return &committer{tx: tx, cfg: cfg, tasks: map[TaskKey]*taskState{}, envs: map[string]*stats.Env{},
-		ids: ids, newIDs: map[uint64]uint64{}, rollouts: rb, groups: gb, gstate: map[string]*stats.Group{}}
+		ids: ids, rollouts: rb, seq: rb.Sequence(), groups: gb, gstate: map[string]*stats.Group{}, ov: ov}
 }
 
 func (c *committer) apply(b *Batch, res *Result) error {
@@ -165,23 +180,24 @@ func (c *committer) upsertTasks(rows []record.Task, res *Result) error {
 // task returns the state of (env, task), loading it, or adding it when it is not stored; row is
 // the catalogue row that adds it (nil for a task first seen in a rollout).
 func (c *committer) task(env, task string, row *record.Task) (*taskState, error) {
+	if lt := c.lastTask; lt != nil && lt.key.Env == env && lt.key.Task == task {
+		return lt, nil // rollouts of one group come together
+	}
 	key := TaskKey{env, task}
 	if ts := c.tasks[key]; ts != nil {
+		c.lastTask = ts
 		return ts, nil
 	}
 	if err := checkName(env, task); err != nil {
 		return nil, err
 	}
-	eb, err := bucketIn(c.tx.Bucket(bucketTasks), env)
+	ts := &taskState{key: key}
+	rec, found, err := loadTaskRecord(c.tx, c.ov, key)
 	if err != nil {
 		return nil, err
 	}
-	ts := &taskState{key: key}
-	if v := eb.Get([]byte(task)); v != nil {
-		if ts.rec, err = decodeTaskRecord(v); err != nil {
-			return nil, fmt.Errorf("task %s/%s: %w", env, task, err)
-		}
-		ts.before = ts.rec.Stats
+	if found {
+		ts.rec, ts.before = rec, rec.Stats
 	} else {
 		if ts.rec.Seq, err = c.tx.Bucket(bucketTasks).NextSequence(); err != nil {
 			return nil, err
@@ -198,6 +214,7 @@ func (c *committer) task(env, task string, row *record.Task) (*taskState, error)
 	}
 	c.tasks[key] = ts
 	c.order = append(c.order, ts)
+	c.lastTask = ts
 	return ts, nil
 }
 
@@ -214,6 +231,39 @@ func (c *committer) addRollouts(rs []Rollout, res *Result) error {
 			return err
 		}
 	}
+	if err := c.putChunk(); err != nil {
+		return err
+	}
+	return c.rollouts.SetSequence(c.seq)
+}
+
+// Rollouts are stored in chunks: one key (the seq of its first rollout) per up to chunkMax
+// rollouts of one commit, which saves a B+tree insert and a leaf element per rollout.
+const (
+	chunkMax   = 64
+	chunkBytes = 3000
+)
+
+func (c *committer) putChunk() error {
+	if c.inChunk == 0 {
+		return nil
+	}
+	if err := c.rollouts.Put(c.keep(u64key(c.first)), c.keep(c.chunk)); err != nil {
+		return fmt.Errorf("put rollouts %d..: %w", c.first, err)
+	}
+	c.chunk, c.inChunk = c.chunk[:0], 0
+	return nil
+}
+
+func (c *committer) appendRollout(seq uint64, rec []byte) error {
+	if c.inChunk == 0 {
+		c.first = seq
+	}
+	c.chunk = append(binary.AppendUvarint(c.chunk, uint64(len(rec))), rec...)
+	c.inChunk++
+	if c.inChunk >= chunkMax || len(c.chunk) >= chunkBytes {
+		return c.putChunk()
+	}
 	return nil
 }
 
@@ -221,7 +271,7 @@ func (c *committer) addRollout(r *Rollout, res *Result) error {
 	if math.IsNaN(r.Reward) || math.IsInf(r.Reward, 0) {
 		return fmt.Errorf("rollout of %s/%s: reward %v is not finite", r.Env, r.Task, r.Reward)
 	}
-	seq := c.rollouts.Sequence() + 1
+	seq := c.seq + 1
 	if dup, err := c.seen(r.RolloutID, seq); dup || err != nil {
 		if dup {
 			res.Duplicates++
@@ -232,16 +282,14 @@ func (c *committer) addRollout(r *Rollout, res *Result) error {
 	if err != nil {
 		return err
 	}
-	if err := c.rollouts.SetSequence(seq); err != nil {
-		return err
-	}
+	c.seq = seq
 	sr := c.stored(r)
 	if sr.Clipped {
 		res.Clipped++
 	}
 	c.buf = encodeRollout(c.buf, ts.rec.Seq, &sr)
-	if err := c.rollouts.Put(c.keep(u64key(seq)), c.keep(c.buf)); err != nil {
-		return fmt.Errorf("put rollout of %s/%s: %w", r.Env, r.Task, err)
+	if err := c.appendRollout(seq, c.buf); err != nil {
+		return err
 	}
 	g, err := c.group(groupKey(sr.Round, ts.rec.Seq, sr.Group))
 	if err != nil {
@@ -259,32 +307,59 @@ func (c *committer) seen(id string, seq uint64) (bool, error) {
 		return false, nil
 	}
 	h := hashID(id)
-	prev, ok := c.newIDs[h]
-	if !ok {
-		prev, ok = c.ids.get(h)
-	}
-	if ok {
+	if prev, ok := c.ids.get(h); ok {
 		same, err := c.sameID(prev, id)
 		if same || err != nil {
 			return same, err
 		}
 		return false, nil // a hash collision: keep the first id indexed, store this rollout
 	}
-	c.newIDs[h] = seq
+	c.ids.insert(h, seq)
+	c.newIDs = append(c.newIDs, idSlot{h, seq})
 	return false, nil
 }
 
 // sameID reports whether the rollout stored as seq has rollout id id.
 func (c *committer) sameID(seq uint64, id string) (bool, error) {
-	v := c.rollouts.Get(u64key(seq))
-	if v == nil {
+	var rec []byte
+	if c.inChunk > 0 && seq >= c.first {
+		rec = chunkRecord(c.chunk, seq-c.first)
+	} else {
+		cur := c.rollouts.Cursor()
+		k, v := cur.Seek(u64key(seq))
+		switch {
+		case k == nil:
+			k, v = cur.Last()
+		case binary.BigEndian.Uint64(k) > seq:
+			k, v = cur.Prev()
+		}
+		if k != nil {
+			rec = chunkRecord(v, seq-binary.BigEndian.Uint64(k))
+		}
+	}
+	if rec == nil {
 		return false, fmt.Errorf("dedupe index names rollout %d, which is not stored: %w", seq, ErrCorrupt)
 	}
 	var sr StoredRollout
-	if _, err := decodeRollout(v, &sr); err != nil {
+	if _, err := decodeRollout(rec, &sr); err != nil {
 		return false, err
 	}
 	return sr.RolloutID == id, nil
+}
+
+// chunkRecord returns the i-th record of a chunk, or nil.
+func chunkRecord(chunk []byte, i uint64) []byte {
+	for d := chunk; len(d) > 0; i-- {
+		n, w := binary.Uvarint(d)
+		if w <= 0 || uint64(len(d)-w) < n {
+			return nil
+		}
+		if i == 0 {
+			return d[w : w+int(n)]
+		}
+		d = d[w+int(n):]
+	}
+	return nil
 }
 
 // putIDHashes appends this commit's new rollout ids to the persisted dedupe index.
@@ -299,8 +374,8 @@ func (c *committer) putIDHashes() error {
 		return err
 	}
 	v := make([]byte, 0, 16*len(c.newIDs))
-	for h, seq := range c.newIDs {
-		v = binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(v, h), seq)
+	for _, s := range c.newIDs {
+		v = binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(v, s.h), s.seq)
 	}
 	return bk.Put(u64key(n), v)
 }
@@ -332,7 +407,11 @@ func normalise(r float64, rg Range) float64 {
 
 // group returns the in-transaction state of one group.
 func (c *committer) group(key []byte) (*stats.Group, error) {
+	if c.lastG != nil && bytes.Equal(key, c.lastGKey) {
+		return c.lastG, nil
+	}
 	if g := c.gstate[string(key)]; g != nil {
+		c.lastG, c.lastGKey = g, key
 		return g, nil
 	}
 	g := new(stats.Group)
@@ -344,6 +423,7 @@ func (c *committer) group(key []byte) (*stats.Group, error) {
 	}
 	c.gstate[string(key)] = g
 	c.gorder = append(c.gorder, string(key))
+	c.lastG, c.lastGKey = g, key
 	return g, nil
 }
 
@@ -371,11 +451,16 @@ const MaxHead = 256
 
 // flushTasks writes every changed task, group and environment once.
 func (c *committer) flushTasks() error {
-	tb := c.tx.Bucket(bucketTasks)
+	recs := make([]keyedRecord, 0, len(c.order))
 	for _, ts := range c.order {
-		if err := c.flushTask(tb, ts); err != nil {
+		if err := c.applyEnv(ts); err != nil {
 			return err
 		}
+		recs = append(recs, keyedRecord{ts.key, ts.rec})
+	}
+	var err error
+	if c.logged, err = writeTaskRecords(c.tx, c.ov, recs); err != nil {
+		return err
 	}
 	for _, key := range c.gorder {
 		c.buf = encodeGroup(c.buf, *c.gstate[key])
@@ -392,11 +477,7 @@ func (c *committer) flushTasks() error {
 	return nil
 }
 
-func (c *committer) flushTask(tb *bolt.Bucket, ts *taskState) error {
-	c.buf = ts.rec.encode(c.buf)
-	if err := tb.Bucket([]byte(ts.key.Env)).Put([]byte(ts.key.Task), c.keep(c.buf)); err != nil {
-		return fmt.Errorf("put task %s/%s: %w", ts.key.Env, ts.key.Task, err)
-	}
+func (c *committer) applyEnv(ts *taskState) error {
 	e, err := c.env(ts.key.Env)
 	if err != nil {
 		return err

@@ -29,7 +29,8 @@ const DefaultTimeout = time.Second
 var (
 	bucketMeta       = []byte("meta")       // schema, created, reward_min, reward_max, decay
 	bucketEnvs       = []byte("envs")       // env -> stats.Env
-	bucketTasks      = []byte("tasks")      // env -> task -> task record (seq, flags, stats.Task)
+	bucketTasks      = []byte("tasks")      // env -> task -> task record (seq, flags, stats.Task), as of the last checkpoint
+	bucketTaskLog    = []byte("task_log")   // commit seq -> task records changed since the last checkpoint
 	bucketCatalog    = []byte("catalog")    // env -> task -> catalogue metadata (text, tools, tags, embedding)
 	bucketTaskSeqs   = []byte("task_seqs")  // task seq (8 bytes BE) -> env \x00 task
 	bucketRollouts   = []byte("rollouts")   // seq (8 bytes BE) -> compact rollout naming its task seq
@@ -42,7 +43,7 @@ var (
 	bucketCounters   = []byte("counters")   // name -> int64 (8 bytes BE) or string
 )
 
-var allBuckets = [][]byte{bucketMeta, bucketEnvs, bucketTasks, bucketCatalog, bucketRollouts,
+var allBuckets = [][]byte{bucketMeta, bucketEnvs, bucketTasks, bucketTaskLog, bucketCatalog, bucketRollouts,
 	bucketGroups, bucketTaskSeqs, bucketIDHashes, bucketFiles, bucketQuarantine, bucketEdges, bucketRequests,
 	bucketCounters}
 
@@ -67,13 +68,15 @@ type Options struct {
 // DB is an open envsched database. All methods are safe for concurrent use; bbolt allows one
 // writing transaction at a time, and envsched's daemon keeps all writes in one goroutine.
 type DB struct {
-	ids       idIndex // the dedupe index of rollout ids, loaded at the first commit
+	ids       idIndex     // the dedupe index of rollout ids, loaded at the first commit
+	tasks     taskOverlay // the writer's copy of task_log, loaded at the first commit
 	bolt      *bolt.DB
 	path      string
 	cfg       Config
 	log       *slog.Logger
 	closeOnce sync.Once
 	closeErr  error
+	writeMu   sync.Mutex // held by Commit and StoreAnswer around their transaction and caches
 }
 
 // Open opens or creates the database at path. A database held by another process fails

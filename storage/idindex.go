@@ -3,7 +3,6 @@ package storage
 import (
 	"encoding/binary"
 	"fmt"
-	"sync"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -13,64 +12,94 @@ import (
 // ids would make every commit rewrite a page per new id); the id_hashes bucket persists it in
 // arrival order, one value per commit, and it is loaded at the first commit after Open. A hash
 // hit is confirmed against the stored rollout's id, so a hash collision never drops a rollout.
+//
+// It is an open-addressing table (one cache miss per lookup, no per-entry allocation). Only the
+// writer uses it, under DB.writeMu; a commit inserts as it goes, and a failed commit drops the
+// whole table, to be loaded again from what is committed.
 type idIndex struct {
-	mu     sync.Mutex
 	loaded bool
-	m      map[uint64]uint64
+	slots  []idSlot // len is a power of two; h == 0 marks an empty slot
+	n      int
 }
 
-// hashID is FNV-1a over the id: stable across processes and versions.
+type idSlot struct{ h, seq uint64 }
+
+// hashID is FNV-1a over the id, never 0: stable across processes and versions.
 func hashID(id string) uint64 {
 	h := uint64(14695981039346656037)
 	for i := 0; i < len(id); i++ {
 		h ^= uint64(id[i])
 		h *= 1099511628211
 	}
+	h ^= h >> 29 // FNV's low bits are weak: mix before they pick the slot
+	if h == 0 {
+		h = 1
+	}
 	return h
 }
 
 // load reads the persisted index once.
 func (x *idIndex) load(tx *bolt.Tx) error {
-	x.mu.Lock()
-	defer x.mu.Unlock()
 	if x.loaded {
 		return nil
 	}
-	bk := tx.Bucket(bucketIDHashes)
-	m := make(map[uint64]uint64, bk.Stats().KeyN*1024)
-	err := bk.ForEach(func(k, v []byte) error {
+	x.slots, x.n = make([]idSlot, 1<<16), 0
+	err := tx.Bucket(bucketIDHashes).ForEach(func(k, v []byte) error {
 		if len(v)%16 != 0 {
 			return fmt.Errorf("id hashes %x: %w", k, ErrCorrupt)
 		}
 		for i := 0; i < len(v); i += 16 {
-			h, seq := binary.BigEndian.Uint64(v[i:]), binary.BigEndian.Uint64(v[i+8:])
-			if _, dup := m[h]; !dup {
-				m[h] = seq
-			}
+			x.insert(binary.BigEndian.Uint64(v[i:]), binary.BigEndian.Uint64(v[i+8:]))
 		}
 		return nil
 	})
 	if err != nil {
+		x.drop()
 		return err
 	}
-	x.m, x.loaded = m, true
+	x.loaded = true
 	return nil
 }
 
+// drop forgets the table; the next commit loads it again.
+func (x *idIndex) drop() { x.loaded, x.slots, x.n = false, nil, 0 }
+
 func (x *idIndex) get(h uint64) (uint64, bool) {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	seq, ok := x.m[h]
-	return seq, ok
+	mask := uint64(len(x.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		switch x.slots[i].h {
+		case h:
+			return x.slots[i].seq, true
+		case 0:
+			return 0, false
+		}
+	}
 }
 
-// merge adds a committed commit's new ids.
-func (x *idIndex) merge(add map[uint64]uint64) {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	for h, seq := range add {
-		if _, dup := x.m[h]; !dup {
-			x.m[h] = seq
+// insert adds h unless it is there; the first rollout with a hash keeps it.
+func (x *idIndex) insert(h, seq uint64) {
+	if 2*(x.n+1) > len(x.slots) {
+		x.grow()
+	}
+	mask := uint64(len(x.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		switch x.slots[i].h {
+		case h:
+			return
+		case 0:
+			x.slots[i] = idSlot{h, seq}
+			x.n++
+			return
+		}
+	}
+}
+
+func (x *idIndex) grow() {
+	old := x.slots
+	x.slots, x.n = make([]idSlot, 2*len(old)), 0
+	for _, s := range old {
+		if s.h != 0 {
+			x.insert(s.h, s.seq)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"sort"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -16,6 +17,7 @@ import (
 type Reader struct {
 	tx  *bolt.Tx
 	cfg Config
+	ov  map[TaskKey]taskRecord // task_log, read at first need
 }
 
 // View runs fn with a Reader over one read transaction. Keep fn short: a long read transaction
@@ -58,60 +60,124 @@ func (r *Reader) Env(name string) (stats.Env, error) {
 // InCatalog, Stats and Seq (the fast path for loading statistics). An error from fn stops the
 // iteration and is returned.
 func (r *Reader) Tasks(meta bool, fn func(TaskInfo) error) error {
+	ov, err := r.overlayOf()
+	if err != nil {
+		return err
+	}
+	byEnv := map[string][]string{}
+	for k := range ov {
+		byEnv[k.Env] = append(byEnv[k.Env], k.Task)
+	}
 	tb, cb := r.tx.Bucket(bucketTasks), r.tx.Bucket(bucketCatalog)
-	err := tb.ForEachBucket(func(env []byte) error {
+	_ = tb.ForEachBucket(func(env []byte) error {
+		if _, ok := byEnv[string(env)]; !ok {
+			byEnv[string(env)] = nil
+		}
+		return nil
+	})
+	envs := make([]string, 0, len(byEnv))
+	for env, tasks := range byEnv {
+		envs = append(envs, env)
+		sort.Strings(tasks)
+	}
+	sort.Strings(envs)
+	for _, env := range envs {
 		var cat *bolt.Bucket
 		if meta {
-			cat = cb.Bucket(env)
+			cat = cb.Bucket([]byte(env))
 		}
-		return forEachTask(tb.Bucket(env), cat, string(env), fn)
-	})
-	if errors.Is(err, errStop) {
-		return nil
+		if err := r.envTasks(env, tb.Bucket([]byte(env)), byEnv[env], cat, fn); err != nil {
+			return err
+		}
 	}
-	return err
+	return nil
 }
 
-func forEachTask(eb, cat *bolt.Bucket, env string, fn func(TaskInfo) error) error {
-	return eb.ForEach(func(k, v []byte) error {
-		ti, err := taskInfo(env, k, v, cat)
+// envTasks merges the tasks of one environment in tasks (base) with those in the log.
+func (r *Reader) envTasks(env string, base *bolt.Bucket, logged []string, cat *bolt.Bucket, fn func(TaskInfo) error) error {
+	var c *bolt.Cursor
+	var k, v []byte
+	if base != nil {
+		c = base.Cursor()
+		k, v = c.First()
+	}
+	for i := 0; k != nil || i < len(logged); {
+		var name string
+		var rec taskRecord
+		if k != nil && (i == len(logged) || string(k) < logged[i]) {
+			var err error
+			if rec, err = decodeTaskRecord(v); err != nil {
+				return fmt.Errorf("task %s/%s: %w", env, k, err)
+			}
+			name = string(k)
+			k, v = c.Next()
+		} else {
+			name, rec = logged[i], r.ov[TaskKey{env, logged[i]}]
+			i++
+			if k != nil && string(k) == name {
+				k, v = c.Next()
+			}
+		}
+		ti, err := taskInfo(env, name, rec, cat)
 		if err != nil {
 			return err
 		}
-		return fn(ti)
-	})
+		if err := fn(ti); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-// taskInfo decodes one value of the tasks bucket, with its metadata when cat is not nil.
-func taskInfo(env string, k, v []byte, cat *bolt.Bucket) (TaskInfo, error) {
-	rec, err := decodeTaskRecord(v)
-	if err != nil {
-		return TaskInfo{}, fmt.Errorf("task %s/%s: %w", env, k, err)
-	}
+// taskInfo builds one task, with its metadata when cat is not nil.
+func taskInfo(env, name string, rec taskRecord, cat *bolt.Bucket) (TaskInfo, error) {
 	ti := TaskInfo{InCatalog: rec.InCatalog, Stats: rec.Stats, Seq: rec.Seq}
-	ti.Env, ti.Task.Task = env, string(k)
+	ti.Env, ti.Task.Task = env, name
 	if cat == nil {
 		return ti, nil
 	}
-	if mv := cat.Get(k); mv != nil {
+	if mv := cat.Get([]byte(name)); mv != nil {
 		if err := decodeMeta(mv, &ti.Task); err != nil {
-			return TaskInfo{}, fmt.Errorf("task %s/%s: %w", env, k, err)
+			return TaskInfo{}, fmt.Errorf("task %s/%s: %w", env, name, err)
 		}
 	}
 	return ti, nil
 }
 
+// record returns the current record of one task.
+func (r *Reader) record(env, task string) (taskRecord, bool, error) {
+	ov, err := r.overlayOf()
+	if err != nil {
+		return taskRecord{}, false, err
+	}
+	if rec, ok := ov[TaskKey{env, task}]; ok {
+		return rec, true, nil
+	}
+	eb := r.tx.Bucket(bucketTasks).Bucket([]byte(env))
+	if eb == nil {
+		return taskRecord{}, false, nil
+	}
+	v := eb.Get([]byte(task))
+	if v == nil {
+		return taskRecord{}, false, nil
+	}
+	rec, err := decodeTaskRecord(v)
+	if err != nil {
+		return rec, false, fmt.Errorf("task %s/%s: %w", env, task, err)
+	}
+	return rec, true, nil
+}
+
 // Task returns one task with its metadata, or ErrNotFound.
 func (r *Reader) Task(env, task string) (TaskInfo, error) {
-	eb := r.tx.Bucket(bucketTasks).Bucket([]byte(env))
-	var v []byte
-	if eb != nil {
-		v = eb.Get([]byte(task))
+	rec, ok, err := r.record(env, task)
+	if err != nil {
+		return TaskInfo{}, err
 	}
-	if v == nil {
+	if !ok {
 		return TaskInfo{}, fmt.Errorf("task %s/%s: %w", env, task, ErrNotFound)
 	}
-	return taskInfo(env, []byte(task), v, r.tx.Bucket(bucketCatalog).Bucket([]byte(env)))
+	return taskInfo(env, task, rec, r.tx.Bucket(bucketCatalog).Bucket([]byte(env)))
 }
 
 // taskNames maps every task seq to its task.
@@ -129,16 +195,8 @@ func (r *Reader) taskNames() (map[uint64]TaskKey, error) {
 }
 
 func (r *Reader) taskSeq(env, task string) (uint64, bool) {
-	eb := r.tx.Bucket(bucketTasks).Bucket([]byte(env))
-	if eb == nil {
-		return 0, false
-	}
-	v := eb.Get([]byte(task))
-	if v == nil {
-		return 0, false
-	}
-	rec, err := decodeTaskRecord(v)
-	return rec.Seq, err == nil
+	rec, ok, err := r.record(env, task)
+	return rec.Seq, ok && err == nil
 }
 
 // Groups calls fn with every group of one task: the round it belongs to, its group key as read
@@ -175,18 +233,40 @@ func (r *Reader) Rollouts(fn func(*StoredRollout) error) error {
 }
 
 func (r *Reader) rollouts(names map[uint64]TaskKey, fn func(taskSeq uint64, sr *StoredRollout) error) error {
+	return r.rolloutRecords(func(seq, taskSeq uint64, sr *StoredRollout) error {
+		key, ok := names[taskSeq]
+		if !ok {
+			return fmt.Errorf("rollout %d names task seq %d, which is not stored: %w", seq, taskSeq, ErrCorrupt)
+		}
+		sr.Env, sr.Task = key.Env, key.Task
+		return fn(taskSeq, sr)
+	})
+}
+
+// rolloutRecords decodes every stored rollout, chunk by chunk, leaving Env and Task to fn.
+func (r *Reader) rolloutRecords(fn func(seq, taskSeq uint64, sr *StoredRollout) error) error {
 	var sr StoredRollout
 	return r.tx.Bucket(bucketRollouts).ForEach(func(k, v []byte) error {
-		ts, err := decodeRollout(v, &sr)
-		if err != nil || len(k) != 8 {
-			return fmt.Errorf("rollout %x: %w", k, errors.Join(err, ErrCorrupt))
+		if len(k) != 8 {
+			return fmt.Errorf("rollout key %x: %w", k, ErrCorrupt)
 		}
-		key, ok := names[ts]
-		if !ok {
-			return fmt.Errorf("rollout %x names task seq %d, which is not stored: %w", k, ts, ErrCorrupt)
+		seq := binary.BigEndian.Uint64(k)
+		for d := v; len(d) > 0; seq++ {
+			n, w := binary.Uvarint(d)
+			if w <= 0 || uint64(len(d)-w) < n {
+				return fmt.Errorf("rollouts %x: %w", k, ErrCorrupt)
+			}
+			ts, err := decodeRollout(d[w:w+int(n)], &sr)
+			if err != nil {
+				return fmt.Errorf("rollout %d: %w", seq, err)
+			}
+			sr.Seq = seq
+			if err := fn(seq, ts, &sr); err != nil {
+				return err
+			}
+			d = d[w+int(n):]
 		}
-		sr.Env, sr.Task, sr.Seq = key.Env, key.Task, binary.BigEndian.Uint64(k)
-		return fn(ts, &sr)
+		return nil
 	})
 }
 
@@ -197,18 +277,12 @@ func (r *Reader) TaskRollouts(env, task string, fn func(*StoredRollout) error) e
 	if !ok {
 		return nil
 	}
-	names := map[uint64]TaskKey{want: {env, task}}
-	var sr StoredRollout
-	return r.tx.Bucket(bucketRollouts).ForEach(func(k, v []byte) error {
-		ts, err := decodeRollout(v, &sr)
-		if err != nil {
-			return fmt.Errorf("rollout %x: %w", k, err)
-		}
-		if ts != want {
+	return r.rolloutRecords(func(_, taskSeq uint64, sr *StoredRollout) error {
+		if taskSeq != want {
 			return nil
 		}
-		sr.Env, sr.Task, sr.Seq = names[ts].Env, names[ts].Task, binary.BigEndian.Uint64(k)
-		return fn(&sr)
+		sr.Env, sr.Task = env, task
+		return fn(sr)
 	})
 }
 

@@ -1,0 +1,203 @@
+package storage
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Task records are written in two places. A commit appends the records of the tasks it changed
+// to task_log as one value; every checkpointBytes of log, the newest records are written into
+// tasks (env -> task -> record) and the log is emptied, in the same transaction. A commit touching
+// a thousand tasks spread over the whole tasks bucket would otherwise rewrite nearly every page of
+// it. Readers see tasks overlaid with the log; the writer keeps the log's newest records in memory.
+
+// checkpointBytes is the size of task_log at which a commit folds it into tasks.
+const checkpointBytes = 8 << 20
+
+// keyedRecord is one task record of the log.
+type keyedRecord struct {
+	key TaskKey
+	rec taskRecord
+}
+
+func encodeTaskLog(recs []keyedRecord) []byte {
+	e := enc(make([]byte, 0, len(recs)*(taskRecordLen+32)))
+	var scratch []byte
+	for _, kr := range recs {
+		scratch = kr.rec.encode(scratch)
+		e = append(e.str(kr.key.Env).str(kr.key.Task), scratch...)
+	}
+	return e
+}
+
+func decodeTaskLog(v []byte, fn func(TaskKey, taskRecord)) error {
+	d := dec{b: v}
+	for len(d.b) > 0 && !d.bad {
+		key := TaskKey{Env: d.str(), Task: d.str()}
+		raw := d.take(taskRecordLen)
+		if d.bad {
+			break
+		}
+		rec, err := decodeTaskRecord(raw)
+		if err != nil {
+			return err
+		}
+		fn(key, rec)
+	}
+	return d.err("task log")
+}
+
+// readTaskLog returns the newest record of every task in the log, and the log's size.
+func readTaskLog(tx *bolt.Tx) (map[TaskKey]taskRecord, int, error) {
+	out := map[TaskKey]taskRecord{}
+	size := 0
+	err := tx.Bucket(bucketTaskLog).ForEach(func(k, v []byte) error {
+		size += len(v)
+		return decodeTaskLog(v, func(key TaskKey, rec taskRecord) { out[key] = rec })
+	})
+	return out, size, err
+}
+
+// taskOverlay is the writer's copy of the log: the newest record of every task changed since
+// the last checkpoint.
+type taskOverlay struct {
+	limit  int // checkpointBytes, except in tests
+	mu     sync.Mutex
+	loaded bool
+	m      map[TaskKey]taskRecord
+	size   int
+}
+
+func (o *taskOverlay) load(tx *bolt.Tx) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.loaded {
+		return nil
+	}
+	m, size, err := readTaskLog(tx)
+	if err != nil {
+		return err
+	}
+	o.m, o.size, o.loaded = m, size, true
+	return nil
+}
+
+func (o *taskOverlay) get(k TaskKey) (taskRecord, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	rec, ok := o.m[k]
+	return rec, ok
+}
+
+// logWrite is what one transaction wrote to the log, applied to the overlay once it commits.
+type logWrite struct {
+	recs       []keyedRecord
+	size       int
+	checkpoint bool
+}
+
+func (o *taskOverlay) apply(w logWrite) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if w.checkpoint {
+		o.m, o.size = map[TaskKey]taskRecord{}, 0
+		return
+	}
+	for _, kr := range w.recs {
+		o.m[kr.key] = kr.rec
+	}
+	o.size += w.size
+}
+
+// loadTaskRecord returns the current record of a task: the log's newest, or the one in tasks.
+func loadTaskRecord(tx *bolt.Tx, o *taskOverlay, key TaskKey) (taskRecord, bool, error) {
+	if rec, ok := o.get(key); ok {
+		return rec, true, nil
+	}
+	eb := tx.Bucket(bucketTasks).Bucket([]byte(key.Env))
+	if eb == nil {
+		return taskRecord{}, false, nil
+	}
+	v := eb.Get([]byte(key.Task))
+	if v == nil {
+		return taskRecord{}, false, nil
+	}
+	rec, err := decodeTaskRecord(v)
+	if err != nil {
+		return rec, false, fmt.Errorf("task %s/%s: %w", key.Env, key.Task, err)
+	}
+	return rec, true, nil
+}
+
+// writeTaskRecords appends recs to the log, or, when the log has grown past checkpointBytes,
+// writes the overlay and recs into tasks and empties the log.
+func writeTaskRecords(tx *bolt.Tx, o *taskOverlay, recs []keyedRecord) (logWrite, error) {
+	if len(recs) == 0 {
+		return logWrite{}, nil
+	}
+	v := encodeTaskLog(recs)
+	o.mu.Lock()
+	size, limit := o.size, o.limit
+	o.mu.Unlock()
+	if limit <= 0 {
+		limit = checkpointBytes
+	}
+	if size+len(v) > limit {
+		return logWrite{checkpoint: true}, checkpoint(tx, o, recs)
+	}
+	lb := tx.Bucket(bucketTaskLog)
+	lb.FillPercent = 1
+	n, err := lb.NextSequence()
+	if err != nil {
+		return logWrite{}, err
+	}
+	if err := lb.Put(u64key(n), v); err != nil {
+		return logWrite{}, fmt.Errorf("put task log: %w", err)
+	}
+	return logWrite{recs: recs, size: len(v)}, nil
+}
+
+// checkpoint writes every record of the overlay, then recs, into tasks, and empties the log.
+func checkpoint(tx *bolt.Tx, o *taskOverlay, recs []keyedRecord) error {
+	o.mu.Lock()
+	all := make(map[TaskKey]taskRecord, len(o.m)+len(recs))
+	for k, rec := range o.m {
+		all[k] = rec
+	}
+	o.mu.Unlock()
+	for _, kr := range recs {
+		all[kr.key] = kr.rec
+	}
+	keys := make([]TaskKey, 0, len(all))
+	for k := range all {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		return keys[i].Env < keys[j].Env || keys[i].Env == keys[j].Env && keys[i].Task < keys[j].Task
+	})
+	for _, k := range keys {
+		if err := putNested(tx, bucketTasks, k.Env, []byte(k.Task), all[k].encode(nil)); err != nil {
+			return err
+		}
+	}
+	if err := tx.DeleteBucket(bucketTaskLog); err != nil {
+		return fmt.Errorf("empty task log: %w", err)
+	}
+	_, err := tx.CreateBucket(bucketTaskLog)
+	return err
+}
+
+// overlayOf returns the reader's view of the log, read once per Reader.
+func (r *Reader) overlayOf() (map[TaskKey]taskRecord, error) {
+	if r.ov == nil {
+		m, _, err := readTaskLog(r.tx)
+		if err != nil {
+			return nil, err
+		}
+		r.ov = m
+	}
+	return r.ov, nil
+}
