@@ -34,9 +34,9 @@ func exportCommand() *cli.Command {
 		Flags: []cli.Flag{
 			ingestDirFlag(),
 			ingestDBFlag(),
-			&cli.StringFlag{Name: "what", Required: true, Usage: "what to export: rollouts, tasks, batches or quarantine"},
+			&cli.StringFlag{Name: "what", Required: true, Usage: "`KIND` to export: rollouts, tasks, batches or quarantine"},
 			&cli.StringFlag{Name: "format", EnvVars: []string{"ENVSCHED_EXPORT_FORMAT"},
-				Usage: "jsonl or csv (default: csv when --out ends in .csv, else jsonl)"},
+				Usage: "`FORMAT`: jsonl or csv (default: csv when --out ends in .csv, else jsonl)"},
 			&cli.StringFlag{Name: "out", Usage: "write to `FILE` instead of standard output"},
 			snapshotWaitFlag(),
 		},
@@ -128,7 +128,7 @@ func writeFileWith(path string, fn func(io.Writer) (int64, error)) (int64, error
 func snapshotWaitFlag() cli.Flag {
 	return &cli.DurationFlag{Name: "snapshot-wait", EnvVars: []string{"ENVSCHED_SNAPSHOT_WAIT"},
 		Value: snapshot.DefaultWait,
-		Usage: "while envsched run holds the database, how long to wait for the copy it writes"}
+		Usage: "while envsched run holds the database, how long (`DURATION`) to wait for the copy it writes"}
 }
 
 // openForReading opens --db (default DIR/envsched.db) for reading: directly when it is free, or

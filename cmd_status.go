@@ -39,7 +39,7 @@ func statusCommand() *cli.Command {
 			&cli.BoolFlag{Name: "json", Usage: "print status.json as it is"},
 			&cli.DurationFlag{Name: "stale-after", EnvVars: []string{"ENVSCHED_STALE_AFTER"},
 				Value: statusStaleFactor * daemon.DefaultStatusInterval,
-				Usage: "a heartbeat older than this means the daemon is not running"},
+				Usage: "a heartbeat older than `DURATION` means the daemon is not running"},
 		},
 		Action: statusAction,
 	}
