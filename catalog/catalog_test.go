@@ -3,6 +3,7 @@ package catalog_test
 import (
 	"bytes"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -66,11 +67,14 @@ func verlRows(n int) []verlRow {
 	return rows
 }
 
+// writeRows writes rows as a parquet file with parquet-go's writer.
+func writeRows[T any](w io.Writer, rows []T) error { return parquet.Write(w, rows) }
+
 // writeParquet writes rows with parquet-go's writer to dir/name and returns the path.
 func writeParquet[T any](t *testing.T, dir, name string, rows []T) string {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := parquet.Write(&buf, rows); err != nil {
+	if err := writeRows(&buf, rows); err != nil {
 		t.Fatalf("write parquet: %v", err)
 	}
 	path := filepath.Join(dir, name)

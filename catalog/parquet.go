@@ -86,7 +86,7 @@ func (rep *Report) addParquet(schema *parquet.Schema, n int, row parquet.Row) er
 	if err := schema.Reconstruct(&v, row); err != nil {
 		return &FileError{Reason: fmt.Sprintf("row %d: cannot decode: %v", n, err)}
 	}
-	line, err := json.Marshal(jsonable(v))
+	line, err := json.Marshal(jsonable(project(v)))
 	if err != nil {
 		rep.Bad = append(rep.Bad, BadRow{N: n, Reason: "not representable as JSON: " + err.Error()})
 		return nil
@@ -97,6 +97,39 @@ func (rep *Report) addParquet(schema *parquet.Schema, n int, row parquet.Row) er
 	}
 	rep.add(n, line)
 	return nil
+}
+
+// catalogueKeys are the top-level keys of PROTOCOL.md's catalogue records, and extraKeys those
+// read inside extra_info. Other columns (reward_model, ability, images, ...) are dropped before a
+// row becomes JSON: they cost time and are never read.
+var (
+	catalogueKeys = []string{"env", "data_source", "env_class", "environment", "task_name", "tag", "domain",
+		"task_id", "task", "index", "item_id", "id",
+		"text", "description", "instruction", "question", "prompt", "tools", "tags", "embedding", "extra_info"}
+	extraKeys = []string{"data_source", "task_id", "index"}
+)
+
+// project keeps the catalogue keys of a reconstructed row.
+func project(v any) any {
+	row, ok := v.(map[string]any)
+	if !ok {
+		return v
+	}
+	out := pick(row, catalogueKeys)
+	if extra, ok := out["extra_info"].(map[string]any); ok {
+		out["extra_info"] = pick(extra, extraKeys)
+	}
+	return out
+}
+
+func pick(m map[string]any, keys []string) map[string]any {
+	out := make(map[string]any, len(keys))
+	for _, k := range keys {
+		if v, ok := m[k]; ok {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // jsonable turns a reconstructed Parquet value into one encoding/json writes as the JSON the row
