@@ -221,6 +221,9 @@ func TestPythonTrainerKilledAndResumed(t *testing.T) {
 		t.Errorf("status.json: %d rollouts, %d duplicates, %d quarantined; the trainer wrote %d lines "+
 			"with %d distinct rollout ids", s.Rollouts, s.Duplicates, s.Quarantined, lines, distinct)
 	}
+	if s.RequestsAnswered != 31 {
+		t.Errorf("status.json: %d requests answered, want 31 (30 trainer IDs once each, and the check)", s.RequestsAnswered)
+	}
 	if distinct != 30*8*4 {
 		t.Errorf("%d distinct rollouts, want 30 steps x 8 tasks x 4 = 960", distinct)
 	}
