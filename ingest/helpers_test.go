@@ -2,8 +2,10 @@ package ingest
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"testing"
 
 	"github.com/envsched/envsched/storage"
@@ -23,13 +25,20 @@ func newEnv(t testing.TB, opt Options) *env {
 	t.Helper()
 	e := &env{t: t, dir: t.TempDir(), opt: opt}
 	e.open()
-	t.Cleanup(func() {
-		if e.db != nil {
-			storagetest.MustCheck(t, e.db, e.dir)
-			e.db.Close()
-		}
-	})
+	t.Cleanup(e.close)
 	return e
+}
+
+// close checks and closes the database (once).
+func (e *env) close() {
+	if e.db == nil {
+		return
+	}
+	storagetest.MustCheck(e.t, e.db, e.dir)
+	if err := e.db.Close(); err != nil {
+		e.t.Errorf("close db: %v", err)
+	}
+	e.db = nil
 }
 
 func (e *env) open() {
@@ -92,7 +101,7 @@ func (e *env) scan() Summary {
 	return s
 }
 
-// rollouts returns the stored rollouts as "env/task/reward/group" strings in storage order.
+// rollouts returns the stored rollouts in arrival order.
 func (e *env) rollouts() []storage.StoredRollout {
 	e.t.Helper()
 	var out []storage.StoredRollout
@@ -124,4 +133,25 @@ func (e *env) counters() storage.Counters {
 		e.t.Fatal(err)
 	}
 	return c
+}
+
+// tasks returns the stored rollouts as "env/task=reward" strings, sorted.
+func (e *env) tasks() []string {
+	e.t.Helper()
+	var out []string
+	for _, r := range e.rollouts() {
+		out = append(out, fmt.Sprintf("%s/%s=%g", r.Env, r.Task, r.Reward))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// reasons returns the quarantine entries as "path@offset:reason" strings, in order.
+func (e *env) reasons() []string {
+	e.t.Helper()
+	var out []string
+	for _, q := range e.quarantine() {
+		out = append(out, fmt.Sprintf("%s@%d:%s", q.Path, q.Offset, q.Reason))
+	}
+	return out
 }

@@ -51,6 +51,10 @@ type Options struct {
 	// goroutine that commits (the daemon's crash-test point between reading and committing).
 	BeforeCommit func()
 
+	// commitHook, in tests, runs before each commit; an error abandons the commit as a crash
+	// between reading and committing would.
+	commitHook func(*storage.Batch) error
+
 	// readBuf is the size of the read buffer per file (tests make it tiny).
 	readBuf int
 	// maxLine is record.MaxLine except in tests.

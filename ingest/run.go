@@ -101,6 +101,12 @@ func (r *run) commitLoop() {
 		if r.in.opts.BeforeCommit != nil {
 			r.in.opts.BeforeCommit()
 		}
+		if h := r.in.opts.commitHook; h != nil {
+			if err := h(b); err != nil {
+				r.done <- commitDone{err: err}
+				continue
+			}
+		}
 		res, err := r.in.db.Commit(b)
 		r.done <- commitDone{res, err}
 	}
