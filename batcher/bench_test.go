@@ -25,7 +25,8 @@ func reportTimes(b *testing.B, cpu0 time.Duration, unit string) {
 }
 
 // BenchmarkBatch measures one batch of 512 as the daemon makes it: propagation over the whole
-// graph, then selection. The graph is graphtest.Random with about 10 edges per task over 20
+// graph, then selection (batch); and the parts alone, with propagation over two hops beside
+// the default one. The graph is graphtest.Random with about 10 edges per task over 20
 // environments; half the tasks have a history. Figures: ms/batch, and the heap in use with the
 // world, the predictor's buffers and one batch alive (heap-MiB).
 func BenchmarkBatch(b *testing.B) {
@@ -34,6 +35,19 @@ func BenchmarkBatch(b *testing.B) {
 		req := Request{Size: 512, GroupSize: 8, Step: w.step, Seed: 1}
 		b.Run(fmt.Sprintf("predict/N=%d", n), func(b *testing.B) {
 			pr, _ := propagate.NewPredictor(propagate.DefaultParams())
+			b.ReportAllocs()
+			cpu0 := cpuTime()
+			for b.Loop() {
+				if _, err := pr.Predict(w.g, w.tasks, w.step); err != nil {
+					b.Fatal(err)
+				}
+			}
+			reportTimes(b, cpu0, "op")
+		})
+		b.Run(fmt.Sprintf("predict-hops2/N=%d", n), func(b *testing.B) {
+			p := propagate.DefaultParams()
+			p.Hops = 2
+			pr, _ := propagate.NewPredictor(p)
 			b.ReportAllocs()
 			cpu0 := cpuTime()
 			for b.Loop() {

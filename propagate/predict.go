@@ -79,17 +79,19 @@ func (pr *Predictor) Predict(g *graph.Graph, tasks []stats.Task, round int64) ([
 	pr.drift.begin(n)
 	pr.ownEvidence(g, tasks, round)
 	pr.envPriors()
-	parallel(n, func(lo, hi int) { pr.oneHop(g, lo, hi) })
-	parallel(n, func(lo, hi int) { pr.finish(g, tasks, round, lo, hi) })
+	if pr.p.Hops > 0 && pr.p.Gamma > 0 {
+		parallelNodes(n, func(lo, hi int) { pr.oneHop(g, lo, hi) })
+	}
+	parallelNodes(n, func(lo, hi int) { pr.finish(g, tasks, round, lo, hi) })
 	pr.drift.remember(g, tasks, pr.out)
 	return pr.out, nil
 }
 
-// parallel runs f over [0, n) in as many contiguous parts as there are CPUs. Each node's
-// result depends only on its own index, so the split does not change any number.
+// parallel runs f over [0, n) in as many contiguous parts as there are CPUs. Each index's
+// result must depend only on the index, so that the split changes no number.
 func parallel(n int, f func(lo, hi int)) {
 	parts := runtime.GOMAXPROCS(0)
-	if n < 1<<15 || parts < 2 {
+	if n < 4 || parts < 2 {
 		f(0, n)
 		return
 	}
@@ -99,6 +101,15 @@ func parallel(n int, f func(lo, hi int)) {
 		wg.Go(func() { f(lo, hi) })
 	}
 	wg.Wait()
+}
+
+// parallelNodes is parallel for a pass over n nodes: small graphs are not worth a goroutine.
+func parallelNodes(n int, f func(lo, hi int)) {
+	if n < 1<<15 {
+		f(0, n)
+		return
+	}
+	parallel(n, f)
 }
 
 func (pr *Predictor) grow(n, envs int) {
@@ -126,14 +137,38 @@ func (pr *Predictor) decay(from, round int64) float64 {
 	return math.Pow(pr.p.Decay, float64(k))
 }
 
-// ownEvidence fills a and b with each node's decayed evidence and sums them per environment.
+// chunk is the number of nodes whose environment sums ownEvidence adds up in one piece: the
+// pieces are fixed, and merged in order, so the sums do not depend on the number of CPUs.
+const chunk = 1 << 14
+
+// ownEvidence fills own with each node's decayed evidence and sums it per environment.
 func (pr *Predictor) ownEvidence(g *graph.Graph, tasks []stats.Task, round int64) {
-	for i := range tasks {
+	n := len(tasks)
+	parts := make([][]envSums, (n+chunk-1)/chunk)
+	parallel(len(parts), func(lo, hi int) {
+		for c := lo; c < hi; c++ {
+			parts[c] = pr.ownChunk(g, tasks, round, c*chunk, min(n, (c+1)*chunk))
+		}
+	})
+	for c, part := range parts {
+		first := int(g.Nodes[c*chunk].Env)
+		for k := range part {
+			pr.envs[first+k].add(&part[k])
+		}
+	}
+}
+
+// ownChunk does ownEvidence for nodes lo to hi, returning the sums of the environments from
+// that of node lo to that of node hi−1 (nodes are sorted by environment).
+func (pr *Predictor) ownChunk(g *graph.Graph, tasks []stats.Task, round int64, lo, hi int) []envSums {
+	first := g.Nodes[lo].Env
+	sums := make([]envSums, g.Nodes[hi-1].Env-first+1)
+	for i := lo; i < hi; i++ {
 		t := &tasks[i]
 		f := pr.decay(t.Round, round)
 		a, b := t.A*f, t.B*f
 		pr.own[i] = evidence{float32(a), float32(b)}
-		e := &pr.envs[g.Nodes[i].Env]
+		e := &sums[g.Nodes[i].Env-first]
 		e.a += a
 		e.n += a + b
 		if continuous(t) {
@@ -144,6 +179,15 @@ func (pr *Predictor) ownEvidence(g *graph.Graph, tasks []stats.Task, round int64
 			}
 		}
 	}
+	return sums
+}
+
+func (s *envSums) add(o *envSums) {
+	s.a += o.a
+	s.n += o.n
+	s.wv += o.wv
+	s.wb += o.wb
+	s.cont = s.cont || o.cont
 }
 
 // continuous reports whether a task has seen a reward strictly between 0 and 1: for rewards in
@@ -219,8 +263,8 @@ func (pr *Predictor) finish(g *graph.Graph, tasks []stats.Task, round int64, lo,
 		ba, bb := pr.borrowed(g, i)
 		alpha, beta := pr.posterior(env, a, b, ba, bb)
 		base := alpha / (alpha + beta)
-		alpha, beta = pr.drift.shift(env, alpha, beta, pr.stale(t, round))
-		pr.out[i] = pr.prediction(t, env, alpha, beta, round)
+		alpha, beta = pr.drift.shift(env, alpha, beta, stale(t, f))
+		pr.out[i] = pr.prediction(t, env, alpha, beta, f)
 		pr.out[i].Own, pr.out[i].Borrowed = a+b, ba+bb
 		pr.drift.base(i, base)
 	}
@@ -237,21 +281,21 @@ func (pr *Predictor) posterior(env int32, a, b, ba, bb float64) (alpha, beta flo
 }
 
 // stale is the share of a node's prediction that does not come from its fresh evidence: 1 for
-// a node never rolled out, 1 − λ^(rounds since its evidence) otherwise.
-func (pr *Predictor) stale(t *stats.Task, round int64) float64 {
+// a node never rolled out, 1 − λ^(rounds since its evidence) (1 − decay) otherwise.
+func stale(t *stats.Task, decay float64) float64 {
 	if t.Rollouts == 0 {
 		return 1
 	}
-	return 1 - pr.decay(t.Round, round)
+	return 1 - decay
 }
 
-func (pr *Predictor) prediction(t *stats.Task, env int32, alpha, beta float64, round int64) Prediction {
+// prediction derives the numbers of a posterior; f is the decay of the task's evidence.
+func (pr *Predictor) prediction(t *stats.Task, env int32, alpha, beta, f float64) Prediction {
 	s := &pr.envs[env]
 	bv := BetaVariance(alpha, beta)
 	p := Prediction{Alpha: alpha, Beta: beta, Mean: alpha / (alpha + beta), Var: bv, SD: betaSD(alpha, beta)}
 	switch {
 	case continuous(t):
-		f := pr.decay(t.Round, round)
 		wv, wn, w := t.WV*f, t.WN*f, pr.p.VarPrior
 		p.Var = (wv + w*s.varRatio*bv) / (wn + w)
 		p.Continuous = true
