@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
+	"sync"
 
 	"github.com/envsched/envsched/graph"
 	"github.com/envsched/envsched/propagate"
@@ -168,12 +170,7 @@ func newSelector(sel *Selector, g *graph.Graph, preds []propagate.Prediction, ta
 		taken:  sel.taken,
 		picks:  make([]Pick, 0, req.Size),
 	}
-	s.envSeen = make([]bool, len(g.Envs))
-	for i := range tasks {
-		if tasks[i].Rollouts > 0 {
-			s.envSeen[g.Nodes[i].Env] = true
-		}
-	}
+	s.envSeen = envsSeen(g, tasks)
 	s.elig = sel.elig[:0]
 	for i, nd := range g.Nodes {
 		if allowed[nd.Env] {
@@ -187,6 +184,23 @@ func newSelector(sel *Selector, g *graph.Graph, preds []propagate.Prediction, ta
 	return s
 }
 
+// envsSeen reports per environment whether some task has rollouts. Nodes are sorted by
+// environment, so the scan of an environment stops at its first task with rollouts.
+func envsSeen(g *graph.Graph, tasks []stats.Task) []bool {
+	seen := make([]bool, len(g.Envs))
+	for i := 0; i < len(tasks); i++ {
+		e := g.Nodes[i].Env
+		if tasks[i].Rollouts == 0 {
+			continue
+		}
+		seen[e] = true
+		for i+1 < len(tasks) && g.Nodes[i+1].Env == e {
+			i++
+		}
+	}
+	return seen
+}
+
 // key is the seeded tie-break of node i.
 func (s *selector) key(i int32) uint64 { return mix(s.req.Seed ^ uint64(i)*0x9e3779b97f4a7c15) }
 
@@ -197,15 +211,31 @@ func resize[T any](b []T, n int) []T {
 	return b[:n]
 }
 
+// valueChunk is the number of eligible nodes value scores in one piece; pieces are fixed and
+// their sums merged in order, so that no number depends on the number of CPUs.
+const valueChunk = 1 << 14
+
+// envSum is one environment's sum of scores and count of eligible tasks within a piece.
+type envSum struct {
+	score float64
+	n     int
+}
+
 // value scores every eligible node and sums the scores per environment.
 func (s *selector) value() {
+	parts := make([][]envSum, (len(s.elig)+valueChunk-1)/valueChunk)
+	parallel(len(parts), func(lo, hi int) {
+		for c := lo; c < hi; c++ {
+			parts[c] = s.valueChunk(c*valueChunk, min(len(s.elig), (c+1)*valueChunk))
+		}
+	})
 	sum := make([]float64, len(s.g.Envs))
-	for _, i := range s.elig {
-		v := s.values(int(i))
-		s.score[i] = v.exploit + s.p.CoverageWeight*v.coverage()
-		e := s.g.Nodes[i].Env
-		sum[e] += s.score[i]
-		s.quotas[e].Eligible++
+	for c, part := range parts {
+		first := int(s.g.Nodes[s.elig[c*valueChunk]].Env)
+		for k, es := range part {
+			sum[first+k] += es.score
+			s.quotas[first+k].Eligible += es.n
+		}
 	}
 	s.envValue = make([]float64, len(s.g.Envs))
 	for e, q := range s.quotas {
@@ -213,6 +243,36 @@ func (s *selector) value() {
 			s.envValue[e] = sum[e] / float64(q.Eligible) * float64(min(q.Eligible, s.req.Size))
 		}
 	}
+}
+
+// valueChunk scores the eligible nodes elig[lo:hi] and returns the sums of the environments
+// from that of elig[lo] to that of elig[hi−1] (nodes are sorted by environment).
+func (s *selector) valueChunk(lo, hi int) []envSum {
+	first := s.g.Nodes[s.elig[lo]].Env
+	sums := make([]envSum, s.g.Nodes[s.elig[hi-1]].Env-first+1)
+	for _, i := range s.elig[lo:hi] {
+		v := s.values(int(i))
+		s.score[i] = v.exploit + s.p.CoverageWeight*v.coverage()
+		es := &sums[s.g.Nodes[i].Env-first]
+		es.score += s.score[i]
+		es.n++
+	}
+	return sums
+}
+
+// parallel runs f over [0, n) in as many contiguous parts as there are CPUs.
+func parallel(n int, f func(lo, hi int)) {
+	parts := runtime.GOMAXPROCS(0)
+	if n < 2 || parts < 2 {
+		f(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	for k := range parts {
+		lo, hi := n*k/parts, n*(k+1)/parts
+		wg.Go(func() { f(lo, hi) })
+	}
+	wg.Wait()
 }
 
 // values are the parts of a node's score.
