@@ -30,16 +30,17 @@ func WritePlots(dir string, res Result) ([]string, error) {
 		res.Config.BatchSize, res.Config.GroupSize)
 	specs := []struct {
 		file, y, x string
+		top        bool // legend at the top (where the curves are not)
 		xy         func(c Curve) plotter.XYs
 	}{
-		{PlotScoreByStep, "held-out score", "training step", func(c Curve) plotter.XYs { return series(nil, c.Score, 0) }},
-		{PlotScoreByRollouts, "held-out score", "rollouts spent", func(c Curve) plotter.XYs { return series(c.Rollouts, c.Score, 0) }},
-		{PlotDegenerate, "share of degenerate groups", "training step", func(c Curve) plotter.XYs { return series(nil, c.Degenerate, 1) }},
+		{PlotScoreByStep, "held-out score", "training step", false, func(c Curve) plotter.XYs { return series(nil, c.Score, 0) }},
+		{PlotScoreByRollouts, "held-out score", "rollouts spent", false, func(c Curve) plotter.XYs { return series(c.Rollouts, c.Score, 0) }},
+		{PlotDegenerate, "share of degenerate groups", "training step", true, func(c Curve) plotter.XYs { return series(nil, c.Degenerate, 1) }},
 	}
 	var paths []string
 	for _, sp := range specs {
 		path := filepath.Join(dir, sp.file)
-		if err := linePlot(path, title, sp.x, sp.y, res.Config.Policies, curves, sp.xy); err != nil {
+		if err := linePlot(path, title, sp.x, sp.y, sp.top, res.Config.Policies, curves, sp.xy); err != nil {
 			return paths, err
 		}
 		paths = append(paths, path)
@@ -60,11 +61,11 @@ func series(xs, ys []float64, from int) plotter.XYs {
 	return out
 }
 
-func linePlot(path, title, x, y string, order []string, curves map[string]Curve, xy func(Curve) plotter.XYs) error {
+func linePlot(path, title, x, y string, legendTop bool, order []string, curves map[string]Curve, xy func(Curve) plotter.XYs) error {
 	p := plot.New()
 	p.Title.Text = title
 	p.X.Label.Text, p.Y.Label.Text = x, y
-	p.Legend.Top, p.Legend.Left = true, false
+	p.Legend.Top, p.Legend.Left = legendTop, false
 	for i, name := range order {
 		c, ok := curves[name]
 		if !ok {
