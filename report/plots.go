@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"image/color"
 	"slices"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 )
 
@@ -129,41 +129,128 @@ func stepXYs(steps map[int64]*StepStats, value func(StepStats) (float64, bool)) 
 
 func rolloutsFigure(d *Data) (Figure, error) {
 	f := Figure{ID: FigRollouts, Title: "Rollouts per environment and step",
-		Caption: "Rollouts counted at each step (a rollout's own step, or the round it arrived in when it names none)."}
+		Caption: "Rollouts counted at each step (a rollout's own step, or the round it arrived in when it names " +
+			"none), stacked by environment: the top edge is the total."}
 	lines := perStep(d, func(s StepStats) (float64, bool) { return float64(s.Rollouts), true })
-	return linesFigure(f, lines, "step", "rollouts", false)
+	steps, vals := stack(lines)
+	if len(steps) == 0 {
+		f.Empty = "No rollouts yet."
+		return f, nil
+	}
+	p := newPlot(f.Title, "step", "rollouts")
+	names := make([]string, len(lines))
+	for i, l := range lines {
+		names[i] = l.name
+	}
+	if err := addBands(p, names, steps, vals); err != nil {
+		return f, err
+	}
+	p.Y.Min = 0
+	p.Legend.Left = false
+	return render(f, p)
+}
+
+// stack turns lines into the union of their x values and each line's value there (0 where it
+// has none).
+func stack(lines []series) ([]float64, []map[string]float64) {
+	at := map[float64]map[string]float64{}
+	for _, l := range lines {
+		for _, xy := range l.xys {
+			if at[xy.X] == nil {
+				at[xy.X] = map[string]float64{}
+			}
+			at[xy.X][l.name] += xy.Y
+		}
+	}
+	steps := make([]float64, 0, len(at))
+	for x := range at {
+		steps = append(steps, x)
+	}
+	slices.Sort(steps)
+	vals := make([]map[string]float64, len(steps))
+	for i, x := range steps {
+		vals[i] = at[x]
+	}
+	return steps, vals
 }
 
 func rewardFigure(d *Data) (Figure, error) {
 	f := Figure{ID: FigReward, Title: "Mean reward per environment and step",
-		Caption: "Mean reward of each environment's rollouts at each step, normalised into [0, 1] (0 is the configured minimum)."}
-	lines := perStep(d, func(s StepStats) (float64, bool) {
-		return s.Sum / float64(max(1, s.Rollouts)), s.Rollouts > 0
-	})
+		Caption: "Mean reward of each environment's rollouts at each step, normalised into [0, 1] (0 is the " +
+			"configured minimum); the thick black line is all environments together."}
+	mean := func(s StepStats) (float64, bool) { return s.Sum / float64(max(1, s.Rollouts)), s.Rollouts > 0 }
+	lines := perStep(d, mean)
+	all := map[int64]*StepStats{}
+	for _, steps := range d.Steps {
+		for round, s := range steps {
+			if all[round] == nil {
+				all[round] = &StepStats{}
+			}
+			all[round].Rollouts += s.Rollouts
+			all[round].Sum += s.Sum
+		}
+	}
+	lines = append(lines, series{name: allEnvs, xys: stepXYs(all, mean)})
 	return linesFigure(f, lines, "step", "mean reward (normalised)", true)
 }
 
+// allEnvs names the line of all environments together.
+const allEnvs = "all"
+
 func sharesFigure(d *Data) (Figure, error) {
 	f := Figure{ID: FigShares, Title: "Environment shares of the chosen batches",
-		Caption: "Share of each batch's tasks that each environment received, per answered request."}
+		Caption: "Share of each batch's tasks that each environment received, per answered request, stacked " +
+			"(the environments with the most rollouts have bands of their own; the rest are \"other\")."}
 	drawn, names := envOrder(d)
 	if len(drawn) < len(d.Envs) {
 		names = append(names, other)
 	}
-	lines := make([]series, len(names))
-	for i, name := range names {
-		lines[i].name = name
-	}
+	var steps []float64
+	var shares []map[string]float64
 	for _, b := range d.Batches {
-		shares := batchShares(b, drawn)
-		if shares == nil {
-			continue
-		}
-		for i, name := range names {
-			lines[i].xys = append(lines[i].xys, plotter.XY{X: float64(b.Step), Y: shares[name]})
+		if sh := batchShares(b, drawn); sh != nil {
+			steps = append(steps, float64(b.Step))
+			shares = append(shares, sh)
 		}
 	}
-	return linesFigure(f, lines, "step", "share of the batch", true)
+	if len(steps) == 0 {
+		f.Empty = "No answered request yet."
+		return f, nil
+	}
+	p := newPlot(f.Title, "step", "share of the batch")
+	if err := addBands(p, names, steps, shares); err != nil {
+		return f, err
+	}
+	p.Y.Min, p.Y.Max = 0, 1
+	p.Legend.Left, p.Legend.Top = false, true
+	return render(f, p)
+}
+
+// addBands draws one filled band per name, stacked in order: band i spans from the sum of the
+// shares before it to that sum plus its own share, at every step.
+func addBands(p *plot.Plot, names []string, steps []float64, shares []map[string]float64) error {
+	lower := make([]float64, len(steps))
+	for i, name := range names {
+		band := make(plotter.XYs, 0, 2*len(steps))
+		upper := make([]float64, len(steps))
+		for j, x := range steps {
+			upper[j] = lower[j] + shares[j][name]
+			band = append(band, plotter.XY{X: x, Y: upper[j]})
+		}
+		for j := len(steps) - 1; j >= 0; j-- {
+			band = append(band, plotter.XY{X: steps[j], Y: lower[j]})
+		}
+		poly, err := plotter.NewPolygon(band)
+		if err != nil {
+			return err
+		}
+		poly.Color = seriesColor(i, name)
+		poly.LineStyle.Width = 0
+		p.Add(poly)
+		p.Legend.Add(name, poly)
+		lower = upper
+	}
+	return nil
 }
 
 // batchShares is each drawn environment's (and "other"'s) share of b; nil for an empty batch.
@@ -227,15 +314,45 @@ func predictedFigure(d *Data) (Figure, error) {
 	return render(f, p)
 }
 
+// palette holds distinct colours for up to MaxLines series plus two (tab10's); "other" is grey.
+var palette = []color.RGBA{{31, 119, 180, 255}, {255, 127, 14, 255}, {44, 160, 44, 255}, {214, 39, 40, 255},
+	{148, 103, 189, 255}, {140, 86, 75, 255}, {227, 119, 194, 255}, {188, 189, 34, 255},
+	{23, 190, 207, 255}, {127, 127, 127, 255}}
+
+func seriesColor(i int, name string) color.Color {
+	switch name {
+	case other:
+		return color.RGBA{200, 200, 200, 255}
+	case allEnvs:
+		return color.Black
+	}
+	return palette[i%len(palette)]
+}
+
 func newPlot(title, x, y string) *plot.Plot {
 	p := plot.New()
 	p.Title.Text = title
 	p.X.Label.Text = x
 	p.Y.Label.Text = y
 	p.Add(plotter.NewGrid())
+	p.Y.Tick.Marker = plainTicks{}
 	p.Legend.Top = true
 	p.Legend.Left = true
 	return p
+}
+
+// plainTicks are gonum's default ticks labelled without trailing zeros ("250", not "250.00").
+type plainTicks struct{}
+
+// Ticks returns the default ticks of [lo, hi] with plain labels.
+func (plainTicks) Ticks(lo, hi float64) []plot.Tick {
+	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
+	for i := range ticks {
+		if ticks[i].Label != "" {
+			ticks[i].Label = strconv.FormatFloat(ticks[i].Value, 'g', 6, 64)
+		}
+	}
+	return ticks
 }
 
 // linesFigure draws lines with points; unit fixes the y axis to [0, 1].
@@ -257,7 +374,10 @@ func linesFigure(f Figure, lines []series, x, y string, unit bool) (Figure, erro
 		if err != nil {
 			return f, err
 		}
-		l.Color, sc.Color = plotutil.Color(i), plotutil.Color(i)
+		l.Color, sc.Color = seriesColor(i, s.name), seriesColor(i, s.name)
+		if s.name == allEnvs {
+			l.Width = vg.Points(2.5)
+		}
 		sc.Radius = vg.Points(1.5)
 		p.Add(l, sc)
 		p.Legend.Add(s.name, l)
