@@ -276,11 +276,12 @@ func (d *Daemon) startup(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	start := time.Now()
 	if err := d.ingestAll(ctx, "backlog"); err != nil {
 		return err
 	}
 	for _, name := range todo {
-		if _, err := d.handle(name, time.Now()); err != nil {
+		if _, err := d.handle(name, timing{seen: start, barrier: time.Since(start)}); err != nil {
 			return err
 		}
 	}
@@ -359,9 +360,10 @@ func (d *Daemon) answerAll(ctx context.Context, names []string) error {
 	if err := d.ingestAll(ctx, "barrier"); err != nil {
 		return err
 	}
+	tm := timing{seen: seen, barrier: time.Since(seen)}
 	answered := 0
 	for _, name := range names {
-		ok, err := d.handle(name, seen)
+		ok, err := d.handle(name, tm)
 		if err != nil {
 			return err
 		}

@@ -16,10 +16,17 @@ import (
 	"github.com/envsched/envsched/ingest"
 )
 
-// handle answers one request file (a name in DIR/requests); seen is when the request was
-// noticed, for the latency in the log. It returns whether an answer was published. Only
-// failures of envsched are returned; a bad request gets its error file.
-func (d *Daemon) handle(name string, seen time.Time) (bool, error) {
+// timing is when a request was noticed and how long its barrier took, for the log line of
+// its answer.
+type timing struct {
+	seen    time.Time
+	barrier time.Duration
+	choose  time.Duration
+}
+
+// handle answers one request file (a name in DIR/requests). It returns whether an answer was
+// published. Only failures of envsched are returned; a bad request gets its error file.
+func (d *Daemon) handle(name string, tm timing) (bool, error) {
 	id, _ := requestID(name)
 	if !ValidID(id) {
 		return false, d.reject(id, badIDMessage(id))
@@ -34,7 +41,9 @@ func (d *Daemon) handle(name string, seen time.Time) (bool, error) {
 		return false, err
 	}
 	d.crash.at(CrashBeforeCommit)
+	start := time.Now()
 	answer, err := d.answer.Answer(id, body)
+	tm.choose = time.Since(start)
 	if isBadRequest(err) {
 		return false, d.reject(id, err.Error())
 	}
@@ -42,25 +51,28 @@ func (d *Daemon) handle(name string, seen time.Time) (bool, error) {
 		return false, fmt.Errorf("answer request %s: %w", id, err)
 	}
 	d.crash.at(CrashAfterCommit)
-	return d.publish(id, answer, seen)
+	return d.publish(id, answer, tm)
 }
 
 // publish writes the answer as DIR/batches/ID.json unless that file already holds it, and
 // removes an error file left by an earlier, bad version of the request.
-func (d *Daemon) publish(id string, answer []byte, seen time.Time) (bool, error) {
+func (d *Daemon) publish(id string, answer []byte, tm timing) (bool, error) {
 	path := filepath.Join(d.dirs.batches, batchFileName(id))
 	if sameContent(path, answer) {
 		return false, nil
 	}
+	start := time.Now()
 	if err := writeAtomic(d.dirs.batches, batchFileName(id), answer, &d.crash); err != nil {
 		return false, err
 	}
+	published := time.Since(start)
 	if err := d.removeErrorFile(id); err != nil {
 		return false, err
 	}
 	sum := summarise(answer)
-	d.log.Info("answered", "id", id, "size", sum.Size, "ms", time.Since(seen).Milliseconds(),
-		"rollouts_seen", sum.RolloutsSeen)
+	d.log.Info("answered", "id", id, "size", sum.Size, "ms", time.Since(tm.seen).Milliseconds(),
+		"rollouts_seen", sum.RolloutsSeen, "barrier_ms", tm.barrier.Milliseconds(),
+		"choose_ms", tm.choose.Milliseconds(), "publish_ms", published.Milliseconds())
 	return true, nil
 }
 
