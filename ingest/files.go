@@ -63,27 +63,27 @@ const (
 
 // resolve returns the tracked state of the file found at rel with identity id, applying the
 // identity rules: the same device and inode is the same file, wherever it now is in the folder
-// (a rename keeps its place); anything else at a tracked path replaced that file (deleted and
-// re-created, or renamed over), which is marked gone. Files marked gone are appended to gone.
+// (a rename keeps its place); another identity at a tracked path is a new file. The file that
+// was at the path is not marked gone here: it may have been renamed to a path not seen yet. A
+// full scan marks gone the files whose identity it did not find anywhere. Files marked gone
+// (a tracked identity found with another kind) are appended to gone.
 func (g *registry) resolve(rel string, kind storage.FileKind, id ident, gone []*storage.FileState) (*storage.FileState, change, []*storage.FileState) {
-	if f := g.byIdent[id]; f != nil && f.Kind == kind {
+	f := g.byIdent[id]
+	if f != nil && f.Kind == kind {
 		if f.Path == rel {
 			return f, changeNone, gone
 		}
-		if o := g.byPath[rel]; o != nil {
-			gone = append(gone, g.markGone(o))
+		if g.byPath[f.Path] == f {
+			delete(g.byPath, f.Path)
 		}
-		delete(g.byPath, f.Path)
 		f.Path = rel
 		g.byPath[rel] = f
 		return f, changeRenamed, gone
-	} else if f != nil {
+	}
+	if f != nil {
 		gone = append(gone, g.markGone(f))
 	}
-	if o := g.byPath[rel]; o != nil {
-		gone = append(gone, g.markGone(o))
-	}
-	f := &storage.FileState{ID: g.nextID, Kind: kind, Path: rel, Dev: id.dev, Ino: id.ino}
+	f = &storage.FileState{ID: g.nextID, Kind: kind, Path: rel, Dev: id.dev, Ino: id.ino}
 	g.nextID++
 	g.byID[f.ID], g.byIdent[id], g.byPath[rel] = f, f, f
 	return f, changeNew, gone

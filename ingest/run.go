@@ -181,8 +181,8 @@ func (r *run) state(c candidate, id ident, f *os.File, fi os.FileInfo) (*storage
 		r.dirty[st.ID] = st
 	}
 	size, mtime := fi.Size(), fi.ModTime().UnixNano()
-	if ch != changeNew && size == st.Size && mtime == st.ModTime && st.Offset <= size {
-		return nil, nil // unchanged since it was last read
+	if ch != changeNew && size == st.Size && mtime == st.ModTime && st.Offset == size {
+		return nil, nil // read to its end, and unchanged since
 	}
 	head, err := readHead(f, size)
 	if err != nil {
