@@ -167,7 +167,8 @@ class EnvschedClient:
         exchange_dir: the ``--dir`` of ``envsched run``.
         prefix: first part of every request ID (``PREFIX-000001``); use one prefix per training run.
         timeout: seconds to wait for an answer before falling back (or raising BatchTimeout).
-        poll_interval: seconds between looks at ``DIR/batches``.
+        poll_interval: the longest pause between looks at ``DIR/batches`` (the first looks come
+            sooner: 2 ms, doubling up to it).
         fallback_tasks: tasks to draw from uniformly when envsched does not answer in time;
             ``(env, task_id)`` pairs, ``Task`` objects or mappings with ``env`` and ``task_id``.
         cleanup: delete the request and batch files once the batch is read (the protocol allows
@@ -297,13 +298,16 @@ class EnvschedClient:
         Raises BatchError when envsched wrote ``ID.error.json``.
         """
         deadline = time.monotonic() + timeout
+        pause = min(0.002, self.poll_interval)
         while True:
             batch = self._read_answer(request_id)
             if batch is not None:
                 return batch
-            if time.monotonic() >= deadline:
+            now = time.monotonic()
+            if now >= deadline:
                 return None
-            time.sleep(self.poll_interval)
+            time.sleep(min(pause, deadline - now))
+            pause = min(pause * 2, self.poll_interval)  # quick first looks, then every poll_interval
 
     def _batch_path(self, request_id: str) -> str:
         return os.path.join(self.batches_dir, f"{request_id}.json")
