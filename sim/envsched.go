@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/envsched/envsched/batcher"
 	"github.com/envsched/envsched/graph"
@@ -157,6 +156,3 @@ func (p *envschedPolicy) Observe(step int, groups []Group) {
 		}
 	}
 }
-
-// isEnvsched reports whether a policy name is envsched or one of its ablations.
-func isEnvsched(name string) bool { return strings.HasPrefix(name, "envsched") }
