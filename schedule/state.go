@@ -30,6 +30,7 @@ type loader struct {
 	build BuildGraph
 	g     *graph.Graph
 	tasks []stats.Task
+	names []storage.TaskKey // buffer of readTasks
 }
 
 // load reads counters and every task's statistics in one read transaction, and the graph
@@ -64,14 +65,13 @@ func (l *loader) load() (*state, error) {
 // readTasks reads every task's statistics into l.tasks, in storage order (environment, then
 // task, byte order: the order of graph nodes), and returns their names.
 func (l *loader) readTasks(r *storage.Reader) ([]storage.TaskKey, error) {
-	l.tasks = l.tasks[:0]
-	var names []storage.TaskKey
+	l.tasks, l.names = l.tasks[:0], l.names[:0]
 	err := r.Tasks(false, func(ti storage.TaskInfo) error {
-		names = append(names, storage.TaskKey{Env: ti.Env, Task: ti.Task.Task})
+		l.names = append(l.names, storage.TaskKey{Env: ti.Env, Task: ti.Task.Task})
 		l.tasks = append(l.tasks, ti.Stats)
 		return nil
 	})
-	return names, err
+	return l.names, err
 }
 
 // sameNodes reports whether the cached graph has exactly these nodes.
