@@ -9,6 +9,8 @@ import (
 	"github.com/envsched/envsched/export"
 	"github.com/envsched/envsched/graph"
 	"github.com/envsched/envsched/propagate"
+	"github.com/envsched/envsched/record"
+	"github.com/envsched/envsched/schedule"
 	"github.com/envsched/envsched/stats"
 	"github.com/envsched/envsched/storage"
 )
@@ -254,10 +256,10 @@ func newBatch(a export.Answer, t *degTally, byRound map[groupRef]*degTally) Batc
 // over the stored graph, and picks the most and least chosen.
 func (d *Data) readTasks(r *storage.Reader) error {
 	var infos []storage.TaskInfo
-	if err := r.Tasks(false, func(ti storage.TaskInfo) error { infos = append(infos, ti); return nil }); err != nil {
+	if err := r.Tasks(true, func(ti storage.TaskInfo) error { infos = append(infos, ti); return nil }); err != nil {
 		return err
 	}
-	preds, err := predict(r, infos, d.Counters.Round)
+	preds, err := predict(r, infos, d.Counters.Round+1, d.Config.Decay)
 	if err != nil {
 		return err
 	}
@@ -284,26 +286,52 @@ func (d *Data) pickChosen(rows []TaskRow) {
 	d.Least = slices.Clone(rows[:min(ListLen, len(rows))])
 }
 
-// predict runs package propagate over the graph stored in the database.
-func predict(r *storage.Reader, infos []storage.TaskInfo, round int64) ([]propagate.Prediction, error) {
-	g, err := loadGraph(r, infos)
+// predict runs package propagate as the scheduler would for the next request: over the
+// stored graph, or, when no edges are stored, the graph the scheduler builds from the
+// catalogue (schedule.DefaultBuildGraph), with the database's decay.
+func predict(r *storage.Reader, infos []storage.TaskInfo, round int64, decay float64) ([]propagate.Prediction, error) {
+	g, edges, err := loadGraph(r, infos)
 	if err != nil {
 		return nil, err
 	}
+	if edges == 0 {
+		rows := make([]record.Task, len(infos))
+		for i, ti := range infos {
+			rows[i] = ti.Task
+		}
+		if built := schedule.DefaultBuildGraph(rows); sameNodes(built, infos) {
+			g = built
+		}
+	}
+	p := propagate.DefaultParams()
+	p.Decay = decay
 	tasks := make([]stats.Task, len(infos))
 	for i, ti := range infos {
 		tasks[i] = ti.Stats
 	}
-	preds, err := propagate.Predict(g, tasks, round, propagate.DefaultParams())
+	preds, err := propagate.Predict(g, tasks, round, p)
 	if err != nil {
 		return nil, fmt.Errorf("predict: %w", err)
 	}
 	return slices.Clone(preds), nil
 }
 
+// sameNodes reports whether g's nodes are infos, in order.
+func sameNodes(g *graph.Graph, infos []storage.TaskInfo) bool {
+	if g.Len() != len(infos) {
+		return false
+	}
+	for i, nd := range g.Nodes {
+		if g.Envs[nd.Env] != infos[i].Env || nd.Task != infos[i].Task.Task {
+			return false
+		}
+	}
+	return true
+}
+
 // loadGraph builds the graph of the stored adjacency lists over infos (in the order Tasks
-// gives: by environment, then task).
-func loadGraph(r *storage.Reader, infos []storage.TaskInfo) (*graph.Graph, error) {
+// gives: by environment, then task), and counts its edges.
+func loadGraph(r *storage.Reader, infos []storage.TaskInfo) (*graph.Graph, int, error) {
 	index := make(map[storage.TaskKey]int32, len(infos))
 	envIndex := map[string]int32{}
 	var envs []string
@@ -317,6 +345,7 @@ func loadGraph(r *storage.Reader, infos []storage.TaskInfo) (*graph.Graph, error
 		index[storage.TaskKey{Env: ti.Env, Task: ti.Task.Task}] = int32(i)
 	}
 	adj := make([][]graph.Edge, len(infos))
+	edges := 0
 	err := r.Edges(func(ne storage.NodeEdges) error {
 		from, ok := index[ne.Node]
 		if !ok {
@@ -325,11 +354,12 @@ func loadGraph(r *storage.Reader, infos []storage.TaskInfo) (*graph.Graph, error
 		for _, e := range ne.Edges {
 			if to, ok := index[storage.TaskKey{Env: e.Env, Task: e.Task}]; ok {
 				adj[from] = append(adj[from], graph.Edge{To: to, Weight: e.Weight, Sim: e.Sim, Cross: e.Cross})
+				edges++
 			}
 		}
 		return nil
 	})
-	return graph.New(envs, nodes, adj), err
+	return graph.New(envs, nodes, adj), edges, err
 }
 
 func (d *Data) readQuarantine(r *storage.Reader) error {
