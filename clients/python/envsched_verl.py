@@ -61,7 +61,7 @@ def settings(section: Any) -> Dict[str, Any]:
     """Read the adapter settings from a config section (a dict or DictConfig) and the environment."""
     out: Dict[str, Any] = {}
     for key, var in _ENV.items():
-        value = section.get(key) if section is not None and hasattr(section, "get") else None
+        value = _get(section, key)
         if value is None:
             value = os.environ.get(var)
         out[key] = value
@@ -76,8 +76,19 @@ def settings(section: Any) -> Dict[str, Any]:
 def _get(cfg: Any, key: str, default: Any = None) -> Any:
     if cfg is None:
         return default
-    value = cfg.get(key) if hasattr(cfg, "get") else getattr(cfg, key, None)
+    try:  # a DictConfig in struct mode may refuse unknown keys
+        value = cfg.get(key) if hasattr(cfg, "get") else getattr(cfg, key, None)
+    except Exception:
+        return default
     return default if value is None else value
+
+
+def batch_size_of(data_config: Any) -> int:
+    """The dataloader's batch size in verl: ``data.gen_batch_size`` if set, else ``train_batch_size``."""
+    size = int(_get(data_config, "gen_batch_size", 0) or _get(data_config, "train_batch_size", 0))
+    if size <= 0:
+        raise ValueError("envsched: data.train_batch_size must be set")
+    return size
 
 
 class RowIndex:
@@ -144,9 +155,7 @@ class SamplerCore:
 
     def __init__(self, data_source: Any, data_config: Any) -> None:
         s = settings(_get(data_config, "sampler"))
-        self.batch_size = int(_get(data_config, "train_batch_size", 0) or _get(data_config, "gen_batch_size", 0))
-        if self.batch_size <= 0:
-            raise ValueError("envsched: data.train_batch_size must be set")
+        self.batch_size = batch_size_of(data_config)
         self.index = RowIndex(dataset_rows(data_source))
         self.group_size = s["group_size"]
         self.client = ec.EnvschedClient(s["dir"], prefix=s["prefix"], timeout=s["timeout"],
@@ -192,9 +201,7 @@ class DatasetCore:
     def setup_envsched(self, rows: Any, data_config: Any) -> None:
         """Initialise from the dataset's rows and the data config (call after the rows exist)."""
         s = settings(_get(data_config, "envsched"))
-        self._es_batch_size = int(_get(data_config, "train_batch_size", 0))
-        if self._es_batch_size <= 0:
-            raise ValueError("envsched: data.train_batch_size must be set")
+        self._es_batch_size = batch_size_of(data_config)
         self._es_index = RowIndex(rows)
         self._es_group_size = s["group_size"]
         self.envsched_client = ec.EnvschedClient(s["dir"], prefix=s["prefix"], timeout=s["timeout"],
@@ -213,6 +220,26 @@ class DatasetCore:
             self._es_cached = (step, self._es_index.indices(batch, self._es_batch_size))
         self._es_reads += 1
         return self._es_cached[1][slot]
+
+
+def is_train_files(files: Any, data_config: Any) -> bool:
+    """Whether files are the config's ``train_files`` (not ``val_files``); True when unknown."""
+    def as_list(v: Any) -> List[str]:
+        if v is None:
+            return []
+        if isinstance(v, str):
+            return [v]
+        try:
+            return [str(x) for x in v]
+        except TypeError:
+            return [str(v)]
+
+    val = as_list(_get(data_config, "val_files"))
+    train = as_list(_get(data_config, "train_files"))
+    mine = as_list(files) if isinstance(files, (str, list, tuple)) else []
+    if mine and val and mine == val and mine != train:
+        return False
+    return True
 
 
 def latest_checkpoint_step(checkpoint_dir: Optional[str]) -> int:
@@ -313,9 +340,16 @@ def _make_dataset_class() -> type:
 
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             RLHFDataset.__init__(self, *args, **kwargs)
-            self.setup_envsched(dataset_rows(self), getattr(self, "config", kwargs.get("config")))
+            config = getattr(self, "config", kwargs.get("config"))
+            files = kwargs.get("data_files", args[0] if args else None)
+            # verl builds the validation dataset with the same class: it stays a plain RLHFDataset.
+            self.envsched_train = is_train_files(files, config)
+            if self.envsched_train:
+                self.setup_envsched(dataset_rows(self), config)
 
         def __getitem__(self, item: int) -> Any:
+            if not self.envsched_train:
+                return RLHFDataset.__getitem__(self, item)
             return RLHFDataset.__getitem__(self, self.row_for_next_read())
 
     return EnvschedDataset

@@ -87,6 +87,13 @@ class VerlSamplerTest(unittest.TestCase):
         self.assertEqual((len(first), len(second)), (56, 56))
         self.assertEqual(sampler.client.next_id(), "v7-000015")
 
+    def test_gen_batch_size_is_the_dataloader_batch(self) -> None:
+        cfg = dict(self.cfg, gen_batch_size=12)
+        sampler = self.cls(data_source=fakes.RLHFDataset(ROWS, None, cfg), data_config=cfg)
+        self.assertEqual(len(sampler), 60)
+        it = iter(sampler)
+        self.assertEqual(keys_of([next(it) for _ in range(12)]), batch_file(self.dir, "v7-000001"))
+
     def test_missing_settings(self) -> None:
         cfg = {"train_batch_size": 8, "sampler": {}}
         old = os.environ.pop("ENVSCHED_DIR", None)
@@ -121,6 +128,14 @@ class VerlDatasetTest(unittest.TestCase):
             resumed[i]
         self.assertEqual(resumed.reads, ds.reads[6:])
         self.assertEqual(self.responder.answered, {"v8-000001": 1, "v8-000002": 1})
+
+
+    def test_validation_dataset_stays_plain(self) -> None:
+        cfg = dict(self.cfg, train_files="train.parquet", val_files=ROWS[:6])
+        val = self.cls(data_files=ROWS[:6], tokenizer=None, config=cfg)
+        self.assertEqual([val[i]["index"] for i in range(6)], [0, 0, 0, 1, 1, 1])
+        self.assertEqual(val.reads, list(range(6)))
+        self.assertEqual(self.responder.answered, {}, "the validation dataset asked envsched")
 
 
 class RewardWrapperTest(unittest.TestCase):
