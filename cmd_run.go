@@ -64,6 +64,8 @@ func runFlags() []cli.Flag {
 			Usage: "highest reward; higher rewards are clipped to it and counted (fixed when the database is created)"},
 		&cli.StringFlag{Name: "log-format", EnvVars: []string{"ENVSCHED_LOG_FORMAT"}, Value: "text",
 			Usage: "log lines on standard error as `text` (for people) or json"},
+		&cli.StringFlag{Name: "metrics-addr", EnvVars: []string{"ENVSCHED_METRICS_ADDR"},
+			Usage: "serve Prometheus metrics at http://`HOST:PORT`/metrics (off by default; an empty HOST is 127.0.0.1)"},
 		&cli.StringFlag{Name: "log-level", EnvVars: []string{"ENVSCHED_LOG_LEVEL"}, Value: "info",
 			Usage: "least severe log lines shown: debug, info, warn or error"},
 	}
@@ -114,6 +116,7 @@ func runConfig(c *cli.Context) (daemon.Config, error) {
 		RewardGiven:    c.IsSet("reward-min") || c.IsSet("reward-max"),
 		Version:        version,
 		CrashPoint:     os.Getenv(envCrashPoint),
+		MetricsAddr:    c.String("metrics-addr"),
 	}
 	// The decay is the database's; the daemon puts it in once the database is open.
 	pp, bp, err := schedulerParams(c, stats.DefaultDecay)

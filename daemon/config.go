@@ -47,6 +47,10 @@ type Config struct {
 
 	Version string // envsched's version, written into status.json
 
+	// MetricsAddr is "HOST:PORT" to serve Prometheus metrics on (package metrics); "" serves
+	// none. An empty HOST means loopback.
+	MetricsAddr string
+
 	// CrashPoint is a test-only knob: "name[:n]" kills the process the n-th time the named
 	// point is reached (see the Crash* constants). main reads it from ENVSCHED_CRASHPOINT.
 	CrashPoint string

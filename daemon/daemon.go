@@ -14,6 +14,7 @@ import (
 
 	"github.com/envsched/envsched/fsutil"
 	"github.com/envsched/envsched/ingest"
+	"github.com/envsched/envsched/metrics"
 	"github.com/envsched/envsched/snapshot"
 	"github.com/envsched/envsched/storage"
 	"github.com/envsched/envsched/watch"
@@ -74,6 +75,7 @@ type Daemon struct {
 	started time.Time
 	// quarantine counts the ingester's quarantined lines for one log line per file and reason.
 	quarantine *quarantineLog
+	metrics    *metrics.Metrics // nil without Config.MetricsAddr
 
 	closeOnce sync.Once
 	closeErr  error
@@ -249,6 +251,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 	wg.Go(func() { d.watcher.Run(wctx) })
 	wg.Go(func() { d.serveSnapshots(wctx) })
 	defer func() { stopWatch(); wg.Wait() }()
+	if err := d.startMetrics(wctx, &wg); err != nil {
+		return err
+	}
 
 	d.log.Info("serving", "dir", d.dirs.root, "db", d.db.Path(), "watch_mode", d.WatchMode())
 	if err := d.startup(ctx); err != nil {

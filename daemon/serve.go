@@ -73,6 +73,7 @@ func (d *Daemon) publish(id string, answer []byte, tm timing) (bool, error) {
 	d.log.Info("answered", "id", id, "size", sum.Size, "ms", time.Since(tm.seen).Milliseconds(),
 		"rollouts_seen", sum.RolloutsSeen, "barrier_ms", tm.barrier.Milliseconds(),
 		"choose_ms", tm.choose.Milliseconds(), "publish_ms", published.Milliseconds())
+	d.observeRequest(time.Since(tm.seen))
 	return true, nil
 }
 
