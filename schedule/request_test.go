@@ -1,0 +1,60 @@
+package schedule
+
+import (
+	"errors"
+	"testing"
+)
+
+func TestParseRequestDefaults(t *testing.T) {
+	for _, body := range []string{"", "  \n", "{}", `{"size": null}`} {
+		req, err := ParseRequest([]byte(body), 64, 8)
+		if err != nil || req.Size != 64 || req.GroupSize != 8 || req.Step != nil || req.Seed != nil || req.Envs != nil || req.AllowRepeats {
+			t.Errorf("%q: %+v, %v; want every default", body, req, err)
+		}
+	}
+	req, err := ParseRequest([]byte(`{"size": 3, "group_size": 16, "step": 41, "envs": ["a"], "exclude_envs": ["b"], "allow_repeats": true, "seed": 18446744073709551615}`), 64, 8)
+	if err != nil || req.Size != 3 || req.GroupSize != 16 || *req.Step != 41 || req.Envs[0] != "a" || req.ExcludeEnvs[0] != "b" || !req.AllowRepeats || *req.Seed != 1<<64-1 {
+		t.Errorf("every field: %+v, %v", req, err)
+	}
+	if req, err := ParseRequest([]byte(`{"seed": -1}`), 64, 8); err != nil || *req.Seed != 1<<64-1 {
+		t.Errorf("seed -1: %+v, %v", req, err)
+	}
+}
+
+func TestSeedOfIsStable(t *testing.T) {
+	// The seed of an ID must never change between releases: stored answers and replays rely on
+	// it. FNV-1a 64 of "step-000041".
+	if got := SeedOf("step-000041"); got != 0x81f386a82c457325 {
+		t.Errorf("SeedOf(step-000041) = %#x, want 0x81f386a82c457325", got)
+	}
+	if SeedOf("a") == SeedOf("b") {
+		t.Error("different IDs, same seed")
+	}
+}
+
+// FuzzParseRequest checks that any body either parses into a request within the protocol's
+// bounds or is refused with a RequestError; nothing panics.
+func FuzzParseRequest(f *testing.F) {
+	for _, s := range []string{"", "{}", `{"size": 8}`, `{"size": 0}`, `{"envs": ["a", ""]}`, `[1]`, `{"seed": -5}`,
+		`{"step": 1e3}`, `{"size": 1} x`, `{"allow_repeats": 1}`, `{"group_size": 1025}`, "\xff"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		req, err := ParseRequest(body, 64, 8)
+		if err != nil {
+			var re *RequestError
+			if !errors.As(err, &re) || re.Msg == "" {
+				t.Fatalf("error %v is not a RequestError", err)
+			}
+			return
+		}
+		if req.Size < 1 || req.Size > MaxSize || req.GroupSize < 1 || req.GroupSize > MaxGroupSize || (req.Step != nil && *req.Step < 0) {
+			t.Fatalf("out of bounds: %+v", req)
+		}
+		for _, e := range append(req.Envs, req.ExcludeEnvs...) {
+			if e == "" {
+				t.Fatalf("empty env name accepted: %+v", req)
+			}
+		}
+	})
+}
