@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
+	"github.com/envsched/envsched/catalog"
 	"github.com/envsched/envsched/ingest"
 	"github.com/envsched/envsched/storage"
 )
@@ -85,7 +86,7 @@ func ingestAction(c *cli.Context) error {
 	}
 	defer db.Close()
 	bar := newIngestBar(os.Stderr)
-	in, err := ingest.New(db, dir, ingest.Options{Logger: log, Progress: bar.update})
+	in, err := ingest.New(db, dir, ingest.Options{Logger: log, Progress: bar.update, ReadCatalogFile: catalog.ReadFile})
 	if err != nil {
 		return err
 	}

@@ -171,3 +171,15 @@ func askBatch(t *testing.T, dir, id, body string) []batchTask {
 	})
 	return b.Tasks
 }
+
+// TestIngestCommandReadsParquet: the one-shot `envsched ingest` reads parquet catalogues too.
+func TestIngestCommandReadsParquet(t *testing.T) {
+	bin := buildEnvsched(t)
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "catalog"), 0o755)
+	writeVerlParquet(t, filepath.Join(dir, "catalog", "train.parquet"), 40)
+	out, code := runCmd(bin, "ingest", "--dir", dir)
+	if code != 0 || !strings.Contains(out, "40 catalogue tasks (40 new tasks)") {
+		t.Fatalf("envsched ingest: exit %d\n%s", code, out)
+	}
+}
