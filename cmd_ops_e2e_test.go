@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -69,7 +73,53 @@ func statusRollouts(dir string) int64 {
 	return s.Rollouts
 }
 
-// TestOpsBesideRunningDaemon runs the real daemon and, while it holds the database, the
+// freeAddr is a loopback address with a port that was free a moment ago.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// scrapeMetrics fetches http://addr/metrics and returns the unlabelled samples by name.
+func scrapeMetrics(t *testing.T, addr string) map[string]float64 {
+	t.Helper()
+	out := map[string]float64{}
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return out
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	for _, line := range strings.Split(string(body), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 2 || strings.HasPrefix(f[0], "#") || strings.Contains(f[0], "{") {
+			continue
+		}
+		if v, err := strconv.ParseFloat(f[1], 64); err == nil {
+			out[f[0]] = v
+		}
+	}
+	return out
+}
+
+func appendTo(t *testing.T, path, text string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(text); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestOpsBesideRunningDaemon runs the real daemon (with --metrics-addr) and checks that the
+// metrics follow ingested rollouts and answered requests; while it holds the database, runs the
 // reading commands (through its snapshots), compact (refused, exit 3) and status; then stops
 // it and checks that status says so and compact works.
 func TestOpsBesideRunningDaemon(t *testing.T) {
@@ -91,17 +141,44 @@ func TestOpsBesideRunningDaemon(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "rollouts", "a.jsonl"), []byte(lines.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	addr := freeAddr(t)
 	var stderr bytes.Buffer
-	daemon := exec.Command(bin, "run", "--dir", dir, "--status-interval", "100ms", "--poll", "--poll-interval", "20ms")
+	daemon := exec.Command(bin, "run", "--dir", dir, "--status-interval", "100ms", "--poll", "--poll-interval", "20ms",
+		"--metrics-addr", addr)
 	daemon.Stderr = &stderr
 	if err := daemon.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer daemon.Process.Kill()
 	waitFor(t, "the daemon to ingest 50 rollouts", func() bool { return statusRollouts(dir) == 50 })
+	m := scrapeMetrics(t, addr)
+	if m["envsched_rollouts_ingested_total"] != 50 || m["envsched_requests_answered_total"] != 0 || m["envsched_tasks"] != 5 {
+		t.Fatalf("metrics after the backlog: %v", m)
+	}
+	more := `{"env": "web", "task_id": "9", "reward": 1, "step": 2}` + "\n"
+	appendTo(t, filepath.Join(dir, "rollouts", "a.jsonl"), more)
+	waitFor(t, "the daemon to ingest 51 rollouts", func() bool { return statusRollouts(dir) == 51 })
+	tmp := filepath.Join(dir, "requests", ".step-2.json.tmp") // as a trainer writes: then rename
+	if err := os.WriteFile(tmp, []byte(`{"size": 3}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, "requests", "step-2.json")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the batch", func() bool {
+		_, err := os.Stat(filepath.Join(dir, "batches", "step-2.json"))
+		return err == nil
+	})
+	waitFor(t, "the answer in the metrics", func() bool {
+		return scrapeMetrics(t, addr)["envsched_request_duration_seconds_count"] == 1
+	})
+	m = scrapeMetrics(t, addr)
+	if m["envsched_rollouts_ingested_total"] != 51 || m["envsched_requests_answered_total"] != 1 || m["envsched_tasks"] != 6 {
+		t.Fatalf("metrics after a rollout and a request: %v", m)
+	}
 
 	code, out, errOut := opsRun(t, "export", "--dir", dir, "--what", "rollouts")
-	if code != 0 || strings.Count(out, "\n") != 50 {
+	if code != 0 || strings.Count(out, "\n") != 51 {
 		t.Fatalf("export beside the daemon: exit %d, %d lines, %s", code, strings.Count(out, "\n"), errOut)
 	}
 	report := filepath.Join(t.TempDir(), "r.html")
@@ -130,7 +207,7 @@ func TestOpsBesideRunningDaemon(t *testing.T) {
 	if code, out, errOut := opsRun(t, "compact", "--dir", dir); code != 0 || !strings.Contains(out, "compacted") {
 		t.Fatalf("compact after the daemon stopped: exit %d, %s %s", code, out, errOut)
 	}
-	if code, out, _ := opsRun(t, "export", "--dir", dir, "--what", "rollouts"); code != 0 || strings.Count(out, "\n") != 50 {
+	if code, out, _ := opsRun(t, "export", "--dir", dir, "--what", "rollouts"); code != 0 || strings.Count(out, "\n") != 51 {
 		t.Fatalf("export after compaction: exit %d, %d lines", code, strings.Count(out, "\n"))
 	}
 }
