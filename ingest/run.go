@@ -188,12 +188,16 @@ func (r *run) state(c candidate, id ident, f *os.File, fi os.FileInfo) (*storage
 	if err != nil {
 		return nil, err
 	}
+	fp := len(st.Fingerprint)
 	if newGeneration(st, size, head) && ch != changeNew {
 		r.in.opts.Logger.Info("file rewritten: reading it again from the start", "path", st.Path,
 			"file", st.ID, "generation", st.Generation)
+		r.dirty[st.ID] = st
+	}
+	if ch == changeNew || size != st.Size || mtime != st.ModTime || fp != len(st.Fingerprint) {
+		r.dirty[st.ID] = st // an unfinished line alone changes nothing worth a commit
 	}
 	st.Size, st.ModTime = size, mtime
-	r.dirty[st.ID] = st
 	return st, nil
 }
 
@@ -209,10 +213,13 @@ func (r *run) read(c candidate, f *os.File, st *storage.FileState, size int64) e
 	if _, err := f.Seek(st.Offset, io.SeekStart); err != nil {
 		return fmt.Errorf("seek %s: %w", st.Path, err)
 	}
+	from := st.Offset
 	if err := r.readLines(f, st); err != nil {
 		return err
 	}
-	r.dirty[st.ID] = st // its final offset goes into the next flush
+	if st.Offset != from {
+		r.dirty[st.ID] = st // its final offset goes into the next flush
+	}
 	r.current = nil
 	return nil
 }

@@ -36,6 +36,7 @@ type Group struct {
 	Max   float64
 	Sum   float64
 	SumSq float64
+	Round int64 // the task round at which the group's variance was last folded into Task.WV
 }
 
 // Env is the statistics of one environment: sums over its tasks.
@@ -98,14 +99,18 @@ func (t *Task) Add(r float64, round int64, step int64, hasStep bool, g *Group, l
 	if hasStep && step > t.LastStep {
 		t.LastStep = step
 	}
-	t.addToGroup(g, r)
+	t.addToGroup(g, r, lambda)
 }
 
-func (t *Task) addToGroup(g *Group, r float64) {
+// addToGroup updates the group and the task's group counts. The group's old variance is taken
+// out of WV as decayed since it was folded in (a late rollout of an older group), and the new
+// variance is counted at the task's round.
+func (t *Task) addToGroup(g *Group, r, lambda float64) {
 	wasGroup, wasDegenerate, oldVar := g.N >= 2, g.degenerate(), g.variance()
 	g.add(r)
+	defer func() { g.Round = t.Round }()
 	if wasGroup {
-		t.WV += g.variance() - oldVar
+		t.WV += g.variance() - oldVar*decayFactor(g.Round, t.Round, lambda)
 		if wasDegenerate && !g.degenerate() {
 			t.Degenerate--
 		}

@@ -161,12 +161,12 @@ func decodeTaskRecord(b []byte) (taskRecord, error) {
 }
 
 func encodeGroup(buf []byte, g stats.Group) []byte {
-	return enc(buf[:0]).i64(g.N).f64(g.Min).f64(g.Max).f64(g.Sum).f64(g.SumSq)
+	return enc(buf[:0]).i64(g.N).f64(g.Min).f64(g.Max).f64(g.Sum).f64(g.SumSq).i64(g.Round)
 }
 
 func decodeGroup(b []byte) (stats.Group, error) {
 	d := dec{b: b}
-	g := stats.Group{N: d.i64(), Min: d.f64(), Max: d.f64(), Sum: d.f64(), SumSq: d.f64()}
+	g := stats.Group{N: d.i64(), Min: d.f64(), Max: d.f64(), Sum: d.f64(), SumSq: d.f64(), Round: d.i64()}
 	return g, d.err("group")
 }
 
