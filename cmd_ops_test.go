@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -150,8 +151,9 @@ func TestStatusCommand(t *testing.T) {
 		t.Fatalf("missing status.json: exit %d, %q", code, errOut)
 	}
 	last := "step-000003"
+	pid := os.Getpid()
 	write := func(updated time.Time) {
-		s := daemon.Status{Version: "test", PID: os.Getpid(), StartedAt: "2026-12-02T17:00:00Z",
+		s := daemon.Status{Version: "test", PID: pid, StartedAt: "2026-12-02T17:00:00Z",
 			UpdatedAt: updated.UTC().Format(time.RFC3339), DB: "x.db", Rollouts: 42, Tasks: 7, Envs: 2,
 			RequestsAnswered: 3, LastRequest: &last, WatchMode: "notify"}
 		data, _ := json.Marshal(s)
@@ -171,8 +173,19 @@ func TestStatusCommand(t *testing.T) {
 	}
 	write(time.Now().Add(-time.Hour))
 	code, out, errOut = opsApp(t, "status", "--dir", dir)
-	if code != exitError || !strings.Contains(out, "NOT RUNNING") || !strings.Contains(errOut, "not running") {
-		t.Fatalf("stale heartbeat: exit %d, %q %q", code, out, errOut)
+	if code != exitError || !strings.Contains(out, "NOT RUNNING") || !strings.Contains(out, "stuck") ||
+		!strings.Contains(errOut, "not running") {
+		t.Fatalf("stale heartbeat of a live process: exit %d, %q %q", code, out, errOut)
+	}
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	pid = gone.Process.Pid
+	write(time.Now())
+	code, out, _ = opsApp(t, "status", "--dir", dir)
+	if code != exitError || !strings.Contains(out, "is gone") {
+		t.Fatalf("fresh heartbeat of an exited process: exit %d, %q", code, out)
 	}
 }
 

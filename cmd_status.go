@@ -32,7 +32,8 @@ func statusCommand() *cli.Command {
 		Description: "status prints what the daemon last wrote into DIR/status.json, with the age of the " +
 			"heartbeat. A heartbeat older than --stale-after (default three times the default " +
 			"--status-interval of envsched run; raise it if you run with a longer interval) means the " +
-			"daemon is not running. Exit code 0 when it is running, 1 when it is not (or status.json " +
+			"daemon is not running, and so does a pid that no longer exists on this machine. Exit code 0 " +
+			"when it is running, 1 when it is not (or status.json " +
 			"is missing). --json prints status.json unchanged.",
 		Flags: []cli.Flag{
 			ingestDirFlag(),
@@ -60,11 +61,12 @@ func statusAction(c *cli.Context) error {
 		return fmt.Errorf("%s is not a status file: %w", path, err)
 	}
 	age, ok := heartbeatAge(s, time.Now())
-	running := ok && age <= c.Duration("stale-after")
+	fresh := ok && age <= c.Duration("stale-after")
+	running := fresh && pidAlive(s.PID)
 	if c.Bool("json") {
 		_, err = c.App.Writer.Write(data)
 	} else {
-		err = writeStatusText(c.App.Writer, s, age, ok, running)
+		err = writeStatusText(c.App.Writer, s, age, ok, fresh)
 	}
 	if err != nil {
 		return err
@@ -91,13 +93,20 @@ func ageText(age time.Duration, ok bool) string {
 	return age.Round(time.Second).String() + " old"
 }
 
-func writeStatusText(w io.Writer, s daemon.Status, age time.Duration, ok, running bool) error {
-	state := "running"
-	if !running {
+// writeStatusText prints s for people. fresh says the heartbeat is recent; whether the process
+// exists on this machine decides between running, stopped and stuck.
+func writeStatusText(w io.Writer, s daemon.Status, age time.Duration, ok, fresh bool) error {
+	alive := pidAlive(s.PID)
+	var state string
+	switch {
+	case fresh && alive:
+		state = "running"
+	case fresh:
+		state = fmt.Sprintf("NOT RUNNING (process %d is gone from this machine; last heartbeat %s)", s.PID, ageText(age, ok))
+	case alive:
+		state = fmt.Sprintf("NOT RUNNING (last seen %s; process %d still exists: it may be stuck)", ageText(age, ok), s.PID)
+	default:
 		state = "NOT RUNNING (last seen " + ageText(age, ok) + ")"
-		if pidAlive(s.PID) {
-			state += fmt.Sprintf("; process %d still exists: it may be stuck", s.PID)
-		}
 	}
 	fmt.Fprintf(w, "envsched %s: %s\n", s.Version, state)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
