@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -49,6 +50,10 @@ func compactAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	// A process that opened the old file just before the rename waits for its lock and would
+	// then write into a file no longer in the folder. Holding the lock past its open timeout
+	// makes it fail (exit 3) instead; anything opening the path from now on gets the new file.
+	time.Sleep(storage.DefaultTimeout + 200*time.Millisecond)
 	fmt.Fprintf(c.App.Writer, "compacted %s: %s -> %s (%.0f%% of before)\n", path, byteSize(before.Size()),
 		byteSize(after), 100*float64(after)/float64(max(1, before.Size())))
 	return db.Close()
