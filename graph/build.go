@@ -2,6 +2,8 @@ package graph
 
 import (
 	"math"
+
+	"github.com/envsched/envsched/record"
 	"runtime"
 	"slices"
 	"sync"
@@ -122,24 +124,12 @@ func (b *Builder) incremental(dirty []int32) {
 // queryAll scores ids in parallel; the index is only read meanwhile.
 func (b *Builder) queryAll(ids []int32, keepCands bool) []queryResult {
 	res := make([]queryResult, len(ids))
-	workers := b.opt.Workers
-	if workers == 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	if len(ids) < 64 {
-		workers = 1
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			sc := &scratch{acc: make([]float32, len(b.docs))}
-			for i := int(next.Add(1) - 1); i < len(ids); i = int(next.Add(1) - 1) {
-				res[i] = b.query(ids[i], sc, keepCands)
-			}
-		})
-	}
-	wg.Wait()
+	pool := sync.Pool{New: func() any { return &scratch{acc: make([]float32, len(b.docs))} }}
+	b.parallel(len(ids), func(i int) {
+		sc := pool.Get().(*scratch)
+		res[i] = b.query(ids[i], sc, keepCands)
+		pool.Put(sc)
+	})
 	return res
 }
 
@@ -251,4 +241,34 @@ func (b *Builder) capFeature(f int32) {
 		b.docs[p.doc].left2 += float64(p.w) * float64(p.w)
 		b.docLeft[p.doc] = b.docs[p.doc].left2
 	}
+}
+
+// featuresOf tokenises rows in parallel: it is pure and a large share of a full build.
+func (b *Builder) featuresOf(rows []record.Task) [][]rawFeature {
+	out := make([][]rawFeature, len(rows))
+	b.parallel(len(rows), func(i int) {
+		out[i] = taskFeatures(rows[i], b.opt.ToolWeight, b.opt.TagWeight)
+	})
+	return out
+}
+
+// parallel runs f(0..n-1) on the configured number of workers.
+func (b *Builder) parallel(n int, f func(i int)) {
+	workers := b.opt.Workers
+	if workers == 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	if n < 64 {
+		workers = 1
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				f(i)
+			}
+		})
+	}
+	wg.Wait()
 }

@@ -146,8 +146,10 @@ func (b *Builder) Len() int { return len(b.docs) }
 func (b *Builder) Add(tasks []record.Task) (changed []NodeKey) {
 	b.before, b.fresh = map[int32][]link{}, map[int32]bool{}
 	dirty := map[int32]bool{}
-	for _, t := range canonical(tasks) {
-		b.upsert(t, dirty)
+	rows := canonical(tasks)
+	feats := b.featuresOf(rows)
+	for i, t := range rows {
+		b.upsert(t, feats[i], dirty)
 	}
 	if b.nDesc > 0 && float64(b.nDesc) > float64(b.builtAt)*(1+b.opt.RefreshGrowth) {
 		b.fullBuild()
@@ -190,7 +192,7 @@ func compareKey(a, b NodeKey) int {
 
 // upsert adds t as a new doc or replaces a changed doc's content, marking what must be
 // scored again in dirty.
-func (b *Builder) upsert(t record.Task, dirty map[int32]bool) {
+func (b *Builder) upsert(t record.Task, raw []rawFeature, dirty map[int32]bool) {
 	key := NodeKey{t.Env, t.Task}
 	h := contentHash(t)
 	id, ok := b.byKey[key]
@@ -203,7 +205,7 @@ func (b *Builder) upsert(t record.Task, dirty map[int32]bool) {
 		id = b.newDoc(key)
 	}
 	b.docs[id].hash = h
-	b.setContent(id, t)
+	b.setContent(id, t, raw)
 	dirty[id] = true
 }
 
@@ -223,11 +225,10 @@ func (b *Builder) newDoc(key NodeKey) int32 {
 	return id
 }
 
-// setContent registers the features of t for doc id and counts their document frequency. The
-// weights are computed later, once every task of the Add is counted.
-func (b *Builder) setContent(id int32, t record.Task) {
+// setContent registers the features raw of t for doc id and counts their document frequency.
+// The weights are computed later, once every task of the Add is counted.
+func (b *Builder) setContent(id int32, t record.Task, raw []rawFeature) {
 	d := &b.docs[id]
-	raw := taskFeatures(t, b.opt.ToolWeight, b.opt.TagWeight)
 	d.feats, d.raw, d.w = make([]int32, len(raw)), make([]float32, len(raw)), nil
 	for i, f := range raw {
 		d.feats[i], d.raw[i] = b.feature(f.name), float32(f.w)
