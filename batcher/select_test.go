@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -282,5 +283,32 @@ func TestErrors(t *testing.T) {
 	empty := graph.New(nil, nil, nil)
 	if _, err := Select(empty, nil, nil, Request{Size: 1, GroupSize: 8}, DefaultParams()); !errors.Is(err, ErrEmptyCatalogue) {
 		t.Errorf("empty catalogue: got %v", err)
+	}
+}
+
+func TestSameBatchWhateverTheCPUs(t *testing.T) {
+	// Large enough for propagate and batcher to split their passes over the CPUs.
+	w := randomWorld(t, 40_000, 7, 11, 0.5)
+	req := Request{Size: 300, GroupSize: 8, Step: w.step, Seed: 5}
+	run := func(procs int) ([]propagate.Prediction, Batch) {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		preds, err := propagate.Predict(w.g, w.tasks, w.step, propagate.DefaultParams())
+		if err != nil {
+			t.Fatal(err)
+		}
+		preds = slices.Clone(preds)
+		b, err := Select(w.g, preds, w.tasks, req, DefaultParams())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return preds, b
+	}
+	p1, b1 := run(1)
+	p4, b4 := run(4)
+	if !slices.Equal(p1, p4) {
+		t.Error("predictions depend on the number of CPUs")
+	}
+	if !slices.Equal(b1.Picks, b4.Picks) {
+		t.Error("the batch depends on the number of CPUs")
 	}
 }
