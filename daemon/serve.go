@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"time"
 
 	"github.com/envsched/envsched/fsutil"
@@ -134,7 +135,16 @@ func (d *Daemon) needsAnswer(name string) bool {
 		return false
 	}
 	efi, err := os.Lstat(filepath.Join(d.dirs.batches, errorFileName(id)))
-	return err != nil || req.ModTime().After(efi.ModTime())
+	return err != nil || changedAt(req).After(efi.ModTime())
+}
+
+// changedAt is when a file was last written or renamed (its status change time): a request
+// fixed in a temporary file before the error file appeared, then renamed into place, is new.
+func changedAt(fi os.FileInfo) time.Time {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return time.Unix(st.Ctim.Sec, st.Ctim.Nsec)
+	}
+	return fi.ModTime()
 }
 
 // summary is what the log says of an answer.

@@ -35,7 +35,7 @@ func writeRollouts(t *testing.T, dir, name, prefix string, n int) []string {
 // everything is counted once.
 func TestCrashPoints(t *testing.T) {
 	for _, point := range []string{"before-commit", "after-commit", "before-rename", "before-dirsync",
-		"before-rename:2", "after-commit:3"} {
+		"before-rename:2", "after-commit:3", "before-ingest-commit:2", "before-ingest-commit:4"} {
 		t.Run(strings.ReplaceAll(point, ":", "-"), func(t *testing.T) {
 			dir := t.TempDir()
 			ids := writeRollouts(t, dir, "a.jsonl", "a", 300)
