@@ -351,3 +351,70 @@ func TestPredictEnvs(t *testing.T) {
 		t.Errorf("an environment never tried (Beta(1,1): 2/9 degenerate): %+v", fresh)
 	}
 }
+
+// edgeSet is a graph's edges by name, for comparing graphs whose node numbers differ.
+func edgeSet(g *graph.Graph) map[string]float32 {
+	out := map[string]float32{}
+	for i, nd := range g.Nodes {
+		for _, e := range g.Neighbors(i) {
+			to := g.Nodes[e.To]
+			out[g.Envs[nd.Env]+"/"+nd.Task+">"+g.Envs[to.Env]+"/"+to.Task] = e.Weight
+		}
+	}
+	return out
+}
+
+func TestRolloutOnlyTasksGrowTheGraphWithoutARebuild(t *testing.T) {
+	db := storagetest.Open(t)
+	var b storage.Batch
+	words := []string{"flight booking", "hotel booking", "flight change", "refund order", "order status", "hotel refund"}
+	for k, w := range words {
+		b.Tasks = append(b.Tasks, record.Task{Env: "travel", Task: fmt.Sprintf("t%d", k), Text: w + " for a customer", Tools: []string{"search"}})
+	}
+	if _, err := db.Commit(&b); err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	build := func(tasks []record.Task) *graph.Graph { calls++; return DefaultBuildGraph(tasks) }
+	l := loader{db: db, build: build}
+	st, err := l.load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := edgeSet(st.g)
+	if len(before) == 0 {
+		t.Fatal("the catalogue made no edges")
+	}
+	// Rollouts of tasks the catalogue does not have: a node each, no rebuild, same edges.
+	b = storage.Batch{Rollouts: []storage.Rollout{
+		{Rollout: record.Rollout{Env: "travel", Task: "a-new", Reward: 1}},
+		{Rollout: record.Rollout{Env: "zoo", Task: "x", Reward: 0}},
+	}}
+	if _, err := db.Commit(&b); err != nil {
+		t.Fatal(err)
+	}
+	st, err = l.load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls != 1 || st.g.Len() != 8 || len(st.g.Envs) != 2 || fmt.Sprint(edgeSet(st.g)) != fmt.Sprint(before) {
+		t.Errorf("after rollout-only tasks: %d builds, %d nodes, envs %v, edges changed: %v", calls, st.g.Len(), st.g.Envs, fmt.Sprint(edgeSet(st.g)) != fmt.Sprint(before))
+	}
+	// The grown graph is the one a fresh build of the whole database gives.
+	fresh := loader{db: db, build: DefaultBuildGraph}
+	fst, err := fresh.load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(edgeSet(fst.g)) != fmt.Sprint(edgeSet(st.g)) {
+		t.Errorf("grown graph differs from a fresh build:\n%v\n%v", edgeSet(st.g), edgeSet(fst.g))
+	}
+	// A catalogue row, even for a known task, rebuilds.
+	b = storage.Batch{Tasks: []record.Task{{Env: "travel", Task: "a-new", Text: "flight booking refund", Tools: []string{"search"}}}}
+	if _, err := db.Commit(&b); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.load(); err != nil || calls != 2 {
+		t.Errorf("a new catalogue row: %d builds (want 2), %v", calls, err)
+	}
+}

@@ -2,6 +2,7 @@ package schedule
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -24,13 +25,18 @@ type state struct {
 	lastStep int64 // step of the last answered request, 0 when none
 }
 
-// loader reads states and keeps the graph between reads while the set of tasks stays.
+// loader reads states and keeps the graph between reads while the set of described tasks
+// stays. Tasks first seen in rollouts have no catalogue row, hence no description and no
+// edges: when only such tasks are new, the graph grows by isolated nodes instead of being
+// built again (the result is the same, as edges depend only on the described tasks).
 type loader struct {
-	db    *storage.DB
-	build BuildGraph
-	g     *graph.Graph
-	tasks []stats.Task
-	names []storage.TaskKey // buffer of readTasks
+	db      *storage.DB
+	build   BuildGraph
+	g       *graph.Graph
+	catalog int // tasks with a catalogue row behind g
+	tasks   []stats.Task
+	names   []storage.TaskKey // buffer of readTasks
+	inCat   int               // tasks with a catalogue row, counted by readTasks
 }
 
 // load reads counters and every task's statistics in one read transaction, and the graph
@@ -38,7 +44,6 @@ type loader struct {
 func (l *loader) load() (*state, error) {
 	st := &state{}
 	var names []storage.TaskKey
-	rebuild := false
 	err := l.db.View(func(r *storage.Reader) error {
 		var err error
 		if st.counters, err = r.Counters(); err != nil {
@@ -47,9 +52,16 @@ func (l *loader) load() (*state, error) {
 		if names, err = l.readTasks(r); err != nil {
 			return err
 		}
-		if rebuild = !l.sameNodes(names); rebuild {
+		switch {
+		case l.sameNodes(names) && l.inCat == l.catalog:
+		case l.g != nil && l.inCat == l.catalog && l.g.Len() < len(names):
+			if l.g, err = grow(l.g, names); errors.Is(err, errShrunk) {
+				l.g, err = l.readGraph(r, names)
+			}
+		default:
 			l.g, err = l.readGraph(r, names)
 		}
+		l.catalog = l.inCat
 		if err == nil {
 			st.lastStep, err = lastStep(r, st.counters)
 		}
@@ -65,8 +77,11 @@ func (l *loader) load() (*state, error) {
 // readTasks reads every task's statistics into l.tasks, in storage order (environment, then
 // task, byte order: the order of graph nodes), and returns their names.
 func (l *loader) readTasks(r *storage.Reader) ([]storage.TaskKey, error) {
-	l.tasks, l.names = l.tasks[:0], l.names[:0]
+	l.tasks, l.names, l.inCat = l.tasks[:0], l.names[:0], 0
 	err := r.Tasks(false, func(ti storage.TaskInfo) error {
+		if ti.InCatalog {
+			l.inCat++
+		}
 		l.names = append(l.names, storage.TaskKey{Env: ti.Env, Task: ti.Task.Task})
 		l.tasks = append(l.tasks, ti.Stats)
 		return nil
@@ -164,4 +179,40 @@ func nodesOf(names []storage.TaskKey) ([]string, []graph.Node) {
 		nodes[i] = graph.Node{Env: int32(len(envs) - 1), Task: k.Task}
 	}
 	return envs, nodes
+}
+
+// errShrunk means a cached graph has a node that the database no longer has: tasks are never
+// removed, so it is a sign of another database behind the same loader.
+var errShrunk = errors.New("a task of the cached graph is no longer stored")
+
+// grow returns g with isolated nodes added so that its nodes are names (a superset of g's,
+// both sorted by environment, then task); the edges are g's, renumbered.
+func grow(g *graph.Graph, names []storage.TaskKey) (*graph.Graph, error) {
+	envs, nodes := nodesOf(names)
+	pos := make([]int32, g.Len()) // new index of each old node
+	j := 0
+	for i, nd := range g.Nodes {
+		key := storage.TaskKey{Env: g.Envs[nd.Env], Task: nd.Task}
+		for j < len(names) && compareKey(names[j], key) < 0 {
+			j++
+		}
+		if j == len(names) || names[j] != key {
+			return nil, errShrunk
+		}
+		pos[i] = int32(j)
+	}
+	off := make([]int32, len(names)+1)
+	edges := make([]graph.Edge, 0, g.NumEdges())
+	next := 0
+	for k := range names {
+		if next < g.Len() && int(pos[next]) == k {
+			for _, e := range g.Neighbors(next) {
+				e.To = pos[e.To]
+				edges = append(edges, e)
+			}
+			next++
+		}
+		off[k+1] = int32(len(edges))
+	}
+	return graph.NewCSR(envs, nodes, off, edges), nil
 }
