@@ -418,3 +418,17 @@ func TestRolloutOnlyTasksGrowTheGraphWithoutARebuild(t *testing.T) {
 		t.Errorf("a new catalogue row: %d builds (want 2), %v", calls, err)
 	}
 }
+
+func TestWarmBuildsTheGraphOnce(t *testing.T) {
+	db := storagetest.Open(t)
+	fill(t, db, 2, 10)
+	calls := 0
+	build := func(tasks []record.Task) *graph.Graph { calls++; return DefaultBuildGraph(tasks) }
+	s := newScheduler(t, db, Options{BuildGraph: build, Size: 4})
+	if err := s.Warm(); err != nil || calls != 1 {
+		t.Fatalf("warm: %v, %d builds", err, calls)
+	}
+	if _, err := s.Answer("after-warm", nil); err != nil || calls != 1 {
+		t.Errorf("the request after Warm built the graph again (%d builds, %v)", calls, err)
+	}
+}

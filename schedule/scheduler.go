@@ -131,6 +131,16 @@ func (s *Scheduler) Answer(id string, body []byte) ([]byte, error) {
 	return data, nil
 }
 
+// Warm loads the statistics and builds the graph now, so that the first request does not wait
+// for the graph build (seconds for a large catalogue without stored edges). The daemon may call
+// it after its first scan; answering does not need it.
+func (s *Scheduler) Warm() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, err := s.load.load()
+	return err
+}
+
 // choose loads the state, predicts and selects.
 func (s *Scheduler) choose(id string, req Request) (*Answer, []storage.TaskKey, error) {
 	st, err := s.load.load()
