@@ -16,6 +16,7 @@ type UnknownEnvError struct {
 	Known []string // the environments that exist
 }
 
+// Error names the environment and lists the known ones.
 func (e *UnknownEnvError) Error() string {
 	known := e.Known
 	more := ""
@@ -31,6 +32,7 @@ type TooFewTasksError struct {
 	Size, Eligible int
 }
 
+// Error says how many tasks are eligible and how to ask for a batch that fits.
 func (e *TooFewTasksError) Error() string {
 	if e.Eligible == 0 {
 		return fmt.Sprintf("no task is eligible for a batch of %d: envs and exclude_envs leave no environment", e.Size)
@@ -44,4 +46,5 @@ type RequestError struct {
 	Msg   string
 }
 
+// Error is "field: what is wrong".
 func (e *RequestError) Error() string { return e.Field + ": " + e.Msg }

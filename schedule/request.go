@@ -32,6 +32,7 @@ type Request struct {
 // The daemon writes it to DIR/batches/ID.error.json and goes on.
 type RequestError struct{ Msg string }
 
+// Error is the message, written for the trainer's operator.
 func (e *RequestError) Error() string { return e.Msg }
 
 // BadRequest marks the error as the requester's fault (see daemon.Answerer).
