@@ -18,6 +18,7 @@ const (
 	DefaultPollInterval   = 250 * time.Millisecond
 	DefaultSafetyInterval = 10 * time.Second
 	DefaultStatusInterval = 2 * time.Second
+	DefaultDataDelay      = 100 * time.Millisecond
 	// MaxRequestBytes is the largest request file read; a larger one gets an error file.
 	MaxRequestBytes = 1 << 20
 )
@@ -44,6 +45,9 @@ type Config struct {
 	PollInterval   time.Duration // poll period in poll mode
 	SafetyInterval time.Duration // poll period in notify mode (a net under lost events)
 	StatusInterval time.Duration // status.json is rewritten at least this often
+	// DataDelay is how long changed rollout and catalogue files may wait to be read, so that
+	// one commit takes many appends (a request never waits for it: its barrier reads them).
+	DataDelay time.Duration
 
 	Version string // envsched's version, written into status.json
 
@@ -81,6 +85,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.StatusInterval <= 0 {
 		c.StatusInterval = DefaultStatusInterval
+	}
+	if c.DataDelay <= 0 {
+		c.DataDelay = DefaultDataDelay
 	}
 	return c
 }

@@ -75,6 +75,8 @@ type Daemon struct {
 	started time.Time
 	// quarantine counts the ingester's quarantined lines for one log line per file and reason.
 	quarantine *quarantineLog
+	// later gathers changed data files, read together at most every DataDelay.
+	later *deferred
 	metrics    *metrics.Metrics // nil without Config.MetricsAddr
 
 	closeOnce sync.Once
@@ -116,7 +118,7 @@ func New(cfg Config, logger *slog.Logger, opts ...Option) (*Daemon, error) {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	d := &Daemon{cfg: cfg, log: logger, started: time.Now(),
-		quarantine: newQuarantineLog(logger.Handler())}
+		quarantine: newQuarantineLog(logger.Handler()), later: newDeferred(cfg.withDefaults().DataDelay)}
 	d.crash, _ = parseCrashPoint(cfg.CrashPoint)
 	var err error
 	if d.dirs, err = newDirs(cfg.Dir); err != nil {
@@ -307,6 +309,8 @@ func (d *Daemon) serve(ctx context.Context) error {
 			return d.writeStatus()
 		case c := <-d.watcher.Changes():
 			err = d.onChange(ctx, c)
+		case <-d.later.due():
+			err = d.ingestPaths(ctx, d.later.take())
 		case <-status.C:
 			err = d.writeStatus()
 		case <-sweep.C:
@@ -333,11 +337,10 @@ func (d *Daemon) onChange(ctx context.Context, c watch.Change) error {
 	}
 	reqs, data := d.split(c.Paths)
 	reqs = slices.DeleteFunc(reqs, func(name string) bool { return !d.needsAnswer(name) })
+	d.later.add(data)
 	if len(reqs) > 0 {
+		d.later.take() // the barrier's full pass reads them
 		return d.answerAll(ctx, reqs)
-	}
-	if len(data) > 0 {
-		return d.ingestPaths(ctx, data)
 	}
 	return nil
 }

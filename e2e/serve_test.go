@@ -113,12 +113,12 @@ func TestBurstOfSmallFiles(t *testing.T) {
 func TestGracefulStopDuringBacklog(t *testing.T) {
 	dir := t.TempDir()
 	var ids []string
-	for i := range 20 {
+	for i := range 10 {
 		ids = append(ids, writeRollouts(t, dir, fmt.Sprintf("big/f%02d.jsonl", i), fmt.Sprint("b", i), 20000)...)
 	}
 	d := start(t, dir, opts{})
 	waitUntil(t, "serving", func() bool { return strings.Contains(d.stderr.String(), `"msg":"serving"`) })
-	time.Sleep(time.Second) // into the backlog, which takes several seconds here
+	time.Sleep(700 * time.Millisecond) // into the backlog, which takes a few seconds here
 	if code := d.signal(syscall.SIGTERM); code != 0 {
 		t.Fatalf("SIGTERM during backlog: exit %d; want 0\nstderr:\n%s", code, d.stderr.String())
 	}
