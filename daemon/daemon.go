@@ -76,8 +76,8 @@ type Daemon struct {
 	// quarantine counts the ingester's quarantined lines for one log line per file and reason.
 	quarantine *quarantineLog
 	// later gathers changed data files, read together at most every DataDelay.
-	later *deferred
-	metrics    *metrics.Metrics // nil without Config.MetricsAddr
+	later   *deferred
+	metrics *metrics.Metrics // nil without Config.MetricsAddr
 
 	closeOnce sync.Once
 	closeErr  error
