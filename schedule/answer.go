@@ -1,6 +1,7 @@
 package schedule
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"math"
@@ -84,13 +85,34 @@ func lastStep(r *storage.Reader, c storage.Counters) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	var a struct {
-		Step *int64 `json:"step"`
+	if step, ok := stepOf(data); ok {
+		return step, nil
 	}
-	if json.Unmarshal(data, &a) != nil || a.Step == nil {
-		return c.Round, nil
+	return c.Round, nil
+}
+
+// stepOf reads the top-level "step" of a stored answer without decoding the rest: it comes
+// before "tasks", which may hold 100,000 entries.
+func stepOf(data []byte) (int64, bool) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return 0, false
 	}
-	return *a.Step, nil
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return 0, false
+		}
+		if key == "step" {
+			var step int64
+			return step, dec.Decode(&step) == nil
+		}
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return 0, false
+		}
+	}
+	return 0, false
 }
 
 // LastStep is the step of the last request answered in db, 0 when none: a request without a

@@ -58,3 +58,20 @@ func FuzzParseRequest(f *testing.F) {
 		}
 	})
 }
+
+func TestStepOf(t *testing.T) {
+	cases := map[string]int64{
+		`{"id":"a","policy":"envsched/1","step":41,"tasks":[]}`:             41,
+		`{"created_at":"x","envs":{"a":1},"id":"a","step":7,"tasks":[1,2]}`: 7,
+	}
+	for in, want := range cases {
+		if got, ok := stepOf([]byte(in)); !ok || got != want {
+			t.Errorf("%s: %d, %v; want %d", in, got, ok, want)
+		}
+	}
+	for _, bad := range []string{``, `[]`, `{"step":"x"}`, `{"id":"a"}`, `{"id":`} {
+		if _, ok := stepOf([]byte(bad)); ok {
+			t.Errorf("%s: found a step", bad)
+		}
+	}
+}
