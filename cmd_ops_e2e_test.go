@@ -2,20 +2,26 @@ package main
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"html"
+	"image/png"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/envsched/envsched/report"
 )
 
 // opsBinary builds the envsched binary once for the tests that run it.
@@ -209,5 +215,48 @@ func TestOpsBesideRunningDaemon(t *testing.T) {
 	}
 	if code, out, _ := opsRun(t, "export", "--dir", dir, "--what", "rollouts"); code != 0 || strings.Count(out, "\n") != 51 {
 		t.Fatalf("export after compaction: exit %d, %d lines", code, strings.Count(out, "\n"))
+	}
+}
+
+// TestReportOfDemoRun reports on the database of a simulated run (`envsched demo`: the real
+// daemon answering a simulated trainer through files): every plot is there and decodes.
+func TestReportOfDemoRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	dir := filepath.Join(t.TempDir(), "demo")
+	if code, _, errOut := opsRun(t, "demo", "--steps", "6", "--out", dir); code != 0 {
+		t.Fatalf("demo: exit %d: %s", code, errOut)
+	}
+	out := filepath.Join(t.TempDir(), "report.html")
+	if code, _, errOut := opsRun(t, "report", "--dir", dir, "--out", out); code != 0 {
+		t.Fatalf("report: exit %d: %s", code, errOut)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := html.UnescapeString(string(data))
+	srcs := regexp.MustCompile(`src="data:image/png;base64,([^"]+)"`).FindAllStringSubmatch(page, -1)
+	if len(srcs) != len(report.FigureIDs) {
+		t.Fatalf("%d embedded plots, want %d", len(srcs), len(report.FigureIDs))
+	}
+	for i, m := range srcs {
+		raw, err := base64.StdEncoding.DecodeString(m[1])
+		if err != nil {
+			t.Fatalf("plot %d: %v", i, err)
+		}
+		img, err := png.Decode(bytes.NewReader(raw))
+		if err != nil {
+			t.Fatalf("plot %d: %v", i, err)
+		}
+		if b := img.Bounds(); b.Dx() < 400 || b.Dy() < 200 {
+			t.Fatalf("plot %d is %dx%d", i, b.Dx(), b.Dy())
+		}
+	}
+	for _, id := range report.FigureIDs {
+		if !strings.Contains(page, `<section id="`+id+`"`) {
+			t.Errorf("no section %s", id)
+		}
 	}
 }
