@@ -43,8 +43,15 @@ func (x *idIndex) load(tx *bolt.Tx) error {
 	if x.loaded {
 		return nil
 	}
-	x.slots, x.n = make([]idSlot, 1<<16), 0
-	err := tx.Bucket(bucketIDHashes).ForEach(func(k, v []byte) error {
+	bk := tx.Bucket(bucketIDHashes)
+	total := 0
+	_ = bk.ForEach(func(_, v []byte) error { total += len(v) / 16; return nil })
+	size := 1 << 16
+	for 4*total > 3*size {
+		size *= 2
+	}
+	x.slots, x.n = make([]idSlot, size), 0
+	err := bk.ForEach(func(k, v []byte) error {
 		if len(v)%16 != 0 {
 			return fmt.Errorf("id hashes %x: %w", k, ErrCorrupt)
 		}
@@ -78,7 +85,7 @@ func (x *idIndex) get(h uint64) (uint64, bool) {
 
 // insert adds h unless it is there; the first rollout with a hash keeps it.
 func (x *idIndex) insert(h, seq uint64) {
-	if 2*(x.n+1) > len(x.slots) {
+	if 4*(x.n+1) > 3*len(x.slots) { // at most three quarters full
 		x.grow()
 	}
 	mask := uint64(len(x.slots) - 1)
