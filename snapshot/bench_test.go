@@ -42,11 +42,13 @@ func BenchmarkSnapshot(b *testing.B) {
 		var wg sync.WaitGroup
 		wg.Go(func() { snapshot.Serve(ctx, db, dir, snapshot.ServeOptions{PollInterval: time.Millisecond}) })
 		defer func() { cancel(); wg.Wait() }()
-		for {
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
 			if _, err := os.Stat(snapshot.Dir(dir)); err == nil {
 				break
 			}
-			time.Sleep(time.Millisecond)
+			if time.Now().After(deadline) {
+				b.Fatal("Serve did not create the snapshot folder")
+			}
 		}
 		open(b)
 	})

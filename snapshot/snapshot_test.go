@@ -58,12 +58,14 @@ func serve(t *testing.T, src snapshot.Source, dir string) {
 		}
 	})
 	t.Cleanup(func() { cancel(); wg.Wait() })
-	for { // Serve creates the folder first: wait for it so that Open does not fail fast.
+	// Serve creates the folder first: wait for it so that Open does not fail fast. The
+	// deadline only keeps a broken Serve from hanging the test.
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
 		if _, err := os.Stat(snapshot.Dir(dir)); err == nil {
 			return
 		}
-		time.Sleep(time.Millisecond)
 	}
+	t.Fatal("Serve did not create the snapshot folder")
 }
 
 func TestOpenDirectWhenFree(t *testing.T) {
