@@ -182,6 +182,7 @@ type pending struct {
 	paths  map[string]struct{}
 	rescan bool
 	reason string
+	built  *Change // change() of the current contents; nil once they change
 }
 
 func (p *pending) add(path string) {
@@ -189,6 +190,7 @@ func (p *pending) add(path string) {
 		p.paths = make(map[string]struct{})
 	}
 	p.paths[path] = struct{}{}
+	p.built = nil
 }
 
 func (p *pending) askRescan(reason string) {
@@ -196,6 +198,7 @@ func (p *pending) askRescan(reason string) {
 	if p.reason == "" {
 		p.reason = reason
 	}
+	p.built = nil
 }
 
 func (p *pending) empty() bool { return len(p.paths) == 0 && !p.rescan }
@@ -211,12 +214,18 @@ func (p *pending) merge(q *pending) {
 	*q = pending{}
 }
 
+// change returns the hints as a Change, built once per change of contents: Run offers it on
+// every turn of its loop.
 func (p *pending) change() Change {
+	if p.built != nil {
+		return *p.built
+	}
 	c := Change{Rescan: p.rescan, Reason: p.reason}
 	for path := range p.paths {
 		c.Paths = append(c.Paths, path)
 	}
 	sort.Strings(c.Paths)
+	p.built = &c
 	return c
 }
 
@@ -238,9 +247,12 @@ func (w *Watcher) Run(ctx context.Context) error {
 	defer poll.Stop()
 	events, errs := w.channels()
 	for {
-		var out chan Change
+		var (
+			out  chan Change
+			next Change
+		)
 		if !ready.empty() {
-			out = w.out
+			out, next = w.out, ready.change()
 		}
 		select {
 		case <-ctx.Done():
@@ -275,7 +287,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 		case <-poll.C:
 			w.poll(&dirty)
 			ready.merge(&dirty)
-		case out <- ready.change():
+		case out <- next:
 			ready = pending{}
 		}
 	}
