@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/envsched/envsched/daemon"
+	"github.com/envsched/envsched/metrics"
 	"github.com/envsched/envsched/stats"
 )
 
@@ -130,6 +131,11 @@ func runConfig(c *cli.Context) (daemon.Config, error) {
 			return cfg, fmt.Errorf("%s=%q: must be a positive integer", envOverflowEvery, v)
 		}
 		cfg.OverflowEvery = n
+	}
+	if cfg.MetricsAddr != "" {
+		if err := metrics.CheckAddr(cfg.MetricsAddr); err != nil {
+			return cfg, fmt.Errorf("--metrics-addr: %w", err)
+		}
 	}
 	return cfg, cfg.Validate()
 }

@@ -64,13 +64,22 @@ func (m *Metrics) Handler() http.Handler {
 // Gatherer is the registry, for tests and for embedding in another handler.
 func (m *Metrics) Gatherer() prometheus.Gatherer { return m.reg }
 
+// CheckAddr reports whether addr has the form Listen accepts ("HOST:PORT", HOST optional),
+// without opening it: for checking flags before anything starts.
+func CheckAddr(addr string) error {
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return fmt.Errorf("metrics address %q: want HOST:PORT, such as 127.0.0.1:9464: %w", addr, err)
+	}
+	return nil
+}
+
 // Listen opens the metrics address "HOST:PORT". An empty host means loopback (127.0.0.1):
 // metrics are exposed beyond the machine only when the user names a host.
 func Listen(addr string) (net.Listener, error) {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, fmt.Errorf("metrics address %q: want HOST:PORT, such as 127.0.0.1:9464: %w", addr, err)
+	if err := CheckAddr(addr); err != nil {
+		return nil, err
 	}
+	host, port, _ := net.SplitHostPort(addr)
 	if host == "" {
 		host = "127.0.0.1"
 	}
