@@ -204,3 +204,10 @@ func TestReportCommand(t *testing.T) {
 		t.Fatalf("no database: exit %d, %s", code, errOut)
 	}
 }
+
+func TestRunRefusesBadMetricsAddr(t *testing.T) {
+	code, _, errOut := opsApp(t, "run", "--dir", t.TempDir(), "--metrics-addr", "9464")
+	if code != exitUsage || !strings.Contains(errOut, "HOST:PORT") {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+}
