@@ -96,7 +96,12 @@ type FileError struct {
 	Reason string
 }
 
-func (e *FileError) Error() string { return fmt.Sprintf("catalogue %s: %s", e.Path, e.Reason) }
+func (e *FileError) Error() string {
+	if e.Path == "" {
+		return "catalogue: " + e.Reason
+	}
+	return fmt.Sprintf("catalogue %s: %s", e.Path, e.Reason)
+}
 
 // Unwrap returns the *record.BadLineError the ingester quarantines the file with.
 func (e *FileError) Unwrap() error { return &record.BadLineError{Reason: e.Reason} }
