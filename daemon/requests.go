@@ -8,16 +8,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"syscall"
 )
-
-// idPattern is the protocol's request ID: it can name no path but a plain file in a folder.
-var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
-
-// ValidID reports whether id is a request ID the protocol allows.
-func ValidID(id string) bool { return idPattern.MatchString(id) }
 
 // badIDMessage says why an ID is refused and how to fix it.
 func badIDMessage(id string) string {

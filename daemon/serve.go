@@ -15,6 +15,7 @@ import (
 
 	"github.com/envsched/envsched/fsutil"
 	"github.com/envsched/envsched/ingest"
+	"github.com/envsched/envsched/schedule"
 )
 
 // timing is when a request was noticed and how long its barrier took, for the log line of
@@ -29,7 +30,7 @@ type timing struct {
 // published. Only failures of envsched are returned; a bad request gets its error file.
 func (d *Daemon) handle(name string, tm timing) (bool, error) {
 	id, _ := requestID(name)
-	if !ValidID(id) {
+	if !schedule.ValidID(id) { // the protocol's IDs can name nothing but a plain file
 		return false, d.reject(id, badIDMessage(id))
 	}
 	body, err := readRequest(filepath.Join(d.dirs.requests, name))

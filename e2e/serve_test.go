@@ -254,3 +254,37 @@ func TestExitCodes(t *testing.T) {
 		t.Errorf("SIGINT: exit %d; want 0", code)
 	}
 }
+
+// A request written while the last line of a rollout file is still being written sees every
+// complete line and not the unfinished one, which counts once it is complete.
+func TestRequestBeforeLastLineIsComplete(t *testing.T) {
+	dir := t.TempDir()
+	ids := writeRollouts(t, dir, "w/a.jsonl", "done", 400)
+	d := start(t, dir, opts{})
+	d.waitReady()
+	last := rolloutLine("late", 7)
+	path := filepath.Join(dir, "rollouts", "w", "a.jsonl")
+	appendBytes(t, path, last[:25])
+	writeRequest(t, dir, "early", `{}`)
+	if got := rolloutsSeen(t, waitBatch(t, d, "early")); got != int64(len(ids)) {
+		t.Errorf("rollouts_seen %d with the last line unfinished; want %d", got, len(ids))
+	}
+	appendBytes(t, path, last[25:])
+	writeRequest(t, dir, "later", `{}`)
+	if got := rolloutsSeen(t, waitBatch(t, d, "later")); got != int64(len(ids)+1) {
+		t.Errorf("rollouts_seen %d once the line was complete; want %d", got, len(ids)+1)
+	}
+	if code := d.signal(syscall.SIGTERM); code != 0 {
+		t.Errorf("SIGTERM: exit %d", code)
+	}
+	checkExactlyOnce(t, dir, append(ids, "late"))
+}
+
+func appendBytes(t *testing.T, path, data string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	must(t, err)
+	defer f.Close()
+	_, err = f.WriteString(data)
+	must(t, err)
+}
