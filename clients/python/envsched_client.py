@@ -3,8 +3,8 @@
 One file, Python 3.8+ standard library only: copy it next to your trainer. It implements the
 trainer's side of PROTOCOL.md (version 1):
 
-* ``EnvschedClient.next_batch()`` writes ``DIR/requests/ID.json`` atomically (``.ID.json.tmp``,
-  fsync, rename, folder fsync) and waits (polling) for ``DIR/batches/ID.json`` or
+* ``EnvschedClient.next_batch()`` writes ``DIR/requests/ID.json`` atomically (a temporary
+  ``.ID.json.PID.RANDOM.tmp``, fsync, rename, folder fsync) and waits (polling) for ``DIR/batches/ID.json`` or
   ``DIR/batches/ID.error.json``.
 * Request IDs come from a sequence (``PREFIX-000001``, ``PREFIX-000002``, ...). Save
   ``client.state_dict()`` with your checkpoint and ``load_state_dict()`` it on resume: the resumed
@@ -146,18 +146,28 @@ def _fsync_dir(path: str) -> None:
 
 
 def write_atomic(path: str, data: bytes) -> None:
-    """Write data to path atomically: ``.NAME.tmp`` in the same folder, fsync, rename, folder fsync.
+    """Write data to path atomically: ``.NAME.PID.RANDOM.tmp`` in the same folder, fsync, rename,
+    folder fsync.
 
     envsched ignores names that start with ``.`` or end with ``.tmp``, so it never sees half a file.
+    The temporary name is unique to the call, so processes writing the same request at once (the
+    ranks of one trainer) cannot mix their bytes.
     """
     folder, name = os.path.split(path)
-    tmp = os.path.join(folder, f".{name}.tmp")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    _fsync_dir(folder)
+    tmp = os.path.join(folder, f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    try:
+        with open(tmp, "xb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.remove(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    _fsync_dir(folder or ".")
 
 
 class EnvschedClient:

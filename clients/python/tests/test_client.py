@@ -126,6 +126,37 @@ class RolloutWriterTest(unittest.TestCase):
         w.close()
 
 
+class WriteAtomicTest(unittest.TestCase):
+    def test_writers_of_one_request_do_not_mix(self) -> None:
+        """Ranks of one trainer write the same request at once: the file is always whole."""
+        import threading
+
+        d = tempdir(self)
+        path = os.path.join(d, "r.json")
+        body = json.dumps({"size": 64, "pad": "x" * 100000}).encode()
+        seen: list = []
+
+        def write() -> None:
+            for _ in range(50):
+                ec.write_atomic(path, body)
+
+        def read() -> None:
+            for _ in range(200):
+                try:
+                    with open(path, "rb") as f:
+                        seen.append(f.read() == body)
+                except FileNotFoundError:
+                    pass
+
+        threads = [threading.Thread(target=write) for _ in range(4)] + [threading.Thread(target=read)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertTrue(all(seen), "a reader saw a partial or mixed request")
+        self.assertEqual(os.listdir(d), ["r.json"], "temporary files were left")
+
+
 class IdsAndKeysTest(unittest.TestCase):
     def test_valid_id(self) -> None:
         self.assertTrue(ec.valid_id("step-000001"))
