@@ -16,6 +16,7 @@ type scratch struct {
 	touched      []int32
 	intra, cross []cand
 	heap         []cand
+	open         []int
 }
 
 func (sc *scratch) add(id int32, x float32) {
@@ -182,26 +183,55 @@ func (b *Builder) cmpLinks(x, y link) int {
 }
 
 // gather accumulates the partial dot products of doc id with every doc sharing one of its
-// features that are not capped (found in at most MaxDF docs). The capped rest of two vectors
-// adds at most the product of their left-out norms. A doc with only capped features scans the
-// first MaxDF postings of its rarest feature.
+// features that are not capped (found in at most MaxDF docs); the capped rest of two vectors
+// adds at most the product of their left-out norms. Features are walked rarest first; once
+// the norm of the features still to walk is below the least threshold, a doc not reached yet
+// cannot reach that threshold through them alone (the All-Pairs prefix bound), so the rest
+// only adds to docs already reached. A doc with only capped features scans the first MaxDF
+// postings of its rarest feature.
 func (b *Builder) gather(id int32, sc *scratch) {
 	d := &b.docs[id]
-	rarest, open := -1, false
+	open := sc.open[:0]
+	rest2, rarest := 0.0, -1
 	for i, f := range d.feats {
-		n := len(b.post[f])
-		if b.capped[f] {
-			if rarest < 0 || n < len(b.post[d.feats[rarest]]) {
-				rarest = i
-			}
-			continue
+		if !b.capped[f] {
+			open = append(open, i)
+			rest2 += float64(d.w[i]) * float64(d.w[i])
+		} else if rarest < 0 || len(b.post[f]) < len(b.post[d.feats[rarest]]) {
+			rarest = i
 		}
-		open = true
-		b.scan(id, d.w[i], b.post[f], sc)
 	}
-	if !open && rarest >= 0 {
+	sc.open = open
+	if len(open) == 0 && rarest >= 0 {
 		ps := b.post[d.feats[rarest]]
 		b.scan(id, d.w[rarest], ps[:min(len(ps), b.opt.MaxDF)], sc)
+		return
+	}
+	slices.SortFunc(open, func(x, y int) int { return len(b.post[d.feats[x]]) - len(b.post[d.feats[y]]) })
+	floor := b.minThreshold()
+	floor *= floor
+	for _, i := range open {
+		ps := b.post[d.feats[i]]
+		if rest2 < floor {
+			b.scanReached(id, d.w[i], ps, sc)
+		} else {
+			b.scan(id, d.w[i], ps, sc)
+		}
+		rest2 -= float64(d.w[i]) * float64(d.w[i])
+	}
+}
+
+// minThreshold is the least similarity any edge needs (+Inf when no edges are made).
+func (b *Builder) minThreshold() float64 {
+	return min(b.threshold(0, 0), b.threshold(0, 1))
+}
+
+// scanReached adds to the partial products of docs already reached only.
+func (b *Builder) scanReached(id int32, w float32, ps []posting, sc *scratch) {
+	for _, p := range ps {
+		if p.doc != id && sc.acc[p.doc] != 0 {
+			sc.acc[p.doc] += w * p.w
+		}
 	}
 }
 
