@@ -28,11 +28,12 @@ type Data struct {
 	Batches []Batch                         // stored answers, by step then ID
 	// Predicted is the predicted success (posterior mean, in [0, 1]) of every task now.
 	Predicted  []float64
-	Tasks      int        // tasks known
-	Never      int        // tasks never chosen
-	Most       []TaskRow  // most chosen tasks, most first
-	Least      []TaskRow  // least chosen tasks, least first
-	Quarantine Quarantine //
+	Tasks      int            // tasks known
+	Never      int            // tasks never chosen
+	NeverByEnv map[string]int // tasks never chosen, per environment
+	Most       []TaskRow      // most chosen tasks, most first
+	Least      []TaskRow      // least chosen of the tasks chosen at least once, least first
+	Quarantine Quarantine     // what was set aside
 }
 
 // EnvRow is one environment's totals.
@@ -265,12 +266,14 @@ func (d *Data) readTasks(r *storage.Reader) error {
 	}
 	rows := make([]TaskRow, len(infos))
 	d.Predicted = make([]float64, len(infos))
+	d.NeverByEnv = map[string]int{}
 	for i, ti := range infos {
 		d.Predicted[i] = preds[i].Mean
 		rows[i] = TaskRow{Env: ti.Env, Task: ti.Task.Task, Chosen: ti.Stats.Chosen, LastChosen: ti.Stats.LastChosen,
 			Rollouts: ti.Stats.Rollouts, MeanReward: d.scale(ti.Stats.Mean(), ti.Stats.Rollouts), Predicted: preds[i].Mean}
 		if ti.Stats.Chosen == 0 {
 			d.Never++
+			d.NeverByEnv[ti.Env]++
 		}
 	}
 	d.Tasks = len(rows)
@@ -278,12 +281,14 @@ func (d *Data) readTasks(r *storage.Reader) error {
 	return nil
 }
 
-// pickChosen keeps the ListLen most and least chosen tasks (ties by name).
+// pickChosen keeps the ListLen most chosen tasks, and the ListLen least chosen of those chosen
+// at least once (the never chosen are counted, not listed: there are usually many).
 func (d *Data) pickChosen(rows []TaskRow) {
 	slices.SortStableFunc(rows, func(a, b TaskRow) int { return cmp.Compare(b.Chosen, a.Chosen) })
-	d.Most = slices.Clone(rows[:min(ListLen, len(rows))])
-	slices.Reverse(rows)
-	d.Least = slices.Clone(rows[:min(ListLen, len(rows))])
+	chosen := rows[:len(rows)-d.Never]
+	d.Most = slices.Clone(chosen[:min(ListLen, len(chosen))])
+	slices.Reverse(chosen)
+	d.Least = slices.Clone(chosen[:min(ListLen, len(chosen))])
 }
 
 // predict runs package propagate as the scheduler would for the next request: over the

@@ -107,8 +107,8 @@ Reward range [{{.Config.Reward.Min}}, {{.Config.Reward.Max}}], decay {{.Config.D
 <section id="environments">
 <h2>Environments</h2>
 <table>
-<tr><th>environment</th><th>tasks</th><th>with rollouts</th><th>rollouts</th><th>mean reward</th><th>degenerate groups</th></tr>
-{{range .Envs}}<tr><td>{{.Name}}</td><td>{{.Tasks}}</td><td>{{.TasksSeen}}</td><td>{{.Rollouts}}</td><td>{{f3 .MeanReward}}</td><td>{{pct .Degenerate .Groups}} of {{.Groups}}</td></tr>
+<tr><th>environment</th><th>tasks</th><th>with rollouts</th><th>never chosen</th><th>rollouts</th><th>mean reward</th><th>degenerate groups</th></tr>
+{{range .Envs}}<tr><td>{{.Name}}</td><td>{{.Tasks}}</td><td>{{.TasksSeen}}</td><td>{{index $.NeverByEnv .Name}}</td><td>{{.Rollouts}}</td><td>{{if .Rollouts}}{{f3 .MeanReward}}{{else}}-{{end}}</td><td>{{pct .Degenerate .Groups}} of {{.Groups}}</td></tr>
 {{end}}</table>
 </section>
 {{range .Figures}}
@@ -122,8 +122,9 @@ Reward range [{{.Config.Reward.Min}}, {{.Config.Reward.Max}}], decay {{.Config.D
 <h2>Most and least chosen tasks</h2>
 <h3>Most chosen</h3>
 {{template "tasks" .Most}}
-<h3>Least chosen</h3>
-{{template "tasks" .Least}}
+<h3>Least chosen (of those chosen at least once)</h3>
+{{if .Least}}{{template "tasks" .Least}}{{else}}<p class="empty">No task has been chosen yet.</p>{{end}}
+<p>{{.Never}} of {{.Tasks}} tasks have never been chosen (per environment in the table above).</p>
 </section>
 
 <section id="quarantine">
@@ -145,6 +146,6 @@ Reward range [{{.Config.Reward.Min}}, {{.Config.Reward.Max}}], decay {{.Config.D
 </html>
 {{define "tasks"}}<table>
 <tr><th>task</th><th>chosen</th><th>last chosen at step</th><th>rollouts</th><th>mean reward</th><th>predicted success</th></tr>
-{{range .}}<tr><td>{{.Env}} / {{.Task}}</td><td>{{.Chosen}}</td><td>{{.LastChosen}}</td><td>{{.Rollouts}}</td><td>{{f3 .MeanReward}}</td><td>{{f3 .Predicted}}</td></tr>
+{{range .}}<tr><td>{{.Env}} / {{.Task}}</td><td>{{.Chosen}}</td><td>{{.LastChosen}}</td><td>{{.Rollouts}}</td><td>{{if .Rollouts}}{{f3 .MeanReward}}{{else}}-{{end}}</td><td>{{f3 .Predicted}}</td></tr>
 {{end}}</table>{{end}}
 `

@@ -106,6 +106,7 @@ func TestReportOfGeneratedRun(t *testing.T) {
 			t.Fatalf("batch %s: %d groups, realised %g, predicted %g", b.ID, b.Groups, b.Realised, b.Predicted)
 		}
 	}
+	checkChosen(t, d)
 	var buf bytes.Buffer
 	if err := report.Write(&buf, d); err != nil {
 		t.Fatal(err)
@@ -173,5 +174,29 @@ func TestReportOfEmptyDatabase(t *testing.T) {
 	}
 	if !strings.Contains(p.text.String(), "Nothing was quarantined") {
 		t.Error("empty quarantine not said")
+	}
+}
+
+// checkChosen: the most chosen come first, the least chosen were chosen at least once, and
+// the never chosen are counted per environment.
+func checkChosen(t *testing.T, d *report.Data) {
+	t.Helper()
+	if len(d.Most) != report.ListLen || len(d.Least) != report.ListLen {
+		t.Fatalf("%d most and %d least chosen tasks listed", len(d.Most), len(d.Least))
+	}
+	for i := 1; i < len(d.Most); i++ {
+		if d.Most[i].Chosen > d.Most[i-1].Chosen || d.Least[i].Chosen < d.Least[i-1].Chosen {
+			t.Fatalf("chosen tables out of order: %+v / %+v", d.Most, d.Least)
+		}
+	}
+	if d.Least[0].Chosen < 1 || d.Most[0].Chosen < d.Least[len(d.Least)-1].Chosen {
+		t.Fatalf("least chosen %+v", d.Least)
+	}
+	sum := 0
+	for _, n := range d.NeverByEnv {
+		sum += n
+	}
+	if sum != d.Never || d.Never == 0 || d.Never >= d.Tasks {
+		t.Fatalf("never chosen: %d in total, %d by env, of %d tasks", d.Never, sum, d.Tasks)
 	}
 }
