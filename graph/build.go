@@ -124,11 +124,12 @@ func (b *Builder) incremental(dirty []int32) {
 // queryAll scores ids in parallel; the index is only read meanwhile.
 func (b *Builder) queryAll(ids []int32, keepCands bool) []queryResult {
 	res := make([]queryResult, len(ids))
-	pool := sync.Pool{New: func() any { return &scratch{acc: make([]float32, len(b.docs))} }}
-	b.parallel(len(ids), func(i int) {
-		sc := pool.Get().(*scratch)
-		res[i] = b.query(ids[i], sc, keepCands)
-		pool.Put(sc)
+	scs := make([]*scratch, b.workers(len(ids)))
+	for w := range scs {
+		scs[w] = &scratch{acc: make([]float32, len(b.docs))}
+	}
+	b.parallel(len(ids), func(w, i int) {
+		res[i] = b.query(ids[i], scs[w], keepCands)
 	})
 	return res
 }
@@ -246,27 +247,31 @@ func (b *Builder) capFeature(f int32) {
 // featuresOf tokenises rows in parallel: it is pure and a large share of a full build.
 func (b *Builder) featuresOf(rows []record.Task) [][]rawFeature {
 	out := make([][]rawFeature, len(rows))
-	b.parallel(len(rows), func(i int) {
+	b.parallel(len(rows), func(_, i int) {
 		out[i] = taskFeatures(rows[i], b.opt.ToolWeight, b.opt.TagWeight)
 	})
 	return out
 }
 
-// parallel runs f(0..n-1) on the configured number of workers.
-func (b *Builder) parallel(n int, f func(i int)) {
-	workers := b.opt.Workers
-	if workers == 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
+// workers is how many goroutines work on n items.
+func (b *Builder) workers(n int) int {
 	if n < 64 {
-		workers = 1
+		return 1
 	}
+	if b.opt.Workers > 0 {
+		return b.opt.Workers
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+// parallel runs f(worker, i) for i in 0..n-1 on b.workers(n) goroutines.
+func (b *Builder) parallel(n int, f func(worker, i int)) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range workers {
+	for w := range b.workers(n) {
 		wg.Go(func() {
 			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-				f(i)
+				f(w, i)
 			}
 		})
 	}
