@@ -241,7 +241,8 @@ func (c *committer) addRollouts(rs []Rollout, res *Result) error {
 // rollouts of one commit, which saves a B+tree insert and a leaf element per rollout.
 const (
 	chunkMax   = 64
-	chunkBytes = 3000
+	chunkBytes = 900 // under a quarter page: see taskLogPart
+	idHashPart = 60  // pairs per value of id_hashes
 )
 
 func (c *committer) putChunk() error {
@@ -307,14 +308,13 @@ func (c *committer) seen(id string, seq uint64) (bool, error) {
 		return false, nil
 	}
 	h := hashID(id)
-	if prev, ok := c.ids.get(h); ok {
+	if prev, ok := c.ids.getOrInsert(h, seq); ok {
 		same, err := c.sameID(prev, id)
 		if same || err != nil {
 			return same, err
 		}
 		return false, nil // a hash collision: keep the first id indexed, store this rollout
 	}
-	c.ids.insert(h, seq)
 	c.newIDs = append(c.newIDs, idSlot{h, seq})
 	return false, nil
 }
@@ -368,16 +368,17 @@ func (c *committer) putIDHashes() error {
 		return nil
 	}
 	bk := c.tx.Bucket(bucketIDHashes)
-	bk.FillPercent = 1
-	n, err := bk.NextSequence()
-	if err != nil {
-		return err
+	for i := 0; i < len(c.newIDs); i += idHashPart {
+		part := c.newIDs[i:min(i+idHashPart, len(c.newIDs))]
+		v := make([]byte, 0, 16*len(part))
+		for _, s := range part {
+			v = binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(v, s.h), s.seq)
+		}
+		if err := appendValue(bk, v); err != nil {
+			return fmt.Errorf("put id hashes: %w", err)
+		}
 	}
-	v := make([]byte, 0, 16*len(c.newIDs))
-	for _, s := range c.newIDs {
-		v = binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(v, s.h), s.seq)
-	}
-	return bk.Put(u64key(n), v)
+	return nil
 }
 
 // stored is the rollout as it will be stored: clipped, with its round.

@@ -83,6 +83,25 @@ func (x *idIndex) get(h uint64) (uint64, bool) {
 	}
 }
 
+// getOrInsert returns the seq stored under h, or stores seq under h: one probe for the common
+// case of a new id.
+func (x *idIndex) getOrInsert(h, seq uint64) (uint64, bool) {
+	if 4*(x.n+1) > 3*len(x.slots) {
+		x.grow()
+	}
+	mask := uint64(len(x.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		switch x.slots[i].h {
+		case h:
+			return x.slots[i].seq, true
+		case 0:
+			x.slots[i] = idSlot{h, seq}
+			x.n++
+			return 0, false
+		}
+	}
+}
+
 // insert adds h unless it is there; the first rollout with a hash keeps it.
 func (x *idIndex) insert(h, seq uint64) {
 	if 4*(x.n+1) > 3*len(x.slots) { // at most three quarters full

@@ -17,6 +17,21 @@ import (
 // checkpointBytes is the size of task_log at which a commit folds it into tasks.
 const checkpointBytes = 8 << 20
 
+// taskLogPart is how many task records one value of task_log holds: values stay under a
+// quarter page, so that appending one never rewrites the values before it (bbolt does not split
+// a leaf of four or fewer elements, however large).
+const taskLogPart = 6
+
+// appendValue puts v under the bucket's next sequence number.
+func appendValue(bk *bolt.Bucket, v []byte) error {
+	bk.FillPercent = 1
+	n, err := bk.NextSequence()
+	if err != nil {
+		return err
+	}
+	return bk.Put(u64key(n), v)
+}
+
 // keyedRecord is one task record of the log.
 type keyedRecord struct {
 	key TaskKey
@@ -148,14 +163,10 @@ func writeTaskRecords(tx *bolt.Tx, o *taskOverlay, recs []keyedRecord) (logWrite
 	if size+len(v) > limit {
 		return logWrite{checkpoint: true}, checkpoint(tx, o, recs)
 	}
-	lb := tx.Bucket(bucketTaskLog)
-	lb.FillPercent = 1
-	n, err := lb.NextSequence()
-	if err != nil {
-		return logWrite{}, err
-	}
-	if err := lb.Put(u64key(n), v); err != nil {
-		return logWrite{}, fmt.Errorf("put task log: %w", err)
+	for i := 0; i < len(recs); i += taskLogPart {
+		if err := appendValue(tx.Bucket(bucketTaskLog), encodeTaskLog(recs[i:min(i+taskLogPart, len(recs))])); err != nil {
+			return logWrite{}, fmt.Errorf("put task log: %w", err)
+		}
 	}
 	return logWrite{recs: recs, size: len(v)}, nil
 }
