@@ -443,3 +443,36 @@ func TestOptionsValidate(t *testing.T) {
 		t.Fatalf("defaults %+v", d)
 	}
 }
+
+func TestEmbeddingNearDuplicatesFoundAtScale(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	vec := func() []float32 {
+		v := make([]float32, 32)
+		for i := range v {
+			v[i] = float32(rng.NormFloat64())
+		}
+		return v
+	}
+	var tasks []record.Task
+	for i := range 600 {
+		tasks = append(tasks, record.Task{Env: fmt.Sprintf("e%d", i%3), Task: fmt.Sprintf("t%03d", i), Embedding: vec()})
+	}
+	for i := range 40 {
+		v := slices.Clone(tasks[i].Embedding)
+		for j := range v {
+			v[j] += 0.1 * float32(rng.NormFloat64())
+		}
+		tasks = append(tasks, record.Task{Env: tasks[i].Env, Task: fmt.Sprintf("dup%02d", i), Embedding: v})
+	}
+	b := graph.NewBuilder(graph.Options{})
+	b.Add(tasks)
+	g := b.Snapshot()
+	for i := range 40 {
+		a := graph.NodeKey{Env: tasks[i].Env, Task: tasks[i].Task}
+		e, ok := edgeOf(g, a, graph.NodeKey{Env: tasks[i].Env, Task: fmt.Sprintf("dup%02d", i)})
+		if !ok || e.Sim < 0.9 {
+			t.Errorf("planted near-duplicate %d: edge %+v present=%v", i, e, ok)
+		}
+	}
+	checkInvariants(t, g, b.Options())
+}
