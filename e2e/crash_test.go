@@ -136,6 +136,7 @@ func crashLoop(t *testing.T, kills, nfiles int) {
 		d := start(t, dir, opts{args: []string{"--poll=" + strconv.FormatBool(i%2 == 1)}})
 		time.Sleep(time.Duration(20+rng.IntN(300)) * time.Millisecond)
 		d.kill()
+		keepLog(t, i, d)
 		if ws := d.state.Sys().(syscall.WaitStatus); !ws.Signaled() {
 			t.Fatalf("run %d ended by itself (code %d) before the kill\nstderr:\n%s", i,
 				d.state.ExitCode(), tail(d.stderr.String(), 4000))
@@ -186,4 +187,20 @@ func checkAfterCrashes(t *testing.T, dir string, ids, reqs []string, rd *reader)
 	if left := leftovers(t, dir); len(left) != 0 {
 		t.Errorf("temporary files left: %v", left)
 	}
+}
+
+// keepLog appends a killed run's log to $ENVSCHED_E2E_LOGDIR/TEST.log when that is set, for
+// reading a failure afterwards.
+func keepLog(t *testing.T, run int, d *daemon) {
+	dir := os.Getenv("ENVSCHED_E2E_LOGDIR")
+	if dir == "" {
+		return
+	}
+	f, err := os.OpenFile(filepath.Join(dir, t.Name()+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Logf("keep log: %v", err)
+		return
+	}
+	defer f.Close()
+	fmt.Fprintf(f, "=== run %d\n%s", run, d.stderr.String())
 }
