@@ -116,19 +116,17 @@ func TestCrashLoop(t *testing.T) { crashLoop(t, 20, 4) }
 
 func crashLoop(t *testing.T, kills, nfiles int) {
 	dir := t.TempDir()
-	rng := rand.New(rand.NewPCG(seed(t), 7))
-	w := newWriter(t, dir, rng, nfiles)
+	s := seed(t)
+	rng := rand.New(rand.NewPCG(s, 1))                          // the kills
+	w := newWriter(t, dir, rand.New(rand.NewPCG(s, 2)), nfiles) // the writer's own
 	rd := newReader(dir)
 	ctx, stop := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { rd.run(ctx) })
 
-	var wmu sync.Mutex
-	wg.Go(func() {
+	wg.Go(func() { // the writer is w's only user until wg.Wait
 		for ctx.Err() == nil {
-			wmu.Lock()
 			w.step()
-			wmu.Unlock()
 			time.Sleep(time.Millisecond)
 		}
 	})
