@@ -46,6 +46,9 @@ type PolicySummary struct {
 	Reached         float64          `json:"reached"`                 // share of seeds that reached it
 	RatioToEnvsched Interval         `json:"ratio_to_envsched"`       // ToTarget / envsched's ToTarget, per seed
 	BeatsRandomBest Share            `json:"beats_random_best_at_40"` // share of seeds whose step-40 score beats random's best
+	// EnvschedWins is, per measure, the share of seeds on which envsched did strictly better
+	// than this policy on the same seed (nil without envsched).
+	EnvschedWins map[string]Share `json:"envsched_wins,omitempty"`
 }
 
 // Summary is the comparison's table.
@@ -69,7 +72,11 @@ func Summarize(cfg Config, traces map[string][]Trace) Summary {
 		envTo = toTarget(es, random)
 	}
 	for _, name := range cfg.Policies {
-		sum.Policies = append(sum.Policies, summarizePolicy(name, traces[name], random, envTo, sum.Steps, cfg.SeedBase))
+		ps := summarizePolicy(name, traces[name], random, envTo, sum.Steps, cfg.SeedBase)
+		if es := traces["envsched"]; es != nil {
+			ps.EnvschedWins = pairedWins(es, traces[name], random)
+		}
+		sum.Policies = append(sum.Policies, ps)
 	}
 	return sum
 }
@@ -238,4 +245,39 @@ func (s Share) MarshalJSON() ([]byte, error) {
 		return []byte("null"), nil
 	}
 	return []byte(strconv.FormatFloat(float64(s), 'g', 6, 64)), nil
+}
+
+// pairedWins compares envsched with another policy seed by seed: the share of seeds on which
+// envsched's held-out score after steps 10 and 40 is higher, its degenerate share over steps
+// 1-10 and over the run is lower, and (with random) it needs fewer rollouts to random's final
+// score.
+func pairedWins(es, other, random []Trace) map[string]Share {
+	better := func(f func(Trace) float64, lower bool) Share {
+		n := 0
+		for i := range es {
+			a, b := f(es[i]), f(other[i])
+			if a > b && !lower || a < b && lower {
+				n++
+			}
+		}
+		return Share(float64(n) / float64(len(es)))
+	}
+	at := func(s int) func(Trace) float64 {
+		return func(t Trace) float64 { return t.Score[min(s, len(t.Score)-1)] }
+	}
+	wins := map[string]Share{
+		"score_10": better(at(10), false), "score_40": better(at(40), false),
+		"degenerate_10": better(degShare(10), true), "degenerate": better(degShare(len(es[0].Score)-1), true),
+	}
+	if random != nil {
+		esTo, otherTo := toTarget(es, random), toTarget(other, random)
+		n := 0
+		for i := range esTo {
+			if esTo[i] < otherTo[i] {
+				n++
+			}
+		}
+		wins["to_target"] = Share(float64(n) / float64(len(esTo)))
+	}
+	return wins
 }
