@@ -337,3 +337,25 @@ func TestConfigValidate(t *testing.T) {
 		t.Fatal("unknown scenario accepted")
 	}
 }
+
+func TestPairedWins(t *testing.T) {
+	mk := func(score float64, deg int64) Trace {
+		tr := newTrace("x", 1, 40)
+		for s := 1; s <= 40; s++ {
+			tr.Score[s] = score
+			tr.Rollouts[s] = int64(s) * 512
+			tr.Groups[s] = int64(s) * 64
+			tr.DegGroups[s] = int64(s) * deg
+		}
+		return tr
+	}
+	es := []Trace{mk(0.6, 10), mk(0.4, 30)}
+	other := []Trace{mk(0.5, 20), mk(0.5, 20)}
+	random := []Trace{mk(0.45, 30), mk(0.45, 30)}
+	w := pairedWins(es, other, random)
+	for k, want := range map[string]Share{"score_10": 0.5, "score_40": 0.5, "degenerate_10": 0.5, "degenerate": 0.5, "to_target": 0} { // seed 1 ties on rollouts: not a win
+		if w[k] != want {
+			t.Errorf("%s: %v, want %v", k, w[k], want)
+		}
+	}
+}
