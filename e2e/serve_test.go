@@ -105,7 +105,9 @@ func TestBurstOfSmallFiles(t *testing.T) {
 	if code := d.signal(syscall.SIGTERM); code != 0 {
 		t.Errorf("SIGTERM: exit %d", code)
 	}
-	checkExactlyOnce(t, dir, ids)
+	if checkExactlyOnce(t, dir, ids); t.Failed() {
+		t.Logf("daemon log (file events):\n%s", fileEvents(d.stderr.String(), 40))
+	}
 }
 
 // SIGTERM while the backlog is being ingested stops the daemon with exit 0, what it committed
@@ -139,7 +141,9 @@ func TestGracefulStopDuringBacklog(t *testing.T) {
 	if code := d.signal(syscall.SIGTERM); code != 0 {
 		t.Errorf("SIGTERM: exit %d", code)
 	}
-	checkExactlyOnce(t, dir, ids)
+	if checkExactlyOnce(t, dir, ids); t.Failed() {
+		t.Logf("daemon log (file events):\n%s", fileEvents(d.stderr.String(), 40))
+	}
 }
 
 // Bad requests of every kind and a torrent of bad rollout lines leave the daemon serving good
@@ -205,7 +209,9 @@ func TestBadInputs(t *testing.T) {
 	if n := countLogLines(t, d.stderr.String(), "quarantined lines"); n == 0 || n > 20 {
 		t.Errorf("%d log lines for quarantined lines; want a few (per file and reason), not one per line", n)
 	}
-	checkExactlyOnce(t, dir, ids)
+	if checkExactlyOnce(t, dir, ids); t.Failed() {
+		t.Logf("daemon log (file events):\n%s", fileEvents(d.stderr.String(), 40))
+	}
 }
 
 func waitFile(t *testing.T, d *daemon, path string) []byte {
@@ -280,6 +286,18 @@ func TestRequestBeforeLastLineIsComplete(t *testing.T) {
 	checkExactlyOnce(t, dir, append(ids, "late"))
 }
 
+// fileEvents returns up to n of the daemon's log lines about tracked files (renamed, gone,
+// replaced, rewritten).
+func fileEvents(log string, n int) string {
+	var out []string
+	for _, line := range strings.Split(log, "\n") {
+		if strings.Contains(line, `"msg":"file `) && len(out) < n {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
 func appendBytes(t *testing.T, path, data string) {
 	t.Helper()
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
@@ -287,4 +305,46 @@ func appendBytes(t *testing.T, path, data string) {
 	defer f.Close()
 	_, err = f.WriteString(data)
 	must(t, err)
+}
+
+// Files renamed inside DIR/rollouts again and again while the daemon scans (every request is a
+// full pass) keep their place: no line is read twice or lost, with no crash involved.
+func TestRenamesDuringScans(t *testing.T) {
+	dir := t.TempDir()
+	d := start(t, dir, opts{})
+	d.waitReady()
+	path := filepath.Join(dir, "rollouts", "hop-0.jsonl")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	must(t, err)
+	var ids []string
+	for i := range 3000 {
+		id := fmt.Sprint("hop-", i)
+		ids = append(ids, id)
+		_, err := f.WriteString(rolloutLine(id, i))
+		must(t, err)
+		if i%10 == 9 { // a new name, in the same folder or the subfolder
+			next := filepath.Join(dir, "rollouts", fmt.Sprintf("hop-%d.jsonl", i))
+			if i%20 == 19 {
+				next = filepath.Join(dir, "rollouts", "sub", fmt.Sprintf("hop-%d.jsonl", i))
+				must(t, os.MkdirAll(filepath.Dir(next), 0o755))
+			}
+			must(t, os.Rename(path, next))
+			path = next
+			time.Sleep(time.Millisecond)
+		}
+		if i%100 == 99 {
+			writeRequest(t, dir, fmt.Sprint("hop-req-", i), `{"size": 2}`)
+		}
+	}
+	must(t, f.Close())
+	writeRequest(t, dir, "hop-final", `{}`)
+	if got := rolloutsSeen(t, waitBatch(t, d, "hop-final")); got != int64(len(ids)) {
+		t.Errorf("rollouts_seen %d; want %d", got, len(ids))
+	}
+	if code := d.signal(syscall.SIGTERM); code != 0 {
+		t.Errorf("SIGTERM: exit %d", code)
+	}
+	if checkExactlyOnce(t, dir, ids); t.Failed() {
+		t.Logf("daemon log (file events):\n%s", fileEvents(d.stderr.String(), 40))
+	}
 }
