@@ -63,6 +63,9 @@ type Options struct {
 	OverflowEvery int
 	// Logger receives warnings (fallback to polling, watcher errors, rescans).
 	Logger *slog.Logger
+
+	// notifyErr, when set (by tests), is what starting fsnotify fails with.
+	notifyErr error
 }
 
 // Watcher turns fsnotify events and polls of the roots into Changes. Create it with New, run
@@ -124,6 +127,10 @@ func withDefaults(o Options) Options {
 // the Watcher in poll mode.
 func (w *Watcher) startNotify() {
 	fsw, err := fsnotify.NewBufferedWatcher(4096)
+	if err == nil && w.opts.notifyErr != nil {
+		fsw.Close()
+		fsw, err = nil, w.opts.notifyErr
+	}
 	if err != nil {
 		w.log.Warn("fsnotify cannot start; polling instead", "err", err)
 		return

@@ -2,6 +2,7 @@ package watch
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"sync"
@@ -329,4 +330,14 @@ func must(t *testing.T, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+func TestFallsBackToPollingWhenNotifyCannotStart(t *testing.T) {
+	h := start(t, Options{notifyErr: errors.New("too many open files"), SafetyInterval: time.Hour})
+	if got := h.w.Mode(); got != ModePoll {
+		t.Fatalf("mode %s after fsnotify failed to start; want poll", got)
+	}
+	a := h.path("rollouts/a.jsonl")
+	write(t, a, "x\n")
+	h.waitPaths(a)
 }
