@@ -35,6 +35,8 @@ type Ingester struct {
 	opts Options
 	reg  *registry
 	buf  []byte // read buffer, reused across files
+
+	batches [2]*storage.Batch // reused across scans
 }
 
 // New returns an Ingester of the exchange directory dir into db, with the tracked files loaded

@@ -51,7 +51,7 @@ const maxLogged = 20
 
 func (in *Ingester) scan(ctx context.Context, cands []candidate, full bool) (Summary, error) {
 	r := &run{in: in, ctx: ctx, fullScan: full, seen: map[ident]bool{}, dirty: map[uint64]*storage.FileState{},
-		batch: in.newBatch(), spare: in.newBatch(), todo: make(chan *storage.Batch), done: make(chan commitDone)}
+		batch: in.batch(0), spare: in.batch(1), todo: make(chan *storage.Batch), done: make(chan commitDone)}
 	r.progress.Total = in.backlog(cands)
 	go r.commitLoop()
 	err := r.all(cands)
@@ -69,11 +69,16 @@ func (in *Ingester) scan(ctx context.Context, cands []candidate, full bool) (Sum
 	return r.sum, nil
 }
 
-func (in *Ingester) newBatch() *storage.Batch {
-	b := &storage.Batch{Rollouts: make([]storage.Rollout, 0, in.opts.MaxRecords)}
-	if in.opts.OnTasks != nil {
-		b.Adjacency = in.opts.OnTasks
+// batch returns one of the two batches a scan fills and commits in turn, emptied. They are
+// kept across scans: the daemon scans a few paths many times a second.
+func (in *Ingester) batch(i int) *storage.Batch {
+	b := in.batches[i]
+	if b == nil {
+		b = &storage.Batch{Rollouts: make([]storage.Rollout, 0, in.opts.MaxRecords)}
+		in.batches[i] = b
 	}
+	b.Reset()
+	b.Adjacency = in.opts.OnTasks
 	return b
 }
 
