@@ -70,6 +70,7 @@ type Options struct {
 type DB struct {
 	ids       idIndex     // the dedupe index of rollout ids, loaded at the first commit
 	tasks     taskOverlay // the writer's copy of task_log, loaded at the first commit
+	logCache  logCache    // the readers' copy of task_log, per database state
 	bolt      *bolt.DB
 	path      string
 	cfg       Config

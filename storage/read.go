@@ -18,12 +18,14 @@ type Reader struct {
 	tx  *bolt.Tx
 	cfg Config
 	ov  map[TaskKey]taskRecord // task_log, read at first need
+	// cache shares the decoded task_log between readers of the same database state.
+	cache *logCache
 }
 
 // View runs fn with a Reader over one read transaction. Keep fn short: a long read transaction
 // keeps the file from reusing freed pages.
 func (db *DB) View(fn func(r *Reader) error) error {
-	return db.bolt.View(func(tx *bolt.Tx) error { return fn(&Reader{tx: tx, cfg: db.cfg}) })
+	return db.bolt.View(func(tx *bolt.Tx) error { return fn(&Reader{tx: tx, cfg: db.cfg, cache: &db.logCache}) })
 }
 
 // errStop ends an iteration early without an error.

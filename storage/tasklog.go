@@ -201,14 +201,48 @@ func checkpoint(tx *bolt.Tx, o *taskOverlay, recs []keyedRecord) error {
 	return err
 }
 
-// overlayOf returns the reader's view of the log, read once per Reader.
+// overlayOf returns the reader's view of the log, read once per Reader, and once per database
+// state for all readers of a DB (a read transaction's ID names the last committed write).
 func (r *Reader) overlayOf() (map[TaskKey]taskRecord, error) {
-	if r.ov == nil {
-		m, _, err := readTaskLog(r.tx)
-		if err != nil {
-			return nil, err
-		}
-		r.ov = m
+	if r.ov != nil {
+		return r.ov, nil
 	}
-	return r.ov, nil
+	if m, ok := r.cache.get(r.tx.ID()); ok {
+		r.ov = m
+		return m, nil
+	}
+	m, _, err := readTaskLog(r.tx)
+	if err != nil {
+		return nil, err
+	}
+	r.ov = m
+	r.cache.put(r.tx.ID(), m)
+	return m, nil
+}
+
+// logCache is the task_log of one database state, decoded. Its map is never changed once put.
+type logCache struct {
+	mu   sync.Mutex
+	txid int
+	m    map[TaskKey]taskRecord
+}
+
+func (c *logCache) get(txid int) (map[TaskKey]taskRecord, bool) {
+	if c == nil {
+		return nil, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m, c.m != nil && c.txid == txid
+}
+
+func (c *logCache) put(txid int, m map[TaskKey]taskRecord) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if txid >= c.txid {
+		c.txid, c.m = txid, m
+	}
 }

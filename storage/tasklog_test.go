@@ -30,6 +30,15 @@ func TestTaskLogCheckpoints(t *testing.T) {
 		if err := db.Check(""); err != nil {
 			t.Fatalf("after commit %d: %v", i, err)
 		}
+		for k := 0; k < 2; k++ { // the second read comes from the readers' cache of the log
+			var n int64
+			_ = db.View(func(r *Reader) error {
+				return r.Tasks(false, func(ti TaskInfo) error { n += ti.Stats.Rollouts; return nil })
+			})
+			if n != int64(5*(i+1)) {
+				t.Fatalf("after commit %d, read %d: tasks hold %d rollouts, want %d", i, k, n, 5*(i+1))
+			}
+		}
 	}
 	var names []string
 	var total int64
