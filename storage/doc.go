@@ -20,20 +20,22 @@
 //
 // # Layout (schema 1)
 //
-// Rollouts, groups and the dedupe index are written in arrival order: a commit appends a few
-// pages to each instead of rewriting one page per task it touches (bbolt copies every page it
+// Rollouts, groups, the dedupe index and the task log are written in arrival order: a commit
+// appends a few pages to each instead of rewriting one page per task it touches (bbolt copies every page it
 // changes; keying rollouts by task made ingestion I/O-bound at ~30k rollouts/s). Each rollout
 // names its task by the task's seq; task_seqs maps seqs back to (env, task).
 //
 //	meta         schema, created, reward_min, reward_max, decay
 //	counters     rollouts, quarantined, duplicates, clipped, requests_answered, last_request, round
 //	envs         env -> stats.Env
-//	tasks        env -> task -> seq, flags, stats.Task (fixed 113 bytes: fast to load)
+//	tasks        env -> task -> seq, flags, stats.Task (fixed 113 bytes), as of the last checkpoint
+//	task_log     seq -> task records changed since (appended by every commit; folded into tasks every 8 MiB)
 //	catalog      env -> task -> text, tools, tags, embedding
 //	task_seqs    task seq (uint64 BE) -> env \x00 task
-//	rollouts     seq (uint64 BE, arrival order) -> flags, task seq, reward, round, file, group, request, rollout id
+//	rollouts     seq of the first (uint64 BE, arrival order) -> up to 64 rollouts: flags, task seq, reward,
+//	             round, file, group, request, rollout id
 //	groups       round (uint64 BE, sign flipped), task seq (uint64 BE), group as read -> stats.Group
-//	id_hashes    commit seq -> (FNV-1a of rollout_id, rollout seq) pairs: the dedupe index, loaded into memory
+//	id_hashes    seq -> (hash of rollout_id, rollout seq) pairs: the dedupe index, loaded into memory
 //	files        id (uint64 BE) -> FileState
 //	quarantine   seq (uint64 BE) -> QuarantineEntry
 //	edges        env \x00 task -> adjacency list of Edge
