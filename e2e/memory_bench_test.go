@@ -43,6 +43,10 @@ func BenchmarkDaemonMemory(b *testing.B) {
 		readyS := time.Since(begin).Seconds()
 		answer(b, d, "mem-2")
 		m2 := memOf(b, d.cmd.Process.Pid)
+		// New rollouts after the restart: ingesting them loads what deduplication needs.
+		writeRollouts(b, dir, "after-restart.jsonl", "late", 1000)
+		answer(b, d, "mem-3")
+		m3 := memOf(b, d.cmd.Process.Pid)
 		d.cmd.Process.Signal(syscall.SIGTERM)
 		<-d.done
 
@@ -51,6 +55,7 @@ func BenchmarkDaemonMemory(b *testing.B) {
 		m1.report(b, "backlog")
 		b.ReportMetric(readyS, "restart-ready-s")
 		m2.report(b, "restart")
+		m3.report(b, "restart-ingest")
 		if fi, err := os.Stat(filepath.Join(dir, "envsched.db")); err == nil {
 			b.ReportMetric(float64(fi.Size())/(1<<20), "db-MiB")
 		}

@@ -12,7 +12,7 @@ import (
 )
 
 // writeRollouts appends n lines with ids prefix-i to DIR/rollouts/name and returns the ids.
-func writeRollouts(t *testing.T, dir, name, prefix string, n int) []string {
+func writeRollouts(t testing.TB, dir, name, prefix string, n int) []string {
 	t.Helper()
 	path := filepath.Join(dir, "rollouts", name)
 	must(t, os.MkdirAll(filepath.Dir(path), 0o755))
