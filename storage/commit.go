@@ -64,6 +64,7 @@ type committer struct {
 	added    []record.Task
 	ids      *idIndex
 	newIDs   []idSlot // rollout ids added by this commit, for id_hashes
+	hashes   []uint64 // hashID of each rollout's id (0 for none), in batch order
 	rollouts *bolt.Bucket
 	seq      uint64 // the last rollout seq used
 	chunk    []byte // rollouts not yet put: uvarint length + record, each
@@ -226,8 +227,10 @@ func checkName(env, task string) error {
 }
 
 func (c *committer) addRollouts(rs []Rollout, res *Result) error {
+	c.hashes = c.ids.warm(rs, make([]uint64, 0, len(rs)))
+	c.newIDs = make([]idSlot, 0, len(rs))
 	for i := range rs {
-		if err := c.addRollout(&rs[i], res); err != nil {
+		if err := c.addRollout(&rs[i], c.hashes[i], res); err != nil {
 			return err
 		}
 	}
@@ -268,12 +271,12 @@ func (c *committer) appendRollout(seq uint64, rec []byte) error {
 	return nil
 }
 
-func (c *committer) addRollout(r *Rollout, res *Result) error {
+func (c *committer) addRollout(r *Rollout, h uint64, res *Result) error {
 	if math.IsNaN(r.Reward) || math.IsInf(r.Reward, 0) {
 		return fmt.Errorf("rollout of %s/%s: reward %v is not finite", r.Env, r.Task, r.Reward)
 	}
 	seq := c.seq + 1
-	if dup, err := c.seen(r.RolloutID, seq); dup || err != nil {
+	if dup, err := c.seen(r.RolloutID, h, seq); dup || err != nil {
 		if dup {
 			res.Duplicates++
 		}
@@ -303,11 +306,10 @@ func (c *committer) addRollout(r *Rollout, res *Result) error {
 
 // seen reports whether the rollout id was stored before (by this commit or an earlier one), and
 // notes it as rollout seq when not.
-func (c *committer) seen(id string, seq uint64) (bool, error) {
+func (c *committer) seen(id string, h, seq uint64) (bool, error) {
 	if id == "" {
 		return false, nil
 	}
-	h := hashID(id)
 	if prev, ok := c.ids.getOrInsert(h, seq); ok {
 		same, err := c.sameID(prev, id)
 		if same || err != nil {
