@@ -75,7 +75,10 @@ func stream(ctx context.Context, tb testing.TB, dir string, tasks, rate int) *at
 // request; run with -benchtime=200x or so for stable percentiles.
 func BenchmarkRequestLatency(b *testing.B) {
 	for _, tasks := range []int{10000, 100000} {
-		for _, mode := range []string{"notify", "poll"} {
+		for _, mode := range []string{"notify", "poll", "poll-50ms"} {
+			if mode == "poll-50ms" && tasks > 10000 {
+				continue
+			}
 			b.Run(fmt.Sprintf("tasks=%d/mode=%s", tasks, mode), func(b *testing.B) {
 				benchLatency(b, tasks, mode)
 			})
@@ -87,9 +90,12 @@ func benchLatency(b *testing.B, tasks int, mode string) {
 	dir := b.TempDir()
 	writeCatalog(b, dir, tasks)
 	must(b, os.MkdirAll(filepath.Join(dir, "rollouts"), 0o755))
-	args := []string{"--log-level", "info", "--log-format", "json", "--poll-interval", "250ms", "--batch-size", "256"}
-	if mode == "poll" {
-		args = append(args, "--poll")
+	args := []string{"--log-level", "info", "--log-format", "json", "--batch-size", "256"}
+	switch mode {
+	case "poll":
+		args = append(args, "--poll", "--poll-interval", "250ms")
+	case "poll-50ms":
+		args = append(args, "--poll", "--poll-interval", "50ms")
 	}
 	d := startBench(b, dir, args)
 	ctx, stop := context.WithCancel(context.Background())
