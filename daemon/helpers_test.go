@@ -144,3 +144,13 @@ func tempFiles(t *testing.T, dir string) []string {
 	}
 	return out
 }
+
+// readStatus reads DIR/status.json as a trainer would.
+func readStatus(dir string) (Status, error) {
+	var s Status
+	data, err := os.ReadFile(filepath.Join(dir, statusFile))
+	if err != nil {
+		return s, err
+	}
+	return s, json.Unmarshal(data, &s)
+}

@@ -3,7 +3,6 @@ package daemon
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"time"
 )
 
@@ -39,14 +38,4 @@ func writeStatus(dir string, s Status) error {
 		return fmt.Errorf("encode status: %w", err)
 	}
 	return writeAtomic(dir, statusFile, append(data, '\n'), nil)
-}
-
-// readStatus reads DIR/status.json; tests and `envsched status` use it.
-func readStatus(dir string) (Status, error) {
-	var s Status
-	data, err := os.ReadFile(dir + "/" + statusFile)
-	if err != nil {
-		return s, err
-	}
-	return s, json.Unmarshal(data, &s)
 }

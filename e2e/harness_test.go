@@ -181,7 +181,7 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 }
 
 // writeRequest writes DIR/requests/ID.json the protocol's way.
-func writeRequest(t *testing.T, dir, id, body string) {
+func writeRequest(t testing.TB, dir, id, body string) {
 	t.Helper()
 	reqs := filepath.Join(dir, "requests")
 	must(t, os.MkdirAll(reqs, 0o755))

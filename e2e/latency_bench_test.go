@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -104,7 +103,7 @@ func benchLatency(b *testing.B, tasks int, mode string) {
 	// The first request after a start loads the statistics and builds the graph; it is timed
 	// apart (first-ms) and not among the percentiles.
 	begin := time.Now()
-	writeRequestTB(b, dir, "warm-up", `{}`)
+	writeRequest(b, dir, "warm-up", `{}`)
 	waitVisible(b, d, filepath.Join(dir, "batches", "warm-up.json"))
 	first := time.Since(begin)
 	var lat []time.Duration
@@ -112,7 +111,7 @@ func benchLatency(b *testing.B, tasks int, mode string) {
 	for i := range b.N {
 		id := "lat-" + strconv.Itoa(i)
 		begin := time.Now()
-		writeRequestTB(b, dir, id, `{}`)
+		writeRequest(b, dir, id, `{}`)
 		waitVisible(b, d, filepath.Join(dir, "batches", id+".json"))
 		lat = append(lat, time.Since(begin))
 		time.Sleep(time.Duration(5+i%20) * time.Millisecond)
@@ -174,17 +173,6 @@ func waitVisible(tb testing.TB, d *daemon, path string) {
 		}
 		time.Sleep(200 * time.Microsecond)
 	}
-}
-
-var benchMu sync.Mutex
-
-func writeRequestTB(tb testing.TB, dir, id, body string) {
-	benchMu.Lock()
-	defer benchMu.Unlock()
-	reqs := filepath.Join(dir, "requests")
-	tmp := filepath.Join(reqs, "."+id+".json.tmp")
-	must(tb, os.WriteFile(tmp, []byte(body), 0o644))
-	must(tb, os.Rename(tmp, filepath.Join(reqs, id+".json")))
 }
 
 // answeredField collects one numeric field of the daemon's "answered" log lines (JSON).

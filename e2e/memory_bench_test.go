@@ -84,7 +84,7 @@ func writeBacklog(b *testing.B, dir string, tasks, n int) {
 
 func answer(b *testing.B, d *daemon, id string) {
 	b.Helper()
-	writeRequestTB(b, d.dir, id, `{}`)
+	writeRequest(b, d.dir, id, `{}`)
 	waitVisible(b, d, filepath.Join(d.dir, "batches", id+".json"))
 }
 
