@@ -205,10 +205,9 @@ func (d *Daemon) ingestPaths(ctx context.Context, paths []string) error {
 	return nil
 }
 
-// logIngest writes one line for a pass that stored anything, and one per file and reason of
-// the lines it quarantined.
+// logIngest writes one line for a pass that stored anything. (Quarantined lines are logged
+// with the status: one line per file and reason since the previous status, with a count.)
 func (d *Daemon) logIngest(why string, s ingest.Summary, start time.Time) {
-	d.quarantine.flush(d.log)
 	if s.Rollouts > 0 || s.Duplicates > 0 || s.Quarantined > 0 || why == "backlog" {
 		d.log.Debug("ingested", "why", why, "files_read", s.FilesRead, "rollouts", s.Rollouts,
 			"duplicates", s.Duplicates, "clipped", s.Clipped, "quarantined", s.Quarantined,
@@ -216,8 +215,10 @@ func (d *Daemon) logIngest(why string, s ingest.Summary, start time.Time) {
 	}
 }
 
-// writeStatus publishes DIR/status.json from the database's counters.
+// writeStatus publishes DIR/status.json from the database's counters, and logs the lines
+// quarantined since the last status, one line per file and reason.
 func (d *Daemon) writeStatus() error {
+	d.quarantine.flush(d.log)
 	s, err := d.status()
 	if err != nil {
 		return err
