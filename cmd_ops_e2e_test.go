@@ -187,6 +187,9 @@ func TestOpsBesideRunningDaemon(t *testing.T) {
 	if code != 0 || strings.Count(out, "\n") != 51 {
 		t.Fatalf("export beside the daemon: exit %d, %d lines, %s", code, strings.Count(out, "\n"), errOut)
 	}
+	if code, out, errOut := opsRun(t, "stats", "--dir", dir, "--json"); code != 0 || !strings.Contains(out, `"rollouts": 51`) {
+		t.Fatalf("stats beside the daemon: exit %d, %s %s", code, out, errOut)
+	}
 	report := filepath.Join(t.TempDir(), "r.html")
 	if code, _, errOut := opsRun(t, "report", "--dir", dir, "--out", report); code != 0 {
 		t.Fatalf("report beside the daemon: exit %d, %s", code, errOut)

@@ -2,10 +2,8 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -29,6 +27,7 @@ func statsCommand() *cli.Command {
 			ingestDBFlag(),
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object instead of a table"},
 			&cli.StringFlag{Name: "env", Usage: "only the environment `NAME`"},
+			snapshotWaitFlag(),
 		},
 		Action: statsAction,
 	}
@@ -60,16 +59,12 @@ type statsReport struct {
 }
 
 func statsAction(c *cli.Context) error {
-	path := ingestDBPath(c)
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("no database at %s: run `envsched ingest --dir %s` first", path, c.String("dir"))
-	}
-	db, err := storage.Open(path, storage.Options{ReadOnly: true})
+	db, err := openForReading(c)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	rep, err := buildStats(db, c.String("env"))
+	rep, err := buildStats(db.DB, c.String("env"))
 	if err != nil {
 		return err
 	}
