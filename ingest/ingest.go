@@ -71,6 +71,9 @@ func (in *Ingester) Scan(ctx context.Context) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
+	if in.opts.afterList != nil {
+		cands = in.opts.afterList(cands)
+	}
 	return in.scan(ctx, cands, true)
 }
 

@@ -54,6 +54,9 @@ type Options struct {
 	// commitHook, in tests, runs before each commit; an error abandons the commit as a crash
 	// between reading and committing would.
 	commitHook func(*storage.Batch) error
+	// afterList, in tests, runs between a full scan's listing and its reading, and may change
+	// the folder and the list (as a rename racing the scan does).
+	afterList func([]candidate) []candidate
 
 	// readBuf is the size of the read buffer per file (tests make it tiny).
 	readBuf int

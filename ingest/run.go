@@ -126,7 +126,9 @@ func (r *run) all(cands []candidate) error {
 	}
 	r.current = nil
 	if r.fullScan {
-		r.markUnseenGone()
+		if err := r.markUnseenGone(); err != nil {
+			return err
+		}
 	}
 	if err := r.flush(); err != nil {
 		return err
@@ -134,13 +136,55 @@ func (r *run) all(cands []candidate) error {
 	return r.wait()
 }
 
-func (r *run) markUnseenGone() {
+// markUnseenGone marks gone the tracked files whose identity the scan did not find. Not
+// finding a file is no proof that it is gone: a file renamed while the scan ran may have been
+// listed under its old name and opened after the rename, or missed by the listing altogether.
+// Marking it gone would forget its offset, and under its new name it would be read again from
+// the start (PROTOCOL.md: a file renamed inside the folder keeps its place). So when some are
+// missing, the folders are listed again and a file whose device and inode are there now is
+// kept (the next scan reads it under its new name).
+func (r *run) markUnseenGone() error {
+	var missing []*storage.FileState
 	for id, f := range r.in.reg.byIdent {
 		if !r.seen[id] {
-			r.in.opts.Logger.Info("file gone", "path", f.Path, "file", f.ID)
-			r.dirty[f.ID] = r.in.reg.markGone(f)
+			missing = append(missing, f)
 		}
 	}
+	if len(missing) == 0 {
+		return nil
+	}
+	present, err := r.in.present()
+	if err != nil {
+		return err
+	}
+	for _, f := range missing {
+		if present[identOfState(f)] {
+			r.in.opts.Logger.Info("file moved while scanning: kept", "path", f.Path, "file", f.ID)
+			continue
+		}
+		r.in.opts.Logger.Info("file gone", "path", f.Path, "file", f.ID)
+		r.dirty[f.ID] = r.in.reg.markGone(f)
+	}
+	return nil
+}
+
+// present lists the folders again and returns the identities of the files found.
+func (in *Ingester) present() (map[ident]bool, error) {
+	cands, err := in.walk()
+	if err != nil {
+		return nil, err
+	}
+	ids := make(map[ident]bool, len(cands))
+	for _, c := range cands {
+		fi, err := os.Lstat(in.abs(c.rel))
+		if err != nil {
+			continue // removed or renamed since: what the first listing had, or nothing
+		}
+		if id, err := identOf(fi); err == nil {
+			ids[id] = true
+		}
+	}
+	return ids, nil
 }
 
 // file reads what is new in one candidate.
