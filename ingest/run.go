@@ -168,24 +168,36 @@ func (r *run) markUnseenGone() error {
 	return nil
 }
 
-// present lists the folders again and returns the identities of the files found.
+// present lists the folders again and returns the identities of the files found. A listed file
+// that vanished before its stat may have been renamed again: the folders are then listed once
+// more (a few times at most), and the identities of all listings count.
 func (in *Ingester) present() (map[ident]bool, error) {
-	cands, err := in.walk()
-	if err != nil {
-		return nil, err
-	}
-	ids := make(map[ident]bool, len(cands))
-	for _, c := range cands {
-		fi, err := os.Lstat(in.abs(c.rel))
+	ids := map[ident]bool{}
+	for range presentTries {
+		cands, err := in.walk()
 		if err != nil {
-			continue // removed or renamed since: what the first listing had, or nothing
+			return nil, err
 		}
-		if id, err := identOf(fi); err == nil {
-			ids[id] = true
+		vanished := false
+		for _, c := range cands {
+			fi, err := os.Lstat(in.abs(c.rel))
+			if err != nil {
+				vanished = true
+				continue
+			}
+			if id, err := identOf(fi); err == nil {
+				ids[id] = true
+			}
+		}
+		if !vanished {
+			break
 		}
 	}
 	return ids, nil
 }
+
+// presentTries bounds the listings of present.
+const presentTries = 3
 
 // file reads what is new in one candidate.
 func (r *run) file(c candidate) error {
