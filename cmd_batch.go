@@ -13,6 +13,7 @@ import (
 
 	"github.com/envsched/envsched/batcher"
 	"github.com/envsched/envsched/catalog"
+	"github.com/envsched/envsched/graph"
 	"github.com/envsched/envsched/ingest"
 	"github.com/envsched/envsched/propagate"
 	"github.com/envsched/envsched/schedule"
@@ -137,7 +138,11 @@ func batchAction(c *cli.Context) error {
 // ingestNew reads what is new in DIR, as the daemon does before it answers, and says what on
 // standard error.
 func ingestNew(c *cli.Context, db *storage.DB, dir string, log *slog.Logger) error {
-	in, err := ingest.New(db, dir, ingest.Options{Logger: log, ReadCatalogFile: catalog.ReadFile})
+	edges, err := schedule.NewEdgeKeeper(db, graph.Options{})
+	if err != nil {
+		return err
+	}
+	in, err := ingest.New(db, dir, ingest.Options{Logger: log, ReadCatalogFile: catalog.ReadFile, OnTasks: edges.OnTasks})
 	if err != nil {
 		return err
 	}

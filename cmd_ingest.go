@@ -13,7 +13,9 @@ import (
 	"golang.org/x/term"
 
 	"github.com/envsched/envsched/catalog"
+	"github.com/envsched/envsched/graph"
 	"github.com/envsched/envsched/ingest"
+	"github.com/envsched/envsched/schedule"
 	"github.com/envsched/envsched/storage"
 )
 
@@ -86,7 +88,11 @@ func ingestAction(c *cli.Context) error {
 	}
 	defer db.Close()
 	bar := newIngestBar(os.Stderr)
-	in, err := ingest.New(db, dir, ingest.Options{Logger: log, Progress: bar.update, ReadCatalogFile: catalog.ReadFile})
+	edges, err := schedule.NewEdgeKeeper(db, graph.Options{})
+	if err != nil {
+		return err
+	}
+	in, err := ingest.New(db, dir, ingest.Options{Logger: log, Progress: bar.update, ReadCatalogFile: catalog.ReadFile, OnTasks: edges.OnTasks})
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 
 	"github.com/envsched/envsched/catalog"
+	"github.com/envsched/envsched/graph"
 	"github.com/envsched/envsched/ingest"
 	"github.com/envsched/envsched/schedule"
 	"github.com/envsched/envsched/storage"
@@ -19,9 +20,14 @@ func defaultParts(cfg Config) parts {
 }
 
 // newIngester is package ingest's Ingester over the exchange directory.
+// Each commit that adds tasks also stores the graph edges they change (schedule.EdgeKeeper).
 func newIngester(db *storage.DB, dir string, logger *slog.Logger, beforeCommit func()) (Ingester, error) {
+	edges, err := schedule.NewEdgeKeeper(db, graph.Options{})
+	if err != nil {
+		return nil, err
+	}
 	return ingest.New(db, dir, ingest.Options{Logger: logger, ReadCatalogFile: catalog.ReadFile,
-		BeforeCommit: beforeCommit})
+		BeforeCommit: beforeCommit, OnTasks: edges.OnTasks})
 }
 
 // newScheduler is package schedule's Scheduler with the configured defaults and parameters. The
