@@ -97,7 +97,9 @@ func TestBurstOfSmallFiles(t *testing.T) {
 		}
 		must(t, os.WriteFile(p, []byte(rolloutLine(ids[i], i)), 0o644))
 	}
-	waitStatus(t, d, "10,000 rollouts counted", func(s status) bool { return s.Rollouts == n })
+	if st := waitStatusOr(t, d, func(s status) bool { return s.Rollouts == n }); st.Rollouts != n {
+		t.Fatalf("timed out waiting for 10,000 rollouts counted: status says %d\nstderr:\n%s", st.Rollouts, tail(d.stderr.String(), 6000))
+	}
 	writeRequest(t, dir, "after-burst", `{}`)
 	if got := rolloutsSeen(t, waitBatch(t, d, "after-burst")); got != n {
 		t.Errorf("rollouts_seen %d; want %d", got, n)
@@ -347,4 +349,24 @@ func TestRenamesDuringScans(t *testing.T) {
 	if checkExactlyOnce(t, dir, ids); t.Failed() {
 		t.Logf("daemon log (file events):\n%s", fileEvents(d.stderr.String(), 40))
 	}
+}
+
+// waitStatusOr waits like waitStatus but returns the last status read when the time is up, so
+// that the caller can say what the daemon had counted.
+func waitStatusOr(t *testing.T, d *daemon, cond func(status) bool) status {
+	t.Helper()
+	var st status
+	deadline := time.Now().Add(90 * time.Second)
+	for time.Now().Before(deadline) {
+		if d.exited() {
+			t.Fatalf("envsched exited (%d)\nstderr:\n%s", d.state.ExitCode(), tail(d.stderr.String(), 4000))
+		}
+		if s, err := readStatus(d.dir); err == nil && s.PID == d.cmd.Process.Pid {
+			if st = s; cond(st) {
+				return st
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return st
 }

@@ -39,35 +39,32 @@ func ignored(path string) bool {
 	return strings.HasPrefix(base, ".") || strings.HasSuffix(base, ".tmp")
 }
 
-// scan takes the first listing; onDir is called for every folder.
+// scan takes the first listing; onDir is called for every folder, as the walk reaches it and
+// before its entries are read, so that a file created in it during the walk is either listed or
+// seen by the watch.
 func (t *tree) scan(roots []string, onDir func(string)) error {
-	files, err := t.list(roots)
+	files, err := t.list(roots, onDir)
 	if err != nil {
 		return err
-	}
-	for p, st := range files {
-		if st.dir {
-			onDir(p)
-		}
 	}
 	t.files = files
 	return nil
 }
 
 // rescan lists the roots again and returns the paths that appeared, changed or went away.
-// onDir is called for every folder that was not there before.
+// onDir is called for every folder that was not there before, before its entries are read.
 func (t *tree) rescan(roots []string, onDir func(string)) ([]string, error) {
-	files, err := t.list(roots)
+	files, err := t.list(roots, func(p string) {
+		if _, ok := t.files[p]; !ok {
+			onDir(p)
+		}
+	})
 	if err != nil {
 		return nil, err
 	}
 	var changed []string
 	for p, st := range files {
-		old, ok := t.files[p]
-		if !ok && st.dir {
-			onDir(p)
-		}
-		if !ok || old != st {
+		if old, ok := t.files[p]; !ok || old != st {
 			changed = append(changed, p)
 		}
 	}
@@ -81,21 +78,22 @@ func (t *tree) rescan(roots []string, onDir func(string)) ([]string, error) {
 }
 
 // addDir handles a path that was just created: when it is a folder, onDir is called for it and
-// every folder below, and the files below are returned (they may predate the watch).
+// every folder below, and the files below are returned (they may predate the watch). Each
+// folder is watched before its entries are read: a file created after the read is seen by the
+// watch, one created before it is listed (a burst into a new folder loses nothing between the
+// two).
 func (t *tree) addDir(path string, onDir func(string)) []string {
 	fi, err := os.Lstat(path)
 	if err != nil || !fi.IsDir() {
 		return nil
 	}
-	files, err := t.list([]string{path})
+	files, err := t.list([]string{path}, onDir)
 	if err != nil {
 		return nil
 	}
 	var out []string
 	for p, st := range files {
-		if st.dir {
-			onDir(p)
-		} else {
+		if !st.dir {
 			out = append(out, p)
 		}
 	}
@@ -103,12 +101,13 @@ func (t *tree) addDir(path string, onDir func(string)) []string {
 }
 
 // list walks the roots without following symbolic links out of the boundary, and never into a
-// linked folder. Paths that vanish during the walk are skipped.
-func (t *tree) list(roots []string) (map[string]fileState, error) {
+// linked folder. Paths that vanish during the walk are skipped. onDir, when not nil, is called
+// for every folder when the walk reaches it, before its entries are read.
+func (t *tree) list(roots []string, onDir func(string)) (map[string]fileState, error) {
 	files := make(map[string]fileState)
 	for _, root := range roots {
 		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			return t.visit(root, p, d, err, files)
+			return t.visit(root, p, d, err, files, onDir)
 		})
 		if err != nil {
 			return nil, err
@@ -117,7 +116,7 @@ func (t *tree) list(roots []string) (map[string]fileState, error) {
 	return files, nil
 }
 
-func (t *tree) visit(root, p string, d fs.DirEntry, err error, files map[string]fileState) error {
+func (t *tree) visit(root, p string, d fs.DirEntry, err error, files map[string]fileState, onDir func(string)) error {
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) && p != root {
 			return nil
@@ -133,6 +132,9 @@ func (t *tree) visit(root, p string, d fs.DirEntry, err error, files map[string]
 	st, ok := t.state(p, d)
 	if ok {
 		files[p] = st
+		if st.dir && onDir != nil {
+			onDir(p)
+		}
 	}
 	return nil
 }

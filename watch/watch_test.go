@@ -3,6 +3,7 @@ package watch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -113,7 +114,13 @@ func (h *harness) waitFor(what string, cond func(seen map[string]int, rescans []
 		case <-h.signal:
 		case <-time.After(10 * time.Millisecond):
 		case <-deadline:
-			h.t.Fatalf("never reported: %s (seen %v)", what, h.seen)
+			h.mu.Lock()
+			seen := fmt.Sprint(h.seen)
+			if len(h.seen) > 20 {
+				seen = fmt.Sprintf("%d paths", len(h.seen))
+			}
+			h.mu.Unlock()
+			h.t.Fatalf("never reported: %s (seen %s)", what, seen)
 		}
 	}
 }
@@ -225,6 +232,27 @@ func TestNewSubfoldersAreWatched(t *testing.T) {
 			later := h.path("rollouts/run1/worker-3/later.jsonl")
 			write(t, later, "x\n")
 			h.waitPaths(later)
+		})
+	}
+}
+
+// A burst of files into folders made during the burst: every file is reported, though the
+// folders are created (and their first files written) before their watches are in place, and
+// the writer goes on while the new folders are being listed.
+func TestBurstIntoNewFolders(t *testing.T) {
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			h := start(t, m.opts)
+			const n, folders = 4000, 40
+			paths := make([]string, n)
+			for i := range n {
+				paths[i] = h.path(fmt.Sprintf("rollouts/burst/d%02d/f%05d.jsonl", i%folders, i))
+				if i < folders {
+					must(t, os.MkdirAll(filepath.Dir(paths[i]), 0o755))
+				}
+				write(t, paths[i], "x\n")
+			}
+			h.waitPaths(paths...)
 		})
 	}
 }
