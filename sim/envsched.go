@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/envsched/envsched/batcher"
 	"github.com/envsched/envsched/graph"
@@ -54,6 +55,8 @@ func envschedVariant(name string) (ablation, bool) {
 		return func(p *EnvschedParams) { p.Select.SimPenalty = 0 }, true
 	case "envsched-nodecay":
 		return func(p *EnvschedParams) { p.Predict.Decay = 1 }, true
+	case "envsched-truth": // the same parameters; the predictions are replaced by the truth
+		return func(*EnvschedParams) {}, true
 	}
 	return nil, false
 }
@@ -70,6 +73,10 @@ type envschedPolicy struct {
 	node   []int        // world task index → graph node
 	task   []int        // graph node → world task index
 	seed   uint64
+	// truth makes the variant envsched-truth: batcher.Select gets the true success
+	// probabilities instead of propagate's predictions. It is a reference that tells apart
+	// what envsched loses by predicting from what it loses by choosing.
+	truth bool
 }
 
 func newEnvsched(name string, change ablation, w *World, cfg Config) (Policy, error) {
@@ -91,7 +98,8 @@ func newEnvsched(name string, change ablation, w *World, cfg Config) (Policy, er
 	}
 	b := graph.NewBuilder(p.Graph)
 	b.Add(w.Catalog())
-	es := &envschedPolicy{name: name, params: p, g: b.Snapshot(), pred: pred, seed: w.Seed}
+	es := &envschedPolicy{name: name, params: p, g: b.Snapshot(), pred: pred, seed: w.Seed,
+		truth: name == "envsched-truth"}
 	if err := es.index(w); err != nil {
 		return nil, fmt.Errorf("policy %s: %w", name, err)
 	}
@@ -128,6 +136,9 @@ func (p *envschedPolicy) Choose(v *View) ([]int, error) {
 	if err != nil {
 		return nil, fmt.Errorf("policy %s: %w", p.name, err)
 	}
+	if p.truth {
+		p.useTruth(preds, v)
+	}
 	req := batcher.Request{Size: v.Size, GroupSize: v.Group, Step: step, Seed: mix(p.seed ^ uint64(step)<<20)}
 	b, err := batcher.Select(p.g, preds, p.tasks, req, p.params.Select)
 	if err != nil {
@@ -140,6 +151,22 @@ func (p *envschedPolicy) Choose(v *View) ([]int, error) {
 		out = append(out, p.task[pk.Node])
 	}
 	return out, nil
+}
+
+// truthCount is the effective count of the Beta posteriors that envsched-truth hands the
+// batcher: large enough that the posterior is the true probability.
+const truthCount = 1000
+
+// useTruth replaces each prediction's posterior by one centred on the true success
+// probability, keeping the evidence counts that the coverage value reads.
+func (p *envschedPolicy) useTruth(preds []propagate.Prediction, v *View) {
+	for i := range preds {
+		q := v.Truth(p.task[i])
+		a, b := truthCount*q, truthCount*(1-q)
+		preds[i] = propagate.Prediction{Alpha: a, Beta: b, Mean: q, Var: propagate.BetaVariance(a, b),
+			SD: math.Sqrt(q * (1 - q) / (truthCount + 1)), Own: preds[i].Own, Borrowed: preds[i].Borrowed}
+		preds[i].PDeg = preds[i].PDegenerate(v.Group)
+	}
 }
 
 // Observe counts every reward of every group with stats.Task.Add, as ingestion does.

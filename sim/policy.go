@@ -5,7 +5,8 @@ import (
 )
 
 // View is what a policy sees when it chooses a batch: the step, the sizes, the catalogue and a
-// random source seeded for this (seed, policy, step). Only the oracle may ask Truth.
+// random source seeded for this (seed, policy, step). Only the references (oracle,
+// envsched-truth) may ask Truth.
 type View struct {
 	Step  int // 1, 2, …
 	Size  int // B, tasks to train on
@@ -15,7 +16,7 @@ type View struct {
 	truth func(t int) float64
 }
 
-// Truth is the true success probability of training task t now; only the oracle uses it.
+// Truth is the true success probability of training task t now; only the references use it.
 func (v *View) Truth(t int) float64 { return v.truth(t) }
 
 // Policy chooses the tasks of each training step and learns from their groups.
@@ -41,7 +42,7 @@ type Oversampler interface {
 // PolicyNames lists every policy Run knows, in table order.
 func PolicyNames() []string {
 	return []string{
-		"envsched", "random", "uniform-env", "dapo", "greso", "mopps", "env-bandit", "oracle",
+		"envsched", "random", "uniform-env", "dapo", "greso", "mopps", "env-bandit", "oracle", "envsched-truth",
 		"envsched-nograph", "envsched-nocross", "envsched-noquota", "envsched-nopenalty", "envsched-nodecay",
 	}
 }
