@@ -4,11 +4,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"slices"
-	"sync"
 
 	"github.com/envsched/envsched/graph"
+	"github.com/envsched/envsched/internal/par"
 	"github.com/envsched/envsched/propagate"
 	"github.com/envsched/envsched/stats"
 )
@@ -224,7 +223,7 @@ type envSum struct {
 // value scores every eligible node and sums the scores per environment.
 func (s *selector) value() {
 	parts := make([][]envSum, (len(s.elig)+valueChunk-1)/valueChunk)
-	parallel(len(parts), func(lo, hi int) {
+	par.Ranges(len(parts), 2, func(lo, hi int) {
 		for c := lo; c < hi; c++ {
 			parts[c] = s.valueChunk(c*valueChunk, min(len(s.elig), (c+1)*valueChunk))
 		}
@@ -258,21 +257,6 @@ func (s *selector) valueChunk(lo, hi int) []envSum {
 		es.n++
 	}
 	return sums
-}
-
-// parallel runs f over [0, n) in as many contiguous parts as there are CPUs.
-func parallel(n int, f func(lo, hi int)) {
-	parts := runtime.GOMAXPROCS(0)
-	if n < 2 || parts < 2 {
-		f(0, n)
-		return
-	}
-	var wg sync.WaitGroup
-	for k := range parts {
-		lo, hi := n*k/parts, n*(k+1)/parts
-		wg.Go(func() { f(lo, hi) })
-	}
-	wg.Wait()
 }
 
 // values are the parts of a node's score.

@@ -3,10 +3,9 @@ package propagate
 import (
 	"fmt"
 	"math"
-	"runtime"
-	"sync"
 
 	"github.com/envsched/envsched/graph"
+	"github.com/envsched/envsched/internal/par"
 	"github.com/envsched/envsched/stats"
 )
 
@@ -87,29 +86,13 @@ func (pr *Predictor) Predict(g *graph.Graph, tasks []stats.Task, round int64) ([
 	return pr.out, nil
 }
 
-// parallel runs f over [0, n) in as many contiguous parts as there are CPUs. Each index's
-// result must depend only on the index, so that the split changes no number.
-func parallel(n int, f func(lo, hi int)) {
-	parts := runtime.GOMAXPROCS(0)
-	if n < 4 || parts < 2 {
-		f(0, n)
-		return
-	}
-	var wg sync.WaitGroup
-	for k := range parts {
-		lo, hi := n*k/parts, n*(k+1)/parts
-		wg.Go(func() { f(lo, hi) })
-	}
-	wg.Wait()
-}
-
-// parallelNodes is parallel for a pass over n nodes: small graphs are not worth a goroutine.
+// parallelNodes is par.Ranges for a pass over n nodes: small graphs are not worth a goroutine.
 func parallelNodes(n int, f func(lo, hi int)) {
 	if n < 1<<15 {
 		f(0, n)
 		return
 	}
-	parallel(n, f)
+	par.Ranges(n, 4, f)
 }
 
 func (pr *Predictor) grow(n, envs int) {
@@ -145,7 +128,7 @@ const chunk = 1 << 14
 func (pr *Predictor) ownEvidence(g *graph.Graph, tasks []stats.Task, round int64) {
 	n := len(tasks)
 	parts := make([][]envSums, (n+chunk-1)/chunk)
-	parallel(len(parts), func(lo, hi int) {
+	par.Ranges(len(parts), 4, func(lo, hi int) {
 		for c := lo; c < hi; c++ {
 			parts[c] = pr.ownChunk(g, tasks, round, c*chunk, min(n, (c+1)*chunk))
 		}
