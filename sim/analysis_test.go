@@ -6,7 +6,10 @@
 //	go test -tags analysis -run Analysis -v ./sim/
 //
 // ANALYSIS_TRUTH=fresh|tried|all hands the batcher the true probabilities of the tasks never
-// rolled out, of those rolled out before, or of all (the decomposition of the gap).
+// rolled out, of those rolled out before, or of all (the decomposition of the gap);
+// ANALYSIS_TRUTH=neigh moves the prediction of each task never rolled out by the weighted mean
+// gap between the true and the predicted logits of its neighbours that were rolled out: the
+// best that borrowing from neighbours could do.
 package sim
 
 import (
@@ -45,6 +48,32 @@ func TestAnalysisPredictionOnPicks(t *testing.T) {
 			preds, err := es.pred.Predict(es.g, es.tasks, int64(step))
 			if err != nil {
 				t.Fatal(err)
+			}
+			if mode == "neigh" {
+				for i := range preds {
+					if es.tasks[i].Rollouts != 0 {
+						continue
+					}
+					// the environment prior's logit plus the weighted mean deviation of the
+					// true logits of the neighbours that were rolled out
+					m := preds[i].Mean
+					var sw, sd float64
+					for _, ed := range es.g.Neighbors(i) {
+						if es.tasks[ed.To].Rollouts == 0 {
+							continue
+						}
+						sw += float64(ed.Weight)
+						sd += float64(ed.Weight) * (logit(l.P(es.task[ed.To])) - logit(preds[ed.To].Mean))
+					}
+					if sw > 0 {
+						m = 1 / (1 + math.Exp(-(logit(m) + sd/(sw+0.5))))
+					}
+					k := preds[i].Alpha + preds[i].Beta
+					a, b := k*m, k*(1-m)
+					preds[i] = propagate.Prediction{Alpha: a, Beta: b, Mean: m, Var: propagate.BetaVariance(a, b),
+						Own: preds[i].Own, Borrowed: preds[i].Borrowed}
+					preds[i].PDeg = preds[i].PDegenerate(cfg.GroupSize)
+				}
 			}
 			for i := range preds {
 				fresh := es.tasks[i].Rollouts == 0
