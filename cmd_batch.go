@@ -138,10 +138,7 @@ func batchAction(c *cli.Context) error {
 // ingestNew reads what is new in DIR, as the daemon does before it answers, and says what on
 // standard error.
 func ingestNew(c *cli.Context, db *storage.DB, dir string, log *slog.Logger) error {
-	edges, err := schedule.NewEdgeKeeper(db, graph.Options{})
-	if err != nil {
-		return err
-	}
+	edges := schedule.NewEdgeKeeper(graph.Options{})
 	in, err := ingest.New(db, dir, ingest.Options{Logger: log, ReadCatalogFile: catalog.ReadFile, OnTasks: edges.OnTasks})
 	if err != nil {
 		return err

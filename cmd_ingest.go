@@ -88,10 +88,7 @@ func ingestAction(c *cli.Context) error {
 	}
 	defer db.Close()
 	bar := newIngestBar(os.Stderr)
-	edges, err := schedule.NewEdgeKeeper(db, graph.Options{})
-	if err != nil {
-		return err
-	}
+	edges := schedule.NewEdgeKeeper(graph.Options{})
 	in, err := ingest.New(db, dir, ingest.Options{Logger: log, Progress: bar.update, ReadCatalogFile: catalog.ReadFile, OnTasks: edges.OnTasks})
 	if err != nil {
 		return err

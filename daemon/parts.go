@@ -22,10 +22,7 @@ func defaultParts(cfg Config) parts {
 // newIngester is package ingest's Ingester over the exchange directory.
 // Each commit that adds tasks also stores the graph edges they change (schedule.EdgeKeeper).
 func newIngester(db *storage.DB, dir string, logger *slog.Logger, beforeCommit func()) (Ingester, error) {
-	edges, err := schedule.NewEdgeKeeper(db, graph.Options{})
-	if err != nil {
-		return nil, err
-	}
+	edges := schedule.NewEdgeKeeper(graph.Options{})
 	return ingest.New(db, dir, ingest.Options{Logger: logger, ReadCatalogFile: catalog.ReadFile,
 		BeforeCommit: beforeCommit, OnTasks: edges.OnTasks})
 }

@@ -41,11 +41,13 @@ type Options struct {
 	// quarantines the whole file; other errors stop the scan. Without it such files are skipped.
 	ReadCatalogFile func(path string) ([]record.Task, error)
 
-	// OnTasks, when set, is called inside each commit with the tasks that commit adds to the
-	// database (catalogue rows new to it, and tasks first seen in rollouts with only Env and
-	// Task), and returns adjacency lists to store in the same transaction (the graph's edges of
+	// OnTasks, when set, is called inside each commit that adds tasks to the database, with a
+	// Reader over that commit's transaction (which sees the added tasks already stored) and the
+	// tasks added (catalogue rows new to it, and tasks first seen in rollouts with only Env and
+	// Task). It returns adjacency lists to store in the same transaction (the graph's edges of
 	// new nodes and of the neighbours that gain them). An error aborts the commit and the scan.
-	OnTasks func(added []record.Task) ([]storage.NodeEdges, error)
+	// It becomes storage.Batch.Adjacency.
+	OnTasks func(r *storage.Reader, added []record.Task) ([]storage.NodeEdges, error)
 
 	// BeforeCommit, when set, is called just before each transaction is committed, in the
 	// goroutine that commits (the daemon's crash-test point between reading and committing).

@@ -2,12 +2,17 @@ package schedule_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/envsched/envsched/graph"
+	"github.com/envsched/envsched/graph/graphtest"
 	"github.com/envsched/envsched/ingest"
+	"github.com/envsched/envsched/record"
 	"github.com/envsched/envsched/schedule"
 	"github.com/envsched/envsched/storage"
 	"github.com/envsched/envsched/storage/storagetest"
@@ -35,10 +40,12 @@ func storedEdges(t *testing.T, db *storage.DB) map[storage.TaskKey]map[storage.T
 
 func ingestWithEdges(t *testing.T, db *storage.DB, dir string) {
 	t.Helper()
-	k, err := schedule.NewEdgeKeeper(db, graph.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ingestWith(t, db, dir, schedule.NewEdgeKeeper(graph.Options{}))
+}
+
+// ingestWith scans dir once with k as the ingester's OnTasks, as a fresh process would.
+func ingestWith(t *testing.T, db *storage.DB, dir string, k *schedule.EdgeKeeper) {
+	t.Helper()
 	in, err := ingest.New(db, dir, ingest.Options{OnTasks: k.OnTasks})
 	if err != nil {
 		t.Fatal(err)
@@ -87,4 +94,202 @@ func TestEdgesStoredWithTheTasksThatMakeThem(t *testing.T) {
 	if cross, ok := got[a1][b9]; !ok || !cross {
 		t.Fatalf("shop/1's stored list not updated with store/9: %v", got[a1])
 	}
+}
+
+// storedLists returns every stored adjacency list, by node.
+func storedLists(t *testing.T, db *storage.DB) map[storage.TaskKey][]storage.Edge {
+	t.Helper()
+	out := map[storage.TaskKey][]storage.Edge{}
+	err := db.View(func(r *storage.Reader) error {
+		return r.Edges(func(ne storage.NodeEdges) error {
+			out[ne.Node] = ne.Edges
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// builderLists returns b's non-empty adjacency lists of tasks, by node, as storage stores them.
+func builderLists(b *graph.Builder, tasks []record.Task) map[storage.TaskKey][]storage.Edge {
+	out := map[storage.TaskKey][]storage.Edge{}
+	for _, tk := range tasks {
+		named := b.Adjacency(graph.NodeKey{Env: tk.Env, Task: tk.Task})
+		if len(named) == 0 {
+			continue
+		}
+		edges := make([]storage.Edge, len(named))
+		for i, e := range named {
+			edges[i] = storage.Edge{Env: e.Env, Task: e.Task, Weight: e.Weight, Sim: e.Sim, Cross: e.Cross}
+		}
+		out[storage.TaskKey{Env: tk.Env, Task: tk.Task}] = edges
+	}
+	return out
+}
+
+// sameLists fails t unless the stored lists are exactly want.
+func sameLists(t *testing.T, got, want map[storage.TaskKey][]storage.Edge) {
+	t.Helper()
+	if len(want) == 0 {
+		t.Fatal("the reference graph has no edges: the test would prove nothing")
+	}
+	for k, w := range want {
+		if !reflect.DeepEqual(got[k], w) {
+			t.Fatalf("stored list of %v:\n%+v\nwant\n%+v", k, got[k], w)
+		}
+	}
+	for k := range got {
+		if _, ok := want[k]; !ok {
+			t.Fatalf("stored list of %v, which the reference graph does not have: %+v", k, got[k])
+		}
+	}
+}
+
+func commitTasks(t *testing.T, db *storage.DB, tasks []record.Task, k *schedule.EdgeKeeper) {
+	t.Helper()
+	b := &storage.Batch{Tasks: tasks}
+	if k != nil {
+		b.Adjacency = k.OnTasks
+	}
+	if _, err := db.Commit(b); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// After a restart, the keeper builds its graph in the first commit that adds tasks; the lists
+// stored then are those of a builder that saw the same tasks (the old tasks, then the new ones).
+func TestLazyFirstCommitStoresTheWholeGraphsLists(t *testing.T) {
+	tasks := graphtest.Catalog(1200, 4, 5)
+	cases := []struct {
+		name  string
+		split int
+		ref   func() *graph.Builder
+	}{
+		{"new tasks trigger a full build: equal to one build of all", 800, func() *graph.Builder {
+			b := graph.NewBuilder(graph.Options{})
+			b.Add(tasks)
+			return b
+		}},
+		{"few new tasks: equal to old tasks then new ones", 1160, func() *graph.Builder {
+			b := graph.NewBuilder(graph.Options{})
+			b.Add(tasks[:1160])
+			b.Add(tasks[1160:])
+			return b
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			db := storagetest.Open(t)
+			commitTasks(t, db, tasks[:tc.split], schedule.NewEdgeKeeper(graph.Options{}))
+			k := schedule.NewEdgeKeeper(graph.Options{}) // a restart
+			if k.Built() {
+				t.Fatal("a new keeper is built before any commit")
+			}
+			commitTasks(t, db, tasks[tc.split:], k)
+			if !k.Built() {
+				t.Fatal("keeper not built by a commit that added tasks")
+			}
+			sameLists(t, storedLists(t, db), builderLists(tc.ref(), tasks))
+		})
+	}
+}
+
+// A process that finds nothing new (no file changed, or only rollouts of known tasks) builds
+// no graph and stores no edges.
+func TestReopenWithNothingNewBuildsNothing(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "catalog", "a.jsonl"), catalogLines(graphtest.Catalog(200, 3, 7)))
+	path := filepath.Join(t.TempDir(), "envsched.db")
+	db := openDB(t, path)
+	ingestWithEdges(t, db, dir)
+	want := storedLists(t, db)
+	if len(want) == 0 {
+		t.Fatal("first ingest stored no edges")
+	}
+	closeDB(t, db)
+
+	db = openDB(t, path)
+	defer closeDB(t, db)
+	k := schedule.NewEdgeKeeper(graph.Options{})
+	ingestWith(t, db, dir, k)
+	if k.Built() {
+		t.Fatal("a scan with nothing new built the graph")
+	}
+	writeFile(t, filepath.Join(dir, "rollouts", "r.jsonl"),
+		`{"env":"env-000","task":"t0000000","reward":1,"rollout_id":"r1"}`+"\n")
+	ingestWith(t, db, dir, k)
+	if k.Built() {
+		t.Fatal("a scan with rollouts of known tasks only built the graph")
+	}
+	if c, err := db.Counters(); err != nil || c.Rollouts != 1 {
+		t.Fatalf("rollout not ingested: %+v %v", c, err)
+	}
+	if got := storedLists(t, db); !reflect.DeepEqual(got, want) {
+		t.Fatal("stored edges changed by scans that added no task")
+	}
+}
+
+// A database with tasks but no stored edges (from before edges were kept) gets every list at
+// the first commit that adds tasks, and not before.
+func TestMigrationAtFirstCommitThatAddsTasks(t *testing.T) {
+	tasks := graphtest.Catalog(400, 4, 9)
+	db := storagetest.Open(t)
+	commitTasks(t, db, tasks[:390], nil)
+	k := schedule.NewEdgeKeeper(graph.Options{})
+	commitTasks(t, db, tasks[:5], k) // known tasks only: nothing added
+	if k.Built() || len(storedLists(t, db)) != 0 {
+		t.Fatal("a commit that added no task built the graph or stored edges")
+	}
+	commitTasks(t, db, tasks[390:], k)
+	ref := graph.NewBuilder(graph.Options{})
+	ref.Add(tasks[:390])
+	changed := ref.Add(tasks[390:])
+	want := builderLists(ref, tasks)
+	if len(changed) >= len(want) {
+		t.Fatalf("the new tasks change %d of %d lists: the test would not tell migration from an update", len(changed), len(want))
+	}
+	sameLists(t, storedLists(t, db), want)
+}
+
+func openDB(t *testing.T, path string) *storage.DB {
+	t.Helper()
+	db, err := storage.Open(path, storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+func closeDB(t *testing.T, db *storage.DB) {
+	t.Helper()
+	storagetest.MustCheck(t, db, "")
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func writeFile(t *testing.T, path, body string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// catalogLines renders tasks as catalogue JSON lines.
+func catalogLines(tasks []record.Task) string {
+	var sb strings.Builder
+	for _, tk := range tasks {
+		line, err := json.Marshal(map[string]any{"env": tk.Env, "task_id": tk.Task, "text": tk.Text, "tools": tk.Tools, "tags": tk.Tags})
+		if err != nil {
+			panic(err)
+		}
+		sb.Write(line)
+		sb.WriteByte('\n')
+	}
+	return sb.String()
 }

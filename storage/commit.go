@@ -521,11 +521,13 @@ func (c *committer) putEdges(lists []NodeEdges) error {
 	return nil
 }
 
-func (c *committer) adjacency(fn func([]record.Task) ([]NodeEdges, error)) error {
+// adjacency calls fn with a Reader over the write transaction. The Reader has no log cache:
+// the cache is keyed by transaction ID, and this transaction's ID is reused if it aborts.
+func (c *committer) adjacency(fn func(*Reader, []record.Task) ([]NodeEdges, error)) error {
 	if fn == nil || len(c.added) == 0 {
 		return nil
 	}
-	lists, err := fn(c.added)
+	lists, err := fn(&Reader{tx: c.tx, cfg: c.cfg}, c.added)
 	if err != nil {
 		return fmt.Errorf("adjacency of new tasks: %w", err)
 	}

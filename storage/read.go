@@ -13,7 +13,8 @@ import (
 )
 
 // Reader reads one consistent snapshot of the database. It is valid only inside the function
-// given to View; everything it returns is a copy and stays valid after.
+// given to View (or, over a commit's own transaction, during a call of Batch.Adjacency);
+// everything it returns is a copy and stays valid after.
 type Reader struct {
 	tx  *bolt.Tx
 	cfg Config

@@ -91,11 +91,13 @@ type Batch struct {
 	Quarantine []QuarantineEntry // Seq is assigned by Commit
 	Edges      []NodeEdges       // adjacency lists to replace
 
-	// Adjacency, when set, is called inside the transaction with the tasks this batch adds
-	// (catalogue rows new to the database, and tasks first seen in its rollouts, which carry
-	// only Env and Task). The lists it returns are stored in the same transaction, after
-	// Edges. An error aborts the whole commit.
-	Adjacency func(added []record.Task) ([]NodeEdges, error)
+	// Adjacency, when set, is called inside the transaction, when this batch adds tasks, with
+	// those tasks (catalogue rows new to the database, and tasks first seen in its rollouts,
+	// which carry only Env and Task) and a Reader over the transaction. The Reader sees the
+	// batch's own writes: its tasks (added and updated), rollouts, statistics and Edges are
+	// already stored; it is valid only during the call. The lists Adjacency returns are stored
+	// in the same transaction, after Edges. An error aborts the whole commit.
+	Adjacency func(r *Reader, added []record.Task) ([]NodeEdges, error)
 }
 
 // Empty reports whether b changes nothing.
