@@ -2,6 +2,7 @@ package propagate
 
 import (
 	"cmp"
+	"maps"
 
 	"github.com/envsched/envsched/graph"
 	"github.com/envsched/envsched/stats"
@@ -31,6 +32,32 @@ func newDrift() drift { return drift{offset: map[string]float64{}} }
 
 // Offset returns the current logit offset of environment env (0 when none was measured).
 func (pr *Predictor) Offset(env string) float64 { return pr.drift.offset[env] }
+
+// Offsets returns a copy of the logit offsets by environment name, so that a caller can keep
+// them across processes (see SetOffsets). It is empty before any drift was measured or set.
+func (pr *Predictor) Offsets() map[string]float64 { return maps.Clone(pr.drift.offset) }
+
+// SetOffsets replaces the logit offsets by environment name with offsets, typically those
+// that Offsets returned in an earlier process. Values are clamped to ±DriftMax; NaN and
+// infinite values are ignored. A Predictor whose DriftRate is 0 corrects no drift and keeps no
+// offsets: SetOffsets then clears them.
+//
+// Only the offsets are restored, not the baseline that the next call measures drift against
+// (the previous call's statistics and predictions per node): a Predictor that has not
+// predicted yet measures nothing in its first call and applies the set offsets as they are;
+// later calls measure and update them as usual. A Predictor that has predicted keeps its
+// baseline.
+func (pr *Predictor) SetOffsets(offsets map[string]float64) {
+	clear(pr.drift.offset)
+	if pr.p.DriftRate == 0 {
+		return
+	}
+	for env, off := range offsets {
+		if finite(off) {
+			pr.drift.offset[env] = min(max(off, -pr.p.DriftMax), pr.p.DriftMax)
+		}
+	}
+}
 
 // measure updates the offsets from the rollouts that arrived since the previous call.
 func (d *drift) measure(g *graph.Graph, tasks []stats.Task, p Params) {
