@@ -124,7 +124,7 @@ func TestScrapeFollowsTheDatabase(t *testing.T) {
 			t.Errorf("after ingest: %s = %v, want %v", k, s[k], v)
 		}
 	}
-	if err := db.StoreAnswer("step-1", 1, []byte(`{"id": "step-1"}`), nil); err != nil {
+	if err := db.StoreAnswer("step-1", 1, []byte(`{"id": "step-1"}`), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	m.ObserveRequest(30 * time.Millisecond)

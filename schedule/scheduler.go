@@ -83,7 +83,8 @@ type Scheduler struct {
 	sel  batcher.Selector
 }
 
-// New returns a Scheduler over db.
+// New returns a Scheduler over db. Its Predictor starts from the drift offsets stored with
+// the last answer, so that a restart (or a new process per request) keeps the drift correction.
 func New(db *storage.DB, opts Options) (*Scheduler, error) {
 	opts, err := opts.withDefaults(db.Config().Decay)
 	if err != nil {
@@ -93,12 +94,40 @@ func New(db *storage.DB, opts Options) (*Scheduler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("scheduler options: %w", err)
 	}
-	return &Scheduler{db: db, opts: opts, load: loader{db: db, build: opts.BuildGraph}, pred: pred}, nil
+	s := &Scheduler{db: db, opts: opts, load: loader{db: db, build: opts.BuildGraph}, pred: pred}
+	if err := s.restore(); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
-// Answer answers request id with body: the stored answer when id was answered before;
-// otherwise it chooses a batch, stores it (storage.StoreAnswer: durable before this returns)
-// and returns its bytes. A request that cannot be served returns a *RequestError (its
+// savedState is what a Scheduler stores with each answer (storage's predictor state) and
+// restores when it starts: the Predictor's drift offsets by environment name. The Predictor's
+// baseline of the previous call is not kept, so the first answer after a restart measures no
+// drift; it applies the restored offsets as they are.
+type savedState struct {
+	DriftOffsets map[string]float64 `json:"drift_offsets"`
+}
+
+// restore gives the Predictor the drift offsets stored with the last answer. A state that
+// does not decode is logged and left: answering does not need it.
+func (s *Scheduler) restore() error {
+	data, err := s.db.PredictorState()
+	if err != nil || data == nil {
+		return err
+	}
+	var st savedState
+	if err := json.Unmarshal(data, &st); err != nil {
+		s.opts.Logger.Warn("stored predictor state is unreadable; starting without drift offsets", "err", err)
+		return nil
+	}
+	s.pred.SetOffsets(st.DriftOffsets)
+	return nil
+}
+
+// Answer answers request id with body: the stored answer when id was answered before (which
+// changes nothing); otherwise it chooses a batch, stores it with the Predictor's drift offsets
+// (storage.StoreAnswer: durable together before this returns) and returns its bytes. A request that cannot be served returns a *RequestError (its
 // BadRequest method says so) and changes nothing.
 func (s *Scheduler) Answer(id string, body []byte) ([]byte, error) {
 	if !ValidID(id) {
@@ -124,7 +153,11 @@ func (s *Scheduler) Answer(id string, body []byte) ([]byte, error) {
 		return nil, fmt.Errorf("encode answer %s: %w", id, err)
 	}
 	data = append(data, '\n')
-	if err := s.db.StoreAnswer(id, ans.Step, data, chosen); err != nil {
+	state, err := json.Marshal(savedState{DriftOffsets: s.pred.Offsets()})
+	if err != nil {
+		return nil, fmt.Errorf("encode predictor state of %s: %w", id, err)
+	}
+	if err := s.db.StoreAnswer(id, ans.Step, data, chosen, state); err != nil {
 		return nil, err
 	}
 	s.opts.Logger.Info("answered", "id", id, "step", ans.Step, "size", ans.Size, "envs", len(ans.Envs))

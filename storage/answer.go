@@ -12,7 +12,11 @@ import (
 // LastChosen step are updated. A chosen task that is not stored is an error wrapping
 // ErrNotFound, and nothing is stored. Storing an id that is already stored is an error: an
 // answer never changes.
-func (db *DB) StoreAnswer(id string, step int64, answer []byte, chosen []TaskKey) error {
+//
+// state, when not nil, replaces the predictor state in the same transaction (see
+// Reader.PredictorState): what the scheduler knew when it answered is durable exactly when the
+// answer is. A nil state leaves the stored one as it is.
+func (db *DB) StoreAnswer(id string, step int64, answer []byte, chosen []TaskKey, state []byte) error {
 	db.writeMu.Lock()
 	defer db.writeMu.Unlock()
 	var logged logWrite
@@ -29,6 +33,9 @@ func (db *DB) StoreAnswer(id string, step int64, answer []byte, chosen []TaskKey
 		}
 		var err error
 		if logged, err = markChosen(tx, &db.tasks, step, chosen); err != nil {
+			return err
+		}
+		if err := putPredictorState(tx, state); err != nil {
 			return err
 		}
 		return bumpRequests(tx, id, step)
@@ -74,4 +81,18 @@ func bumpRequests(tx *bolt.Tx, id string, step int64) error {
 		c.Round = step
 	}
 	return writeCounters(tx, c)
+}
+
+// metaPredictorState is the key of the predictor state in the meta bucket. It is absent from
+// databases that never stored one (older ones included), so it needs no migration.
+var metaPredictorState = []byte("predictor_state")
+
+func putPredictorState(tx *bolt.Tx, state []byte) error {
+	if state == nil {
+		return nil
+	}
+	if err := tx.Bucket(bucketMeta).Put(metaPredictorState, state); err != nil {
+		return fmt.Errorf("put predictor state: %w", err)
+	}
+	return nil
 }

@@ -345,6 +345,13 @@ func (r *Reader) Answer(id string) ([]byte, error) {
 	return bytes.Clone(v), nil
 }
 
+// PredictorState returns a copy of the predictor state stored by the last StoreAnswer that
+// was given one, or nil when none was. Storage does not read it: the scheduler encodes it (its
+// per-environment drift offsets).
+func (r *Reader) PredictorState() []byte {
+	return bytes.Clone(r.tx.Bucket(bucketMeta).Get(metaPredictorState))
+}
+
 func nested(tx *bolt.Tx, top []byte, env, task string) *bolt.Bucket {
 	eb := tx.Bucket(top).Bucket([]byte(env))
 	if eb == nil {
@@ -377,6 +384,13 @@ func (db *DB) Files() (f []FileState, err error) {
 func (db *DB) Answer(id string) (a []byte, err error) {
 	err = db.View(func(r *Reader) error { a, err = r.Answer(id); return err })
 	return a, err
+}
+
+// PredictorState returns the stored predictor state (see Reader.PredictorState), nil when
+// none is stored.
+func (db *DB) PredictorState() (state []byte, err error) {
+	err = db.View(func(r *Reader) error { state = r.PredictorState(); return nil })
+	return state, err
 }
 
 // Counter names in the counters bucket.

@@ -123,7 +123,7 @@ func TestReopenKeepsEverything(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "x.db")
 	db := openAt(t, path, storage.Options{Reward: &storage.Range{Min: -1, Max: 1}, Decay: 0.8})
 	commit(t, db, &storage.Batch{Rollouts: []storage.Rollout{rollout("e", "t", 0, 1, "", "id")}})
-	if err := db.StoreAnswer("req-1", 4, []byte(`{"id":"req-1"}`), []storage.TaskKey{{Env: "e", Task: "t"}}); err != nil {
+	if err := db.StoreAnswer("req-1", 4, []byte(`{"id":"req-1"}`), []storage.TaskKey{{Env: "e", Task: "t"}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Close(); err != nil {
@@ -184,17 +184,17 @@ func TestOpenRefusals(t *testing.T) {
 func TestStoreAnswerIsAllOrNothing(t *testing.T) {
 	db := storagetest.Open(t)
 	commit(t, db, &storage.Batch{Tasks: []record.Task{{Env: "e", Task: "t"}}})
-	err := db.StoreAnswer("r", 1, []byte("x"), []storage.TaskKey{{Env: "e", Task: "t"}, {Env: "e", Task: "missing"}})
+	err := db.StoreAnswer("r", 1, []byte("x"), []storage.TaskKey{{Env: "e", Task: "t"}, {Env: "e", Task: "missing"}}, nil)
 	if !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("answer choosing an unknown task: %v", err)
 	}
 	if _, err := db.Answer("r"); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("the failed answer was stored: %v", err)
 	}
-	if err := db.StoreAnswer("r", 1, []byte("x"), []storage.TaskKey{{Env: "e", Task: "t"}, {Env: "e", Task: "t"}}); err != nil {
+	if err := db.StoreAnswer("r", 1, []byte("x"), []storage.TaskKey{{Env: "e", Task: "t"}, {Env: "e", Task: "t"}}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.StoreAnswer("r", 2, []byte("y"), nil); err == nil {
+	if err := db.StoreAnswer("r", 2, []byte("y"), nil, nil); err == nil {
 		t.Error("an answer was stored twice under one id")
 	}
 	var ti storage.TaskInfo

@@ -98,7 +98,7 @@ func (g *gen) step(db *storage.DB, step int64) error {
 	if err != nil {
 		return err
 	}
-	if err := db.StoreAnswer(id, step, answer, chosen); err != nil {
+	if err := db.StoreAnswer(id, step, answer, chosen, nil); err != nil {
 		return err
 	}
 	g.run.Answers++

@@ -1,0 +1,163 @@
+package schedule
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/envsched/envsched/record"
+	"github.com/envsched/envsched/storage"
+	"github.com/envsched/envsched/storage/storagetest"
+)
+
+func openFile(t *testing.T, path string) *storage.DB {
+	t.Helper()
+	db, err := storage.Open(path, storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+// rollChosen commits a group of 8 rollouts at the answer's step for each chosen task: all
+// successes in env-0 and all failures in env-1, far from what was predicted, so that drift is
+// measured in both environments.
+func rollChosen(t *testing.T, a Answer, dbs ...*storage.DB) {
+	t.Helper()
+	for _, db := range dbs {
+		var b storage.Batch
+		for _, task := range a.Tasks {
+			r := 0.0
+			if task.Env == "env-0" {
+				r = 1
+			}
+			for range 8 {
+				b.Rollouts = append(b.Rollouts, storage.Rollout{Rollout: record.Rollout{Env: task.Env, Task: task.TaskID,
+					Reward: r, Step: a.Step, HasStep: true}})
+			}
+		}
+		if _, err := db.Commit(&b); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func storedOffsets(t *testing.T, db *storage.DB) map[string]float64 {
+	t.Helper()
+	data, err := db.PredictorState()
+	if err != nil || data == nil {
+		t.Fatalf("stored predictor state %q, %v", data, err)
+	}
+	var st savedState
+	if err := json.Unmarshal(data, &st); err != nil {
+		t.Fatal(err)
+	}
+	return st.DriftOffsets
+}
+
+// TestDriftOffsetsSurviveARestart answers r1..r5 over two databases in the same state: one
+// scheduler never restarts (A), the other's database is closed and reopened with a new
+// scheduler after r5 (B). The restarted scheduler must start from the offsets A has, and
+// answer r6 exactly as A does.
+func TestDriftOffsetsSurviveARestart(t *testing.T) {
+	dir := t.TempDir()
+	dbA, dbB := openFile(t, filepath.Join(dir, "a.db")), openFile(t, filepath.Join(dir, "b.db"))
+	defer dbA.Close()
+	fill(t, dbA, 2, 30)
+	fill(t, dbB, 2, 30)
+	sA, sB := newScheduler(t, dbA, Options{}), newScheduler(t, dbB, Options{})
+	body := []byte(`{"size": 12}`)
+	for i := 1; i <= 5; i++ {
+		id := fmt.Sprintf("r%d", i)
+		a, b := must(sA.Answer(id, body)), must(sB.Answer(id, body))
+		if !bytes.Equal(a, b) {
+			t.Fatalf("%s: the two databases are not in the same state:\n%s\n%s", id, a, b)
+		}
+		if i < 5 { // nothing arrives after r5, so that A's next call measures nothing either
+			rollChosen(t, decode(t, a), dbA, dbB)
+		}
+	}
+	want := sA.pred.Offsets()
+	if want["env-0"] <= 0 || want["env-1"] >= 0 {
+		t.Fatalf("offsets %v: want env-0 > 0 and env-1 < 0, else this test proves nothing", want)
+	}
+	if got := storedOffsets(t, dbB); !maps.Equal(got, want) {
+		t.Errorf("stored offsets %v, want %v", got, want)
+	}
+	if err := dbB.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	dbB = openFile(t, filepath.Join(dir, "b.db"))
+	defer dbB.Close()
+	sB = newScheduler(t, dbB, Options{})
+	if got := sB.pred.Offsets(); !maps.Equal(got, want) {
+		t.Fatalf("offsets after the restart %v, want %v (the uninterrupted scheduler's)", got, want)
+	}
+	if _, err := sB.Answer("r3", body); err != nil {
+		t.Fatal(err)
+	}
+	if got := storedOffsets(t, dbB); !maps.Equal(got, want) {
+		t.Errorf("serving r3 again changed the stored offsets: %v, want %v", got, want)
+	}
+	noDrift := snapshotScheduler(t, dbB, filepath.Join(dir, "c.db"))
+	defer noDrift.db.Close()
+
+	a6, b6 := must(sA.Answer("r6", body)), must(sB.Answer("r6", body))
+	if !bytes.Equal(a6, b6) {
+		t.Errorf("r6 after a restart differs from r6 without one:\n%s\n%s", b6, a6)
+	}
+	if got := storedOffsets(t, dbB); !maps.Equal(got, sA.pred.Offsets()) {
+		t.Errorf("offsets stored with r6 %v, want %v", got, sA.pred.Offsets())
+	}
+	assertMeansDiffer(t, decode(t, b6), decode(t, must(noDrift.Answer("r6", body))))
+	storagetest.MustCheck(t, dbA, "")
+	storagetest.MustCheck(t, dbB, "")
+}
+
+// snapshotScheduler copies db to path and returns a scheduler over the copy whose offsets are
+// cleared: what r6 would be without the stored offsets.
+func snapshotScheduler(t *testing.T, db *storage.DB, path string) *Scheduler {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.WriteSnapshot(f); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s := newScheduler(t, openFile(t, path), Options{})
+	s.pred.SetOffsets(nil)
+	return s
+}
+
+// assertMeansDiffer checks that the tasks both answers chose have other predicted means, so
+// that the restored offsets are shown to be used.
+func assertMeansDiffer(t *testing.T, with, without Answer) {
+	t.Helper()
+	means := map[string]float64{}
+	for _, task := range without.Tasks {
+		means[task.Env+"/"+task.TaskID] = task.PredictedMean
+	}
+	common := 0
+	for _, task := range with.Tasks {
+		m, ok := means[task.Env+"/"+task.TaskID]
+		if !ok {
+			continue
+		}
+		common++
+		if m == task.PredictedMean {
+			t.Errorf("%s/%s: predicted mean %g with and without the restored offsets", task.Env, task.TaskID, m)
+		}
+	}
+	if common == 0 {
+		t.Error("the answers with and without the restored offsets share no task to compare")
+	}
+}
