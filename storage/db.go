@@ -27,7 +27,7 @@ const DefaultTimeout = time.Second
 // environment; rollouts, groups and id_hashes are written in arrival order, so that a commit
 // appends to them instead of rewriting a page per task.
 var (
-	bucketMeta       = []byte("meta")       // schema, created, reward_min, reward_max, decay
+	bucketMeta       = []byte("meta")       // schema, created, reward_min, reward_max, decay, predictor_state
 	bucketEnvs       = []byte("envs")       // env -> stats.Env
 	bucketTasks      = []byte("tasks")      // env -> task -> task record (seq, flags, stats.Task), as of the last checkpoint
 	bucketTaskLog    = []byte("task_log")   // commit seq -> task records changed since the last checkpoint

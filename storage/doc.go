@@ -25,7 +25,7 @@
 // changes; keying rollouts by task made ingestion I/O-bound at ~30k rollouts/s). Each rollout
 // names its task by the task's seq; task_seqs maps seqs back to (env, task).
 //
-//	meta         schema, created, reward_min, reward_max, decay
+//	meta         schema, created, reward_min, reward_max, decay; predictor_state (drift offsets, with each answer)
 //	counters     rollouts, quarantined, duplicates, clipped, requests_answered, last_request, round
 //	envs         env -> stats.Env
 //	tasks        env -> task -> seq, flags, stats.Task (fixed 113 bytes), as of the last checkpoint
