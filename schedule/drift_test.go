@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/envsched/envsched/propagate"
 	"maps"
 	"os"
 	"path/filepath"
@@ -159,5 +160,30 @@ func assertMeansDiffer(t *testing.T, with, without Answer) {
 	}
 	if common == 0 {
 		t.Error("the answers with and without the restored offsets share no task to compare")
+	}
+}
+
+// TestDriftRateZeroKeepsStoredOffsets answers with drift correction off (an ablation, or
+// `envsched batch --drift-rate 0`) after the offsets were measured: the stored offsets must
+// stay for the next scheduler with drift on.
+func TestDriftRateZeroKeepsStoredOffsets(t *testing.T) {
+	db := openFile(t, filepath.Join(t.TempDir(), "a.db"))
+	defer db.Close()
+	fill(t, db, 2, 30)
+	s := newScheduler(t, db, Options{})
+	body := []byte(`{"size": 12}`)
+	for _, id := range []string{"r1", "r2", "r3", "r4"} {
+		rollChosen(t, decode(t, must(s.Answer(id, body))), db)
+	}
+	must(s.Answer("r5", body))
+	before := storedOffsets(t, db)
+	if len(before) == 0 {
+		t.Fatal("no offsets measured: this test proves nothing")
+	}
+	off := propagate.DefaultParams()
+	off.DriftRate = 0
+	must(newScheduler(t, db, Options{Predict: &off}).Answer("ablation-1", body))
+	if got := storedOffsets(t, db); !maps.Equal(got, before) {
+		t.Errorf("an answer with drift off changed the stored offsets from %v to %v", before, got)
 	}
 }

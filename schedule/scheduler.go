@@ -153,9 +153,13 @@ func (s *Scheduler) Answer(id string, body []byte) ([]byte, error) {
 		return nil, fmt.Errorf("encode answer %s: %w", id, err)
 	}
 	data = append(data, '\n')
-	state, err := json.Marshal(savedState{DriftOffsets: s.pred.Offsets()})
-	if err != nil {
-		return nil, fmt.Errorf("encode predictor state of %s: %w", id, err)
+	var state []byte // nil leaves the stored state as it is
+	if s.pred.Params().DriftRate > 0 {
+		// A scheduler with drift correction off (an ablation) has no offsets: storing its
+		// empty set would erase what the daemon measured.
+		if state, err = json.Marshal(savedState{DriftOffsets: s.pred.Offsets()}); err != nil {
+			return nil, fmt.Errorf("encode predictor state of %s: %w", id, err)
+		}
 	}
 	if err := s.db.StoreAnswer(id, ans.Step, data, chosen, state); err != nil {
 		return nil, err
