@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -30,7 +31,7 @@ func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
 
 func newApp() *cli.App {
-	return &cli.App{
+	app := &cli.App{
 		Name:    "envsched",
 		Usage:   "choose which (environment, task) pairs an agent-RL trainer rolls out next",
 		Version: version,
@@ -53,6 +54,26 @@ func newApp() *cli.App {
 		OnUsageError:   func(_ *cli.Context, err error, _ bool) error { return usageError{err} },
 		ExitErrHandler: func(*cli.Context, error) {},
 	}
+	markUsage(app.Commands)
+	return app
+}
+
+// markUsage makes a bad flag of every command (and subcommand) a usageError, exit code 2.
+func markUsage(cmds []*cli.Command) {
+	for _, c := range cmds {
+		if c.OnUsageError == nil {
+			c.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return usageError{err} }
+		}
+		markUsage(c.Subcommands)
+	}
+}
+
+// cliUsage reports the two usage errors urfave/cli makes without calling OnUsageError: a
+// required flag left out, and an unknown command (its error types are not exported, so their
+// messages are matched).
+func cliUsage(err error) bool {
+	msg := err.Error()
+	return strings.HasPrefix(msg, "Required flag") || strings.HasPrefix(msg, "No help topic for")
 }
 
 func main() {
@@ -75,7 +96,7 @@ func exitCode(err error) int {
 	switch {
 	case errors.Is(err, storage.ErrLocked):
 		return exitLocked
-	case errors.As(err, &ue):
+	case errors.As(err, &ue), cliUsage(err):
 		return exitUsage
 	default:
 		return exitError
