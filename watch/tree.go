@@ -52,13 +52,12 @@ func (t *tree) scan(roots []string, onDir func(string)) error {
 }
 
 // rescan lists the roots again and returns the paths that appeared, changed or went away.
-// onDir is called for every folder that was not there before, before its entries are read.
+// onDir is called for every folder, before its entries are read: not only for new ones, since a
+// folder deleted and made again under the same name while events were lost looks unchanged
+// (same path, often the same inode) but has lost its watch, and a folder whose watch could not
+// be added (inotify's limit) gets another try.
 func (t *tree) rescan(roots []string, onDir func(string)) ([]string, error) {
-	files, err := t.list(roots, func(p string) {
-		if _, ok := t.files[p]; !ok {
-			onDir(p)
-		}
-	})
+	files, err := t.list(roots, onDir)
 	if err != nil {
 		return nil, err
 	}

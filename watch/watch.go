@@ -146,8 +146,9 @@ func (w *Watcher) startNotify() {
 	}
 }
 
-// addWatch is called for every folder the tree finds; in notify mode it watches it. A folder
-// that cannot be watched (inotify limit) is left to the safety poll and asks for a rescan.
+// addWatch is called for every folder the tree finds; in notify mode it watches it (again: a
+// folder already watched keeps its watch). A folder that cannot be watched (inotify's limit) is
+// left to the safety poll, which lists it and tries to watch it again.
 func (w *Watcher) addWatch(dir string) {
 	if w.fsw == nil {
 		return

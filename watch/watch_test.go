@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -368,4 +369,34 @@ func TestFallsBackToPollingWhenNotifyCannotStart(t *testing.T) {
 	a := h.path("rollouts/a.jsonl")
 	write(t, a, "x\n")
 	h.waitPaths(a)
+}
+
+// A folder deleted and made again while events are lost looks unchanged to a listing, but its
+// watch is gone: the rescan that follows the loss must watch it again.
+func TestRescanWatchesARecreatedFolderAgain(t *testing.T) {
+	root := t.TempDir()
+	d := filepath.Join(root, "d")
+	must(t, os.Mkdir(d, 0o755))
+	w, err := New(Options{Roots: []string{root}, Boundary: root, SafetyInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if w.Mode() != ModeNotify {
+		t.Skip("fsnotify cannot start here")
+	}
+	must(t, os.Remove(d))
+	must(t, os.Mkdir(d, 0o755))
+	deadline := time.Now().Add(10 * time.Second)
+	for slices.Contains(w.fsw.WatchList(), d) { // fsnotify drops the removed folder's watch
+		if time.Now().After(deadline) {
+			t.Fatal("fsnotify kept the watch of a removed folder")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	var dirty pending
+	w.poll(&dirty) // what a rescan after lost events does
+	if !slices.Contains(w.fsw.WatchList(), d) {
+		t.Errorf("recreated folder %s not watched after the rescan; watched: %v", d, w.fsw.WatchList())
+	}
 }
