@@ -97,7 +97,7 @@ func catalogImportAction(c *cli.Context) error {
 	if n := len(res.Report.Bad); n > 0 {
 		fmt.Fprintf(w, "skipped %d bad rows\n", n)
 	}
-	fmt.Fprintf(w, "imported %d tasks in %d environments from %s into %s\n", res.Tasks, res.Envs, src, res.Path)
+	fmt.Fprintf(w, "imported %d tasks in %s from %s into %s\n", res.Tasks, plural(res.Envs, "environment"), src, res.Path)
 	return nil
 }
 
@@ -110,4 +110,12 @@ func printBadRows(w io.Writer, bad []catalog.BadRow) {
 		}
 		fmt.Fprintln(w, b)
 	}
+}
+
+// plural is n and noun, with an s when n is not 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

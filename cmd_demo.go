@@ -102,7 +102,7 @@ func runDemo(ctx context.Context, dir string, steps int, stderr io.Writer) (sim.
 }
 
 // driveDaemon runs the daemon in process on dir (its log goes to DIR/envsched.log) for as
-// long as the trainer needs it, with a progress bar on stderr.
+// long as the trainer needs it, with a progress bar on stderr when it is a terminal.
 func driveDaemon(ctx context.Context, dir string, steps int, w *sim.World, stderr io.Writer) (sim.ExchangeResult, error) {
 	logf, err := os.Create(filepath.Join(dir, "envsched.log"))
 	if err != nil {
@@ -118,13 +118,13 @@ func driveDaemon(ctx context.Context, dir string, steps int, w *sim.World, stder
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- d.Run(runCtx); cancel() }()
-	bar := progressbar.NewOptions(steps, progressbar.OptionSetWriter(stderr),
+	bar := progress(stderr, steps,
 		progressbar.OptionSetDescription("envsched demo: trainer ↔ daemon"), progressbar.OptionShowCount(),
 		progressbar.OptionSetPredictTime(true), progressbar.OptionThrottle(100_000_000),
 		progressbar.OptionOnCompletion(func() { fmt.Fprintln(stderr) }))
 	res, err := sim.DriveExchange(runCtx, sim.ExchangeConfig{
 		Dir: dir, Steps: steps, BatchSize: daemon.DefaultBatchSize, GroupSize: daemon.DefaultGroupSize,
-		Progress: func(step int, _ float64) { _ = bar.Set(step) },
+		Progress: func(step int, _ float64) { bar(step) },
 	}, w)
 	cancel()
 	if derr := <-done; derr != nil && !errors.Is(derr, context.Canceled) {

@@ -108,14 +108,14 @@ func simAction(c *cli.Context) error {
 	return sim.WriteTable(c.App.Writer, res)
 }
 
-// runSim runs the comparison with a progress bar on stderr.
+// runSim runs the comparison with a progress bar on stderr when it is a terminal.
 func runSim(ctx context.Context, cfg sim.Config, stderr io.Writer) (sim.Result, error) {
 	total := cfg.Seeds * len(cfg.Policies)
-	bar := progressbar.NewOptions(total, progressbar.OptionSetWriter(stderr),
+	bar := progress(stderr, total,
 		progressbar.OptionSetDescription(fmt.Sprintf("sim %s", cfg.Scenario.Name)),
 		progressbar.OptionShowCount(), progressbar.OptionSetPredictTime(true),
 		progressbar.OptionThrottle(200_000_000), progressbar.OptionOnCompletion(func() { fmt.Fprintln(stderr) }))
-	cfg.Progress = func(done, _ int) { _ = bar.Set(done) }
+	cfg.Progress = func(done, _ int) { bar(done) }
 	res, err := sim.Run(ctx, cfg)
 	if err != nil {
 		return res, fmt.Errorf("sim: %w", err)

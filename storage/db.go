@@ -102,7 +102,7 @@ func Open(path string, opts Options) (*DB, error) {
 		ReadOnly:     opts.ReadOnly,
 	})
 	if errors.Is(err, berrors.ErrTimeout) {
-		return nil, fmt.Errorf("database %s is held by another envsched process: %w", path, ErrLocked)
+		return nil, lockedError{path}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open db %s: %w", path, err)

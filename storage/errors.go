@@ -19,3 +19,13 @@ var ErrConfigMismatch = errors.New("configuration differs from the one the datab
 
 // ErrCorrupt means a stored value could not be decoded.
 var ErrCorrupt = errors.New("stored value is corrupt")
+
+// lockedError is ErrLocked naming the database, said once: "database PATH is held by another
+// envsched process".
+type lockedError struct{ path string }
+
+func (e lockedError) Error() string {
+	return "database " + e.path + " is held by another envsched process"
+}
+
+func (e lockedError) Unwrap() error { return ErrLocked }
