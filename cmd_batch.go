@@ -139,7 +139,8 @@ func batchAction(c *cli.Context) error {
 // standard error.
 func ingestNew(c *cli.Context, db *storage.DB, dir string, log *slog.Logger) error {
 	edges := schedule.NewEdgeKeeper(graph.Options{})
-	in, err := ingest.New(db, dir, ingest.Options{Logger: log, ReadCatalogFile: catalog.ReadFile, OnTasks: edges.OnTasks})
+	in, err := ingest.New(db, dir, ingest.Options{Logger: log, ReadCatalogFile: catalog.ReadFile,
+		OnTasks: edges.OnTasks, OnCommitError: edges.Reset})
 	if err != nil {
 		return err
 	}

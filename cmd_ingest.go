@@ -89,7 +89,8 @@ func ingestAction(c *cli.Context) error {
 	defer db.Close()
 	bar := newIngestBar(os.Stderr)
 	edges := schedule.NewEdgeKeeper(graph.Options{})
-	in, err := ingest.New(db, dir, ingest.Options{Logger: log, Progress: bar.update, ReadCatalogFile: catalog.ReadFile, OnTasks: edges.OnTasks})
+	in, err := ingest.New(db, dir, ingest.Options{Logger: log, Progress: bar.update, ReadCatalogFile: catalog.ReadFile,
+		OnTasks: edges.OnTasks, OnCommitError: edges.Reset})
 	if err != nil {
 		return err
 	}

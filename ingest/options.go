@@ -41,13 +41,19 @@ type Options struct {
 	// quarantines the whole file; other errors stop the scan. Without it such files are skipped.
 	ReadCatalogFile func(path string) ([]record.Task, error)
 
-	// OnTasks, when set, is called inside each commit that adds tasks to the database, with a
-	// Reader over that commit's transaction (which sees the added tasks already stored) and the
-	// tasks added (catalogue rows new to it, and tasks first seen in rollouts with only Env and
-	// Task). It returns adjacency lists to store in the same transaction (the graph's edges of
-	// new nodes and of the neighbours that gain them). An error aborts the commit and the scan.
-	// It becomes storage.Batch.Adjacency.
-	OnTasks func(r *storage.Reader, added []record.Task) ([]storage.NodeEdges, error)
+	// OnTasks, when set, is called inside each commit that adds tasks to the database or
+	// changes the description of known ones, with a Reader over that commit's transaction
+	// (which sees those tasks already stored), the tasks added (catalogue rows new to it, and
+	// tasks first seen in rollouts with only Env and Task) and the catalogue rows of known tasks
+	// whose description changed. It returns adjacency lists to store in the same transaction
+	// (the graph's edges of those nodes and of the neighbours they change). An error aborts
+	// the commit and the scan. It becomes storage.Batch.Adjacency: see there.
+	OnTasks func(r *storage.Reader, added, changed []record.Task) ([]storage.NodeEdges, error)
+
+	// OnCommitError, when set, is called whenever a commit fails, in the goroutine that
+	// commits, before the scan returns the error. OnTasks may have run in that commit: state it
+	// keeps outside the database must be undone here (schedule.EdgeKeeper.Reset).
+	OnCommitError func()
 
 	// BeforeCommit, when set, is called just before each transaction is committed, in the
 	// goroutine that commits (the daemon's crash-test point between reading and committing).

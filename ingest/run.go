@@ -113,6 +113,9 @@ func (r *run) commitLoop() {
 			}
 		}
 		res, err := r.in.db.Commit(b)
+		if err != nil && r.in.opts.OnCommitError != nil {
+			r.in.opts.OnCommitError()
+		}
 		r.done <- commitDone{res, err}
 	}
 }

@@ -3,9 +3,12 @@ package schedule_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -46,7 +49,7 @@ func ingestWithEdges(t *testing.T, db *storage.DB, dir string) {
 // ingestWith scans dir once with k as the ingester's OnTasks, as a fresh process would.
 func ingestWith(t *testing.T, db *storage.DB, dir string, k *schedule.EdgeKeeper) {
 	t.Helper()
-	in, err := ingest.New(db, dir, ingest.Options{OnTasks: k.OnTasks})
+	in, err := ingest.New(db, dir, ingest.Options{OnTasks: k.OnTasks, OnCommitError: k.Reset})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,4 +295,140 @@ func catalogLines(tasks []record.Task) string {
 		sb.WriteByte('\n')
 	}
 	return sb.String()
+}
+
+// A task first seen in rollouts and described later by the catalogue is linked by the commit
+// that describes it, whether the keeper already holds the bare task or is built in that commit
+// (after a restart).
+func TestLaterDescriptionIsLinked(t *testing.T) {
+	for _, restart := range []bool{false, true} {
+		t.Run(fmt.Sprint("restart=", restart), func(t *testing.T) {
+			tasks := graphtest.Catalog(300, 3, 13)
+			x := tasks[len(tasks)-1]
+			db := storagetest.Open(t)
+			k := schedule.NewEdgeKeeper(graph.Options{})
+			r := storage.Rollout{Rollout: record.Rollout{Env: x.Env, Task: x.Task, Reward: 1, RolloutID: "r1"}}
+			if _, err := db.Commit(&storage.Batch{Tasks: tasks[:len(tasks)-1], Rollouts: []storage.Rollout{r},
+				Adjacency: k.OnTasks}); err != nil {
+				t.Fatal(err)
+			}
+			if restart {
+				k = schedule.NewEdgeKeeper(graph.Options{})
+			}
+			commitTasks(t, db, []record.Task{x}, k)
+			ref := graph.NewBuilder(graph.Options{})
+			ref.Add(append(slices.Clone(tasks[:len(tasks)-1]), record.Task{Env: x.Env, Task: x.Task}))
+			ref.Add([]record.Task{x})
+			xk := storage.TaskKey{Env: x.Env, Task: x.Task}
+			want := builderLists(ref, tasks)
+			if len(want[xk]) == 0 {
+				t.Fatal("x has no edges in the reference graph: the test would prove nothing")
+			}
+			sameLists(t, storedLists(t, db), want)
+		})
+	}
+}
+
+// A keeper built in the commit that rewrites a task's description never saw the old one: the
+// lists of the nodes the stored edges linked to it are stored again, without stale links.
+func TestRewordedTaskLeavesNoStaleLinks(t *testing.T) {
+	tasks := graphtest.Catalog(300, 3, 17)
+	db := storagetest.Open(t)
+	commitTasks(t, db, tasks, schedule.NewEdgeKeeper(graph.Options{}))
+	before := storedLists(t, db)
+	var y record.Task
+	for _, tk := range tasks {
+		if len(before[storage.TaskKey{Env: tk.Env, Task: tk.Task}]) > 0 {
+			y = tk
+			break
+		}
+	}
+	yk := storage.TaskKey{Env: y.Env, Task: y.Task}
+	reworded := record.Task{Env: y.Env, Task: y.Task, Text: "zq1 zq2 zq3 zq4 zq5 zq6"}   // like no other task
+	commitTasks(t, db, []record.Task{reworded}, schedule.NewEdgeKeeper(graph.Options{})) // a restart
+	got := storedLists(t, db)
+	for node, edges := range got {
+		for _, e := range edges {
+			if (storage.TaskKey{Env: e.Env, Task: e.Task}) == yk {
+				t.Fatalf("%v still linked to %v after its description changed to one like no other", node, yk)
+			}
+		}
+	}
+	if len(got[yk]) != 0 {
+		t.Fatalf("reworded %v keeps its old list %+v", yk, got[yk])
+	}
+}
+
+// A commit that fails after the keeper added its tasks leaves the keeper wrong; after Reset,
+// the retry stores the lists a builder of the committed tasks has.
+func TestAbortedCommitLeavesKeeperRight(t *testing.T) {
+	tasks := graphtest.Catalog(300, 3, 11)
+	db := storagetest.Open(t)
+	commitTasks(t, db, tasks[:290], schedule.NewEdgeKeeper(graph.Options{}))
+	k := schedule.NewEdgeKeeper(graph.Options{})
+	errLater := errors.New("a later step of the commit fails")
+	failing := &storage.Batch{Tasks: tasks[290:], Adjacency: func(r *storage.Reader, a, c []record.Task) ([]storage.NodeEdges, error) {
+		if _, err := k.OnTasks(r, a, c); err != nil {
+			return nil, err
+		}
+		return nil, errLater
+	}}
+	if _, err := db.Commit(failing); !errors.Is(err, errLater) {
+		t.Fatalf("commit: %v, want %v", err, errLater)
+	}
+	k.Reset()
+	if k.Built() {
+		t.Fatal("keeper built after Reset")
+	}
+	commitTasks(t, db, tasks[290:], k)
+	ref := graph.NewBuilder(graph.Options{})
+	ref.Add(tasks[:290])
+	ref.Add(tasks[290:])
+	sameLists(t, storedLists(t, db), builderLists(ref, tasks))
+}
+
+// Through ingest: a scan whose commit fails after the keeper ran resets it (OnCommitError),
+// and the next scan stores the new tasks' lists.
+func TestIngestResetsKeeperOnFailedCommit(t *testing.T) {
+	tasks := graphtest.Catalog(300, 3, 19)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "catalog", "a.jsonl"), catalogLines(tasks[:290]))
+	db := storagetest.Open(t)
+	ingestWithEdges(t, db, dir)
+	writeFile(t, filepath.Join(dir, "catalog", "b.jsonl"), catalogLines(tasks[290:]))
+
+	k := schedule.NewEdgeKeeper(graph.Options{})
+	errLater := errors.New("a later step of the commit fails")
+	fail := true
+	onTasks := func(r *storage.Reader, a, c []record.Task) ([]storage.NodeEdges, error) {
+		lists, err := k.OnTasks(r, a, c)
+		if err == nil && fail {
+			fail, err = false, errLater
+		}
+		return lists, err
+	}
+	in, err := ingest.New(db, dir, ingest.Options{OnTasks: onTasks, OnCommitError: k.Reset})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := in.Scan(context.Background()); !errors.Is(err, errLater) {
+		t.Fatalf("first scan: %v, want %v", err, errLater)
+	}
+	if _, err := in.Scan(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ref := graph.NewBuilder(graph.Options{})
+	ref.Add(catalogTasks(tasks[:290]))
+	ref.Add(catalogTasks(tasks[290:]))
+	sameLists(t, storedLists(t, db), builderLists(ref, tasks))
+}
+
+// catalogTasks returns tasks as ingest stores them from catalogLines (no embeddings, and
+// empty lists as none).
+func catalogTasks(tasks []record.Task) []record.Task {
+	out := make([]record.Task, len(tasks))
+	for i, tk := range tasks {
+		out[i] = record.Task{Env: tk.Env, Task: tk.Task, Text: tk.Text, Tools: tk.Tools, Tags: tk.Tags}
+	}
+	return out
 }

@@ -57,7 +57,7 @@ func TestAdjacencyReaderSeesTheBatch(t *testing.T) {
 		Tasks:    []record.Task{{Env: "e", Task: "a", Text: "new a"}, {Env: "e", Task: "b", Text: "b"}},
 		Rollouts: []storage.Rollout{rollout("f", "c", 1, 1, "", "r1")},
 		Edges:    []storage.NodeEdges{{Node: storage.TaskKey{Env: "e", Task: "a"}, Edges: []storage.Edge{{Env: "e", Task: "b"}}}},
-		Adjacency: func(r *storage.Reader, added []record.Task) ([]storage.NodeEdges, error) {
+		Adjacency: func(r *storage.Reader, added, _ []record.Task) ([]storage.NodeEdges, error) {
 			sawTasks, sawEdges, sawAdded = taskNames(t, r), edgeNodes(t, r), added
 			return nil, nil
 		},
@@ -73,22 +73,66 @@ func TestAdjacencyReaderSeesTheBatch(t *testing.T) {
 	}
 }
 
-// A batch that adds no task does not call the hook.
-func TestAdjacencyNotCalledWithoutNewTasks(t *testing.T) {
-	db := storagetest.Open(t)
-	commit(t, db, &storage.Batch{Tasks: []record.Task{{Env: "e", Task: "a"}}})
-	calls := 0
-	commit(t, db, &storage.Batch{
-		Tasks:    []record.Task{{Env: "e", Task: "a", Text: "described now"}},
-		Rollouts: []storage.Rollout{rollout("e", "a", 1, 1, "", "r1")},
-		Adjacency: func(*storage.Reader, []record.Task) ([]storage.NodeEdges, error) {
-			calls++
-			return nil, nil
-		},
-	})
-	if calls != 0 {
-		t.Fatalf("hook called %d times for a batch that adds no task", calls)
+// The hook gets the tasks a batch adds and the known tasks whose description it changes (a
+// task first seen in rollouts that the catalogue describes later, or a new text), each with
+// the batch's last row for it; a batch that does neither does not call it.
+func TestAdjacencyGetsAddedAndChanged(t *testing.T) {
+	type call struct{ added, changed []string }
+	cases := []struct {
+		name string
+		b    storage.Batch
+		want *call // nil: the hook is not called
+	}{
+		{"a known task described later", storage.Batch{Tasks: []record.Task{{Env: "e", Task: "bare", Text: "described now"}}},
+			&call{changed: []string{"e/bare: described now"}}},
+		{"a new text", storage.Batch{Tasks: []record.Task{{Env: "e", Task: "a", Text: "a, reworded"}}},
+			&call{changed: []string{"e/a: a, reworded"}}},
+		{"new tools", storage.Batch{Tasks: []record.Task{{Env: "e", Task: "a", Text: "a", Tools: []string{"x"}}}},
+			&call{changed: []string{"e/a: a"}}},
+		{"an embedding", storage.Batch{Tasks: []record.Task{{Env: "e", Task: "a", Text: "a", Embedding: []float32{1}}}},
+			&call{changed: []string{"e/a: a"}}},
+		{"the same description again, and rollouts of known tasks", storage.Batch{
+			Tasks:    []record.Task{{Env: "e", Task: "a", Text: "a"}, {Env: "e", Task: "bare"}},
+			Rollouts: []storage.Rollout{rollout("e", "a", 1, 1, "", "r1"), rollout("e", "bare", 1, 1, "", "r2")},
+		}, nil},
+		{"two rows of one batch: the last wins", storage.Batch{Tasks: []record.Task{
+			{Env: "e", Task: "a", Text: "first"}, {Env: "e", Task: "n", Text: "first"},
+			{Env: "e", Task: "a", Text: "second"}, {Env: "e", Task: "n", Text: "second"},
+		}}, &call{added: []string{"e/n: second"}, changed: []string{"e/a: second"}}},
+		{"added and changed together", storage.Batch{
+			Tasks:    []record.Task{{Env: "e", Task: "bare", Text: "b"}, {Env: "e", Task: "n", Text: "n"}},
+			Rollouts: []storage.Rollout{rollout("f", "c", 1, 1, "", "r3")},
+		}, &call{added: []string{"e/n: n", "f/c: "}, changed: []string{"e/bare: b"}}},
 	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			db := storagetest.Open(t)
+			commit(t, db, &storage.Batch{Tasks: []record.Task{{Env: "e", Task: "a", Text: "a"}},
+				Rollouts: []storage.Rollout{rollout("e", "bare", 1, 1, "", "r0")}})
+			var got *call
+			b := tc.b
+			b.Adjacency = func(_ *storage.Reader, added, changed []record.Task) ([]storage.NodeEdges, error) {
+				if got != nil {
+					t.Fatal("hook called twice in one commit")
+				}
+				got = &call{added: describeTasks(added), changed: describeTasks(changed)}
+				return nil, nil
+			}
+			commit(t, db, &b)
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("hook got %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+// describeTasks renders tasks as env/task: text, nil for none.
+func describeTasks(tasks []record.Task) []string {
+	var out []string
+	for _, tk := range tasks {
+		out = append(out, tk.Env+"/"+tk.Task+": "+tk.Text)
+	}
+	return out
 }
 
 // An error from the hook aborts the whole commit, and what the hook's Reader read of that
@@ -102,7 +146,7 @@ func TestAdjacencyErrorAbortsCommit(t *testing.T) {
 		Files:    []storage.FileState{{ID: 1, Kind: storage.KindRollouts, Path: "rollouts/x.jsonl", Offset: 10}},
 		Tasks:    []record.Task{{Env: "e", Task: "b", Text: "b"}},
 		Rollouts: []storage.Rollout{rollout("e", "a", 1, 1, "", "r1")},
-		Adjacency: func(r *storage.Reader, _ []record.Task) ([]storage.NodeEdges, error) {
+		Adjacency: func(r *storage.Reader, _, _ []record.Task) ([]storage.NodeEdges, error) {
 			taskNames(t, r) // reads the task log inside the doomed transaction
 			return nil, boom
 		},

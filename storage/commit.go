@@ -61,7 +61,8 @@ type committer struct {
 	tasks    map[TaskKey]*taskState
 	order    []*taskState
 	envs     map[string]*stats.Env
-	added    []record.Task
+	added    []record.Task // tasks this commit adds, with their description (see taskState.desc)
+	changed  []record.Task // catalogue rows of known tasks whose description this commit changes
 	ids      *idIndex
 	newIDs   []idSlot // rollout ids added by this commit, for id_hashes
 	hashes   []uint64 // hashID of each rollout's id (0 for none), in batch order
@@ -105,6 +106,7 @@ type taskState struct {
 	rec    taskRecord
 	before stats.Task
 	isNew  bool
+	desc   int // index of its entry in added (isNew) or changed; -1 for a known task not in changed
 }
 
 func newCommitter(tx *bolt.Tx, cfg Config, ids *idIndex, ov *taskOverlay) *committer {
@@ -170,12 +172,42 @@ func (c *committer) upsertTasks(rows []record.Task, res *Result) error {
 		if !ts.isNew {
 			res.TasksUpdated++
 		}
+		meta := encodeMeta(*t)
+		c.describe(ts, *t, meta)
 		ts.rec.InCatalog = true
-		if err := putNested(c.tx, bucketCatalog, t.Env, []byte(t.Task), encodeMeta(*t)); err != nil {
+		if err := putNested(c.tx, bucketCatalog, t.Env, []byte(t.Task), meta); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// describe notes row, whose encoding is meta, as the description of ts that the Adjacency hook
+// gets: it replaces the entry in added of a task this commit adds, or in changed of a known
+// task already there (the later row of a batch wins), and adds a known task to changed when
+// meta differs from its stored description (none, for a task first seen in rollouts). Call it
+// before meta is stored.
+func (c *committer) describe(ts *taskState, row record.Task, meta []byte) {
+	switch {
+	case ts.isNew:
+		c.added[ts.desc] = row
+	case ts.desc >= 0:
+		c.changed[ts.desc] = row
+	case !bytes.Equal(c.storedMeta(ts.key), meta):
+		ts.desc = len(c.changed)
+		c.changed = append(c.changed, row)
+	}
+}
+
+// storedMeta returns the stored catalogue metadata of key, or that of an empty description
+// when it has none.
+func (c *committer) storedMeta(key TaskKey) []byte {
+	if eb := c.tx.Bucket(bucketCatalog).Bucket([]byte(key.Env)); eb != nil {
+		if v := eb.Get([]byte(key.Task)); v != nil {
+			return v
+		}
+	}
+	return encodeMeta(record.Task{})
 }
 
 // task returns the state of (env, task), loading it, or adding it when it is not stored; row is
@@ -206,12 +238,15 @@ func (c *committer) task(env, task string, row *record.Task) (*taskState, error)
 		if err := c.tx.Bucket(bucketTaskSeqs).Put(u64key(ts.rec.Seq), nodeKey(env, task)); err != nil {
 			return nil, fmt.Errorf("put task seq of %s/%s: %w", env, task, err)
 		}
-		ts.isNew = true
+		ts.isNew, ts.desc = true, len(c.added)
 		added := record.Task{Env: env, Task: task}
 		if row != nil {
 			added = *row
 		}
 		c.added = append(c.added, added)
+	}
+	if !ts.isNew {
+		ts.desc = -1
 	}
 	c.tasks[key] = ts
 	c.order = append(c.order, ts)
@@ -521,15 +556,16 @@ func (c *committer) putEdges(lists []NodeEdges) error {
 	return nil
 }
 
-// adjacency calls fn with a Reader over the write transaction. The Reader has no log cache:
-// the cache is keyed by transaction ID, and this transaction's ID is reused if it aborts.
-func (c *committer) adjacency(fn func(*Reader, []record.Task) ([]NodeEdges, error)) error {
-	if fn == nil || len(c.added) == 0 {
+// adjacency calls fn, when the commit adds tasks or changes descriptions, with a Reader over
+// the write transaction. The Reader has no log cache: the cache is keyed by transaction ID,
+// and this transaction's ID is reused if it aborts.
+func (c *committer) adjacency(fn func(r *Reader, added, changed []record.Task) ([]NodeEdges, error)) error {
+	if fn == nil || len(c.added)+len(c.changed) == 0 {
 		return nil
 	}
-	lists, err := fn(&Reader{tx: c.tx, cfg: c.cfg}, c.added)
+	lists, err := fn(&Reader{tx: c.tx, cfg: c.cfg}, c.added, c.changed)
 	if err != nil {
-		return fmt.Errorf("adjacency of new tasks: %w", err)
+		return fmt.Errorf("adjacency of added and changed tasks: %w", err)
 	}
 	return c.putEdges(lists)
 }

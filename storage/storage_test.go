@@ -52,7 +52,7 @@ func TestCommitCountsAndStats(t *testing.T) {
 			rollout("e", "t2", 1, 1, "g", "r4"),
 		},
 		Quarantine: []storage.QuarantineEntry{{File: 1, Path: "rollouts/a.jsonl", Offset: 7, Reason: "not a JSON object", Head: []byte("{")}},
-		Adjacency: func(_ *storage.Reader, a []record.Task) ([]storage.NodeEdges, error) {
+		Adjacency: func(_ *storage.Reader, a, _ []record.Task) ([]storage.NodeEdges, error) {
 			added = a
 			return []storage.NodeEdges{{Node: storage.TaskKey{Env: "e", Task: "t2"},
 				Edges: []storage.Edge{{Env: "e", Task: "t1", Weight: 0.5, Sim: 0.7}}}}, nil

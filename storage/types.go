@@ -83,7 +83,8 @@ type NodeEdges struct {
 }
 
 // Batch is everything one ingest step changes. Commit applies it in one transaction, in this
-// order: file states, catalogue tasks, rollouts, quarantine entries, adjacency lists.
+// order: file states, catalogue tasks, rollouts, quarantine entries, the statistics they
+// change, Edges, the lists Adjacency returns, and last the counters.
 type Batch struct {
 	Files      []FileState       // upserted by ID
 	Tasks      []record.Task     // catalogue rows: new tasks are added, known ones get new metadata
@@ -91,13 +92,20 @@ type Batch struct {
 	Quarantine []QuarantineEntry // Seq is assigned by Commit
 	Edges      []NodeEdges       // adjacency lists to replace
 
-	// Adjacency, when set, is called inside the transaction, when this batch adds tasks, with
-	// those tasks (catalogue rows new to the database, and tasks first seen in its rollouts,
-	// which carry only Env and Task) and a Reader over the transaction. The Reader sees the
-	// batch's own writes: its tasks (added and updated), rollouts, statistics and Edges are
-	// already stored; it is valid only during the call. The lists Adjacency returns are stored
-	// in the same transaction, after Edges. An error aborts the whole commit.
-	Adjacency func(r *Reader, added []record.Task) ([]NodeEdges, error)
+	// Adjacency, when set, is called inside the transaction when this batch adds tasks or
+	// changes the description of known ones. added are the tasks new to the database: their
+	// catalogue rows, or Env and Task alone for tasks first seen in the batch's rollouts.
+	// changed are the catalogue rows of known tasks whose description (text, tools, tags or
+	// embedding) differs from the stored one, such as a task first seen in rollouts that the
+	// catalogue now describes; rows that repeat the stored description are in neither. A task
+	// is in at most one of the two, with the batch's last row for it.
+	//
+	// r is a Reader over the transaction, valid only during the call. It sees the batch's own
+	// writes (its tasks with their new descriptions, rollouts, statistics and Edges) but the
+	// counters as they were before the batch: they are written after the hook. The lists
+	// Adjacency returns are stored in the same transaction, after Edges. An error aborts the
+	// whole commit; state the hook keeps outside the database is then the caller's to undo.
+	Adjacency func(r *Reader, added, changed []record.Task) ([]NodeEdges, error)
 }
 
 // Empty reports whether b changes nothing.
