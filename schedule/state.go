@@ -37,6 +37,9 @@ type loader struct {
 	tasks   []stats.Task
 	names   []storage.TaskKey // buffer of readTasks
 	inCat   int               // tasks with a catalogue row, counted by readTasks
+	// edgeWrites is the storage counter of adjacency lists written when g was read: when it
+	// moves (a task described or reworded), g is read again.
+	edgeWrites int64
 }
 
 // load reads counters and every task's statistics in one read transaction, and the graph
@@ -52,16 +55,17 @@ func (l *loader) load() (*state, error) {
 		if names, err = l.readTasks(r); err != nil {
 			return err
 		}
+		same := l.inCat == l.catalog && st.counters.EdgeWrites == l.edgeWrites
 		switch {
-		case l.sameNodes(names) && l.inCat == l.catalog:
-		case l.g != nil && l.inCat == l.catalog && l.g.Len() < len(names):
+		case same && l.sameNodes(names):
+		case same && l.g != nil && l.g.Len() < len(names):
 			if l.g, err = grow(l.g, names); errors.Is(err, errShrunk) {
 				l.g, err = l.readGraph(r, names)
 			}
 		default:
 			l.g, err = l.readGraph(r, names)
 		}
-		l.catalog = l.inCat
+		l.catalog, l.edgeWrites = l.inCat, st.counters.EdgeWrites
 		if err == nil {
 			st.lastStep, err = lastStep(r, st.counters)
 		}

@@ -544,10 +544,13 @@ func (c *committer) putEdges(lists []NodeEdges) error {
 	for _, l := range lists {
 		key := nodeKey(l.Node.Env, l.Node.Task)
 		var err error
-		if len(l.Edges) == 0 {
-			err = bk.Delete(key)
-		} else {
+		switch {
+		case len(l.Edges) > 0:
+			c.counters.EdgeWrites++
 			err = bk.Put(key, encodeEdges(l.Edges))
+		case bk.Get(key) != nil: // removing a list that was there; an isolated task's changes nothing
+			c.counters.EdgeWrites++
+			err = bk.Delete(key)
 		}
 		if err != nil {
 			return fmt.Errorf("put edges of %s/%s: %w", l.Node.Env, l.Node.Task, err)

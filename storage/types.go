@@ -140,6 +140,7 @@ type Counters struct {
 	RequestsAnswered int64  // answers stored
 	LastRequest      string // ID of the last answer stored; "" when none
 	Round            int64  // current round: the step of the last answer (0 before any)
+	EdgeWrites       int64  // adjacency lists written or removed so far: a graph read before it moved is stale
 }
 
 // TaskInfo is one task as stored: its catalogue metadata and statistics.
