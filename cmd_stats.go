@@ -95,7 +95,7 @@ func buildStats(db *storage.DB, only string) (statsReport, error) {
 	if only != "" {
 		e, ok := envs[only]
 		if !ok {
-			return rep, fmt.Errorf("no environment %q in %s (known: %s)", only, db.Path(), knownEnvs(envs))
+			return rep, fmt.Errorf("no environment %q (known: %s)", only, knownEnvs(envs))
 		}
 		envs = map[string]stats.Env{only: e}
 	}
