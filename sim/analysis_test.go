@@ -37,13 +37,7 @@ func TestAnalysisPredictionOnPicks(t *testing.T) {
 	var score float64
 	const seeds = 10
 	for seed := uint64(1000); seed < 1000+seeds; seed++ {
-		w := NewWorld(cfg.Scenario, seed)
-		pol, err := NewPolicy("envsched", w, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		es := pol.(*envschedPolicy)
-		l := NewLearner(w)
+		_, es, l := analysisRun(t, cfg, seed)
 		for step := 1; step <= cfg.Steps; step++ {
 			preds, err := es.pred.Predict(es.g, es.tasks, int64(step))
 			if err != nil {
@@ -150,13 +144,7 @@ func TestAnalysisTextInformation(t *testing.T) {
 	cfg := Config{Scenario: DefaultScenario(), BatchSize: 64, GroupSize: 8, Steps: 40}
 	var within, neigh, ridgeEnv, ridge, n, nr float64
 	for seed := uint64(1000); seed < 1004; seed++ {
-		w := NewWorld(cfg.Scenario, seed)
-		pol, err := NewPolicy("envsched", w, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		es := pol.(*envschedPolicy)
-		l := NewLearner(w)
+		w, es, l := analysisRun(t, cfg, seed)
 		lg := make([]float64, len(w.Tasks))
 		for i := range lg {
 			lg[i] = logit(l.P(i))
@@ -197,6 +185,17 @@ func TestAnalysisTextInformation(t *testing.T) {
 }
 
 func logit(p float64) float64 { return math.Log(p / (1 - p)) }
+
+// analysisRun returns the world of seed, a fresh envsched policy and a fresh learner for it.
+func analysisRun(t *testing.T, cfg Config, seed uint64) (*World, *envschedPolicy, *Learner) {
+	t.Helper()
+	w := NewWorld(cfg.Scenario, seed)
+	pol, err := NewPolicy("envsched", w, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w, pol.(*envschedPolicy), NewLearner(w)
+}
 
 // ridgeFit fits logits on the words, tools and environment of a share frac of the tasks and
 // returns the squared errors on the others of their environment's mean and of the fit.
