@@ -10,7 +10,6 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
-	"golang.org/x/term"
 
 	"github.com/envsched/envsched/catalog"
 	"github.com/envsched/envsched/graph"
@@ -112,7 +111,7 @@ type ingestBar struct {
 }
 
 func newIngestBar(f *os.File) *ingestBar {
-	return &ingestBar{w: f, tty: term.IsTerminal(int(f.Fd()))}
+	return &ingestBar{w: f, tty: terminal(f)}
 }
 
 func (b *ingestBar) update(p ingest.Progress) {

@@ -127,8 +127,9 @@ func (s *Scheduler) restore() error {
 
 // Answer answers request id with body: the stored answer when id was answered before (which
 // changes nothing); otherwise it chooses a batch, stores it with the Predictor's drift offsets
-// (storage.StoreAnswer: durable together before this returns) and returns its bytes. A request that cannot be served returns a *RequestError (its
-// BadRequest method says so) and changes nothing.
+// (storage.StoreAnswer: durable together before this returns) and returns its bytes. A
+// request that cannot be served returns a *RequestError (its BadRequest method says so) and
+// changes nothing.
 func (s *Scheduler) Answer(id string, body []byte) ([]byte, error) {
 	if !ValidID(id) {
 		return nil, badf("request ID %q: want 1 to 128 of A-Z a-z 0-9 . _ -, starting with a letter or digit", id)
