@@ -21,6 +21,9 @@ type Graph struct {
 	Nodes []Node   // nodes in a stable order (by environment, then task)
 	off   []int32  // Neighbors(i) is edges[off[i]:off[i+1]]
 	edges []Edge
+	// Feat are the catalogue features of the nodes, indexed like Nodes, or nil when none were
+	// attached (see WithFeatures): without them the predictor uses environment priors alone.
+	Feat *Features
 }
 
 // New returns a graph of the given nodes with adj[i] the edges of node i. It copies adj.
