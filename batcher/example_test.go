@@ -57,5 +57,5 @@ func Example() {
 	fmt.Println("degenerate groups of 16, steps 10-12:", degenerate[10:13])
 	// Output:
 	// degenerate groups of 16, steps 1-3: [11 11 6]
-	// degenerate groups of 16, steps 10-12: [3 4 6]
+	// degenerate groups of 16, steps 10-12: [9 6 3]
 }

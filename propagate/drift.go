@@ -16,6 +16,9 @@ import (
 type drift struct {
 	rate, maxOff float64
 	minRollouts  int64
+	// reRate, reMax and re are the re-chosen channel: one offset for the nodes rolled out
+	// before (see Params.RechosenRate).
+	reRate, reMax, re float64
 
 	offset map[string]float64 // by environment name, so that it survives new graphs
 	cur    []float64          // offset per environment index of the call in progress
@@ -59,32 +62,66 @@ func (pr *Predictor) SetOffsets(offsets map[string]float64) {
 	}
 }
 
-// measure updates the offsets from the rollouts that arrived since the previous call.
+// Rechosen returns the re-chosen offset: the logit offset of every node rolled out before (0
+// when none was measured or RechosenRate is 0).
+func (pr *Predictor) Rechosen() float64 { return pr.drift.re }
+
+// SetRechosen replaces the re-chosen offset, typically with what Rechosen returned in an
+// earlier process. It is clamped to ±RechosenMax; NaN and infinities set 0, and so does a
+// Predictor whose RechosenRate is 0. Like SetOffsets, it restores no baseline.
+func (pr *Predictor) SetRechosen(off float64) {
+	pr.drift.re = 0
+	if pr.p.RechosenRate > 0 && finite(off) {
+		pr.drift.re = min(max(off, -pr.p.RechosenMax), pr.p.RechosenMax)
+	}
+}
+
+// active reports whether any channel corrects drift, so that calls keep a baseline.
+func (d *drift) active() bool { return d.rate > 0 || d.reRate > 0 }
+
+// measure updates the offsets from the rollouts that arrived since the previous call. With
+// the re-chosen channel on, nodes rolled out before the previous call measure it, and the
+// others their environment's offset; with it off, every node measures its environment's.
 func (d *drift) measure(g *graph.Graph, tasks []stats.Task, p Params) {
 	d.rate, d.maxOff, d.minRollouts = p.DriftRate, p.DriftMax, int64(p.DriftMinRollouts)
+	d.reRate, d.reMax = p.RechosenRate, p.RechosenMax
+	if d.reRate == 0 {
+		d.re = 0
+	}
 	defer d.current(g)
-	if d.rate == 0 || d.g == nil {
+	if !d.active() || d.g == nil {
 		return
 	}
 	prev := d.align(g)
 	realised := make([]float64, len(g.Envs))
 	predicted := make([]float64, len(g.Envs))
 	count := make([]int64, len(g.Envs))
+	var reReal, rePred float64
+	var reCount int64
 	for i := range tasks {
 		j := prev[i]
 		if j < 0 || tasks[i].Rollouts <= d.rollouts[j] {
 			continue
 		}
 		dn := tasks[i].Rollouts - d.rollouts[j]
+		real, pred := tasks[i].Sum-d.sum[j], float64(dn)*d.baseMean[j]
+		if d.reRate > 0 && d.rollouts[j] > 0 {
+			reReal, rePred, reCount = reReal+real, rePred+pred, reCount+dn
+			continue
+		}
 		e := g.Nodes[i].Env
-		realised[e] += tasks[i].Sum - d.sum[j]
-		predicted[e] += float64(dn) * d.baseMean[j]
+		realised[e] += real
+		predicted[e] += pred
 		count[e] += dn
 	}
 	for e, name := range g.Envs {
-		if count[e] > 0 && count[e] >= d.minRollouts {
+		if d.rate > 0 && count[e] > 0 && count[e] >= d.minRollouts {
 			d.update(name, realised[e], predicted[e], float64(count[e]))
 		}
+	}
+	if reCount > 0 && reCount >= d.minRollouts {
+		gap := logit((reReal+0.5)/(float64(reCount)+1)) - logit((rePred+0.5)/(float64(reCount)+1))
+		d.re = min(max((1-d.reRate)*d.re+d.reRate*gap, -d.reMax), d.reMax)
 	}
 }
 
@@ -134,20 +171,24 @@ func compareNode(og *graph.Graph, j int, g *graph.Graph, nd graph.Node) int {
 	return cmp.Compare(o.Task, nd.Task)
 }
 
-// shift moves a Beta posterior by a share stale of env's offset on the logit scale, keeping its
-// effective count.
-func (d *drift) shift(env int32, alpha, beta, stale float64) (float64, float64) {
-	off := d.cur[env]
-	if off == 0 || stale == 0 {
+// shift moves a Beta posterior on the logit scale, keeping its effective count: a node rolled
+// out before by the re-chosen offset when that channel is on, else by a share stale of its
+// environment's offset.
+func (d *drift) shift(env int32, alpha, beta float64, tried bool, stale float64) (float64, float64) {
+	off := d.cur[env] * stale
+	if d.reRate > 0 && tried {
+		off = d.re
+	}
+	if off == 0 {
 		return alpha, beta
 	}
 	n := alpha + beta
-	m := sigmoid(logit(alpha/n) + stale*off)
+	m := sigmoid(logit(alpha/n) + off)
 	return m * n, (1 - m) * n
 }
 
 func (d *drift) base(i int, mean float64) {
-	if d.rate > 0 {
+	if d.active() {
 		d.next[i] = mean
 	}
 }
@@ -155,7 +196,7 @@ func (d *drift) base(i int, mean float64) {
 // remember keeps what the next call needs to measure drift. It runs after the predictions of
 // a call are made.
 func (d *drift) remember(g *graph.Graph, tasks []stats.Task, _ []Prediction) {
-	if d.rate == 0 {
+	if !d.active() {
 		return
 	}
 	d.g = g
@@ -169,7 +210,7 @@ func (d *drift) remember(g *graph.Graph, tasks []stats.Task, _ []Prediction) {
 
 // begin sizes the buffer of base means for a call over n nodes.
 func (d *drift) begin(n int) {
-	if d.rate > 0 {
+	if d.active() {
 		d.next = resize(d.next, n)
 	}
 }

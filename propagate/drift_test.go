@@ -59,12 +59,14 @@ func driftRun(t *testing.T, before, after float64, p Params) (staleErr, offset f
 			stale++
 		}
 	}
-	return sum / float64(stale), pr.Offset("env")
+	return sum / float64(stale), pr.Offset("env") + pr.Rechosen()
 }
 
 func TestDriftMovesStaleTasksTowardsTheNewPolicy(t *testing.T) {
+	// the environment channel alone: every task of the run was rolled out before, so with the
+	// re-chosen channel on, that channel would measure them all
 	on, off := DefaultParams(), DefaultParams()
-	off.DriftRate = 0
+	on.RechosenRate, off.RechosenRate, off.DriftRate = 0, 0, 0
 	errOn, offset := driftRun(t, 0.2, 0.7, on)
 	errOff, _ := driftRun(t, 0.2, 0.7, off)
 	t.Logf("stale tasks' error after the policy improved: with drift %.3f (offset %.2f), without %.3f", errOn, offset, errOff)
@@ -76,10 +78,29 @@ func TestDriftMovesStaleTasksTowardsTheNewPolicy(t *testing.T) {
 	}
 }
 
+func TestRechosenOffsetFollowsTasksRolledOutAgain(t *testing.T) {
+	on, off := DefaultParams(), DefaultParams()
+	on.DriftRate = 0 // the re-chosen channel alone
+	off.DriftRate, off.RechosenRate = 0, 0
+	errOn, offset := driftRun(t, 0.2, 0.7, on)
+	errOff, none := driftRun(t, 0.2, 0.7, off)
+	t.Logf("tasks rolled out again after the policy improved: error with the re-chosen offset %.3f (offset %.2f), without %.3f", errOn, offset, errOff)
+	if offset <= 0.3 || none != 0 {
+		t.Errorf("rewards of re-chosen tasks rose above the predictions: offset %.3f (want > 0.3), and %.3f with the channel off (want 0)", offset, none)
+	}
+	if errOn >= errOff {
+		t.Errorf("the re-chosen offset should bring the tasks closer to the new policy: %.3f with, %.3f without", errOn, errOff)
+	}
+}
+
 func TestNoDriftWhenThePolicyStands(t *testing.T) {
-	_, offset := driftRun(t, 0.3, 0.3, DefaultParams())
-	if math.Abs(offset) > 0.25 {
-		t.Errorf("the policy did not change, yet the offset is %.3f", offset)
+	envOnly := DefaultParams()
+	envOnly.RechosenRate = 0
+	for name, p := range map[string]Params{"both channels": DefaultParams(), "environment channel": envOnly} {
+		_, offset := driftRun(t, 0.3, 0.3, p)
+		if math.Abs(offset) > 0.25 {
+			t.Errorf("%s: the policy did not change, yet the offset is %.3f", name, offset)
+		}
 	}
 }
 

@@ -48,6 +48,20 @@ type Params struct {
 	// DriftMinRollouts is the least number of new rollouts of an environment between two
 	// calls for a drift measurement to count.
 	DriftMinRollouts int
+	// FeatureRidge is λ of the feature prior: when the graph carries catalogue features
+	// (graph.Features), the prior mean of every node is a ridge regression, refitted at
+	// every call, of the logits of the rolled-out nodes on their words, tools, tags and
+	// environment, instead of the environment's mean. 0 turns it off.
+	FeatureRidge float64
+	// RechosenRate is the smoothing of the re-chosen offset: one logit offset, for every
+	// node that was rolled out before, moved at each call by this share towards the latest
+	// gap between the realised and the predicted means of such nodes' new rollouts (a task
+	// trained on gets easier faster than its decayed evidence says). With it on, the
+	// per-environment drift offsets measure and move only nodes never rolled out. 0 turns
+	// it off.
+	RechosenRate float64
+	// RechosenMax bounds the absolute re-chosen offset.
+	RechosenMax float64
 	// GroupSize is the group size G for which Prediction.PDeg is filled in; PDegenerate
 	// gives any other size.
 	GroupSize int
@@ -58,7 +72,7 @@ func DefaultParams() Params {
 	return Params{
 		Decay:            stats.DefaultDecay,
 		Kappa:            2,
-		Gamma:            0.5,
+		Gamma:            0.2,
 		Hops:             1,
 		MinTotalWeight:   1,
 		BorrowCap:        4,
@@ -66,6 +80,9 @@ func DefaultParams() Params {
 		DriftRate:        0.2,
 		DriftMax:         1,
 		DriftMinRollouts: 8,
+		FeatureRidge:     1,
+		RechosenRate:     0.5,
+		RechosenMax:      2,
 		GroupSize:        8,
 	}
 }
@@ -91,6 +108,9 @@ func (p Params) Validate() error {
 		{p.DriftRate >= 0 && p.DriftRate <= 1, "drift rate", "in [0, 1]", p.DriftRate},
 		{p.DriftMax >= 0 && finite(p.DriftMax), "drift max", "a finite number >= 0", p.DriftMax},
 		{p.DriftMinRollouts >= 0, "drift min rollouts", ">= 0", p.DriftMinRollouts},
+		{p.FeatureRidge >= 0 && finite(p.FeatureRidge), "feature ridge", "a finite number >= 0", p.FeatureRidge},
+		{p.RechosenRate >= 0 && p.RechosenRate <= 1, "re-chosen rate", "in [0, 1]", p.RechosenRate},
+		{p.RechosenMax >= 0 && finite(p.RechosenMax), "re-chosen max", "a finite number >= 0", p.RechosenMax},
 		{p.GroupSize >= 1 && p.GroupSize <= 1<<16, "group size", "an integer from 1 to 65536", p.GroupSize},
 	}
 	for _, c := range checks {

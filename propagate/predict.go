@@ -21,6 +21,7 @@ type Predictor struct {
 	envs  []envSums
 	pow   []float64 // pow[k] = λ^k
 	drift drift
+	prior featurePrior
 }
 
 // evidence is a node's decayed successes and failures. float32 keeps the arrays that the
@@ -78,6 +79,7 @@ func (pr *Predictor) Predict(g *graph.Graph, tasks []stats.Task, round int64) ([
 	pr.drift.begin(n)
 	pr.ownEvidence(g, tasks, round)
 	pr.envPriors()
+	pr.prior.fit(g, tasks, pr.own, pr.p.FeatureRidge)
 	if pr.p.Hops > 0 && pr.p.Gamma > 0 {
 		parallelNodes(n, func(lo, hi int) { pr.oneHop(g, lo, hi) })
 	}
@@ -244,20 +246,26 @@ func (pr *Predictor) finish(g *graph.Graph, tasks []stats.Task, round int64, lo,
 		f := pr.decay(t.Round, round)
 		a, b := t.A*f, t.B*f
 		ba, bb := pr.borrowed(g, i)
-		alpha, beta := pr.posterior(env, a, b, ba, bb)
+		alpha, beta := pr.posterior(i, env, a, b, ba, bb)
 		base := alpha / (alpha + beta)
-		alpha, beta = pr.drift.shift(env, alpha, beta, stale(t, f))
+		alpha, beta = pr.drift.shift(env, alpha, beta, t.Rollouts > 0, stale(t, f))
 		pr.out[i] = pr.prediction(t, env, alpha, beta, f)
 		pr.out[i].Own, pr.out[i].Borrowed = a+b, ba+bb
 		pr.drift.base(i, base)
 	}
 }
 
-// posterior is the environment prior (leaving out the node's own evidence, so that it does
-// not count twice) plus own and borrowed evidence.
-func (pr *Predictor) posterior(env int32, a, b, ba, bb float64) (alpha, beta float64) {
-	s := &pr.envs[env]
-	m := (s.a - a + 0.5) / (s.n - a - b + 1)
+// posterior is the prior plus own and borrowed evidence. The prior mean is the feature
+// prior's fit when the graph carries features, else the environment's mean leaving out the
+// node's own evidence, so that it does not count twice.
+func (pr *Predictor) posterior(i int, env int32, a, b, ba, bb float64) (alpha, beta float64) {
+	var m float64
+	if pr.prior.ok {
+		m = sigmoid(pr.prior.logit[i])
+	} else {
+		s := &pr.envs[env]
+		m = (s.a - a + 0.5) / (s.n - a - b + 1)
+	}
 	m = min(max(m, 1e-3), 1-1e-3)
 	k := pr.p.Kappa
 	return k*m + a + ba, k*(1-m) + b + bb
