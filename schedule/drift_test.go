@@ -49,6 +49,11 @@ func rollChosen(t *testing.T, a Answer, dbs ...*storage.DB) {
 
 func storedOffsets(t *testing.T, db *storage.DB) map[string]float64 {
 	t.Helper()
+	return storedState(t, db).DriftOffsets
+}
+
+func storedState(t *testing.T, db *storage.DB) savedState {
+	t.Helper()
 	data, err := db.PredictorState()
 	if err != nil || data == nil {
 		t.Fatalf("stored predictor state %q, %v", data, err)
@@ -57,7 +62,15 @@ func storedOffsets(t *testing.T, db *storage.DB) map[string]float64 {
 	if err := json.Unmarshal(data, &st); err != nil {
 		t.Fatal(err)
 	}
-	return st.DriftOffsets
+	return st
+}
+
+func stateOf(s *Scheduler) savedState {
+	return savedState{DriftOffsets: s.pred.Offsets(), Rechosen: s.pred.Rechosen()}
+}
+
+func sameState(a, b savedState) bool {
+	return maps.Equal(a.DriftOffsets, b.DriftOffsets) && a.Rechosen == b.Rechosen
 }
 
 // TestDriftOffsetsSurviveARestart answers r1..r5 over two databases in the same state: one
@@ -82,12 +95,12 @@ func TestDriftOffsetsSurviveARestart(t *testing.T) {
 			rollChosen(t, decode(t, a), dbA, dbB)
 		}
 	}
-	want := sA.pred.Offsets()
-	if want["env-0"] <= 0 || want["env-1"] >= 0 {
-		t.Fatalf("offsets %v: want env-0 > 0 and env-1 < 0, else this test proves nothing", want)
+	want := stateOf(sA)
+	if len(want.DriftOffsets) == 0 || want.Rechosen == 0 {
+		t.Fatalf("predictor state %+v: want environment offsets and a re-chosen offset, else this test proves nothing", want)
 	}
-	if got := storedOffsets(t, dbB); !maps.Equal(got, want) {
-		t.Errorf("stored offsets %v, want %v", got, want)
+	if got := storedState(t, dbB); !sameState(got, want) {
+		t.Errorf("stored state %+v, want %+v", got, want)
 	}
 	if err := dbB.Close(); err != nil {
 		t.Fatal(err)
@@ -96,14 +109,14 @@ func TestDriftOffsetsSurviveARestart(t *testing.T) {
 	dbB = openFile(t, filepath.Join(dir, "b.db"))
 	defer dbB.Close()
 	sB = newScheduler(t, dbB, Options{})
-	if got := sB.pred.Offsets(); !maps.Equal(got, want) {
-		t.Fatalf("offsets after the restart %v, want %v (the uninterrupted scheduler's)", got, want)
+	if got := stateOf(sB); !sameState(got, want) {
+		t.Fatalf("state after the restart %+v, want %+v (the uninterrupted scheduler's)", got, want)
 	}
 	if _, err := sB.Answer("r3", body); err != nil {
 		t.Fatal(err)
 	}
-	if got := storedOffsets(t, dbB); !maps.Equal(got, want) {
-		t.Errorf("serving r3 again changed the stored offsets: %v, want %v", got, want)
+	if got := storedState(t, dbB); !sameState(got, want) {
+		t.Errorf("serving r3 again changed the stored state: %+v, want %+v", got, want)
 	}
 	noDrift := snapshotScheduler(t, dbB, filepath.Join(dir, "c.db"))
 	defer noDrift.db.Close()
@@ -112,8 +125,8 @@ func TestDriftOffsetsSurviveARestart(t *testing.T) {
 	if !bytes.Equal(a6, b6) {
 		t.Errorf("r6 after a restart differs from r6 without one:\n%s\n%s", b6, a6)
 	}
-	if got := storedOffsets(t, dbB); !maps.Equal(got, sA.pred.Offsets()) {
-		t.Errorf("offsets stored with r6 %v, want %v", got, sA.pred.Offsets())
+	if got := storedState(t, dbB); !sameState(got, stateOf(sA)) {
+		t.Errorf("state stored with r6 %+v, want %+v", got, stateOf(sA))
 	}
 	assertMeansDiffer(t, decode(t, b6), decode(t, must(noDrift.Answer("r6", body))))
 	storagetest.MustCheck(t, dbA, "")
@@ -136,6 +149,7 @@ func snapshotScheduler(t *testing.T, db *storage.DB, path string) *Scheduler {
 	}
 	s := newScheduler(t, openFile(t, path), Options{})
 	s.pred.SetOffsets(nil)
+	s.pred.SetRechosen(0)
 	return s
 }
 

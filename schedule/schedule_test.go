@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/envsched/envsched/graph"
+	"github.com/envsched/envsched/propagate"
 	"github.com/envsched/envsched/record"
 	"github.com/envsched/envsched/storage"
 	"github.com/envsched/envsched/storage/storagetest"
@@ -347,8 +348,18 @@ func TestPredictEnvs(t *testing.T) {
 	if coin.Degenerate > 0.1 || coin.Variance < 0.18 {
 		t.Errorf("an environment of fair coins: %+v", coin)
 	}
-	if fresh.Tasks != 1 || fresh.Degenerate < 0.2 || fresh.Degenerate > 0.25 {
-		t.Errorf("an environment never tried (Beta(1,1): 2/9 degenerate): %+v", fresh)
+	// the feature prior pools the environments: one never tried starts between the others
+	// (with environment priors alone it would be Beta(1, 1): 2/9 degenerate)
+	if fresh.Tasks != 1 || fresh.Degenerate <= coin.Degenerate || fresh.Degenerate >= solved.Degenerate {
+		t.Errorf("an environment never tried: %+v, want between the coins %+v and the solved %+v", fresh, coin, solved)
+	}
+	envOnly := propagate.DefaultParams()
+	envOnly.FeatureRidge = 0
+	if envs, err = PredictEnvs(db, Options{Predict: &envOnly}, 8); err != nil {
+		t.Fatal(err)
+	}
+	if fresh := envs["new"]; fresh.Degenerate < 0.2 || fresh.Degenerate > 0.25 {
+		t.Errorf("an environment never tried, environment priors alone (Beta(1,1): 2/9 degenerate): %+v", fresh)
 	}
 }
 

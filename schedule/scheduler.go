@@ -81,6 +81,8 @@ type Scheduler struct {
 	load loader
 	pred *propagate.Predictor
 	sel  batcher.Selector
+	// saved is the predictor state stored with the last answer (or restored at start)
+	saved savedState
 }
 
 // New returns a Scheduler over db. Its Predictor starts from the drift offsets stored with
@@ -102,11 +104,12 @@ func New(db *storage.DB, opts Options) (*Scheduler, error) {
 }
 
 // savedState is what a Scheduler stores with each answer (storage's predictor state) and
-// restores when it starts: the Predictor's drift offsets by environment name. The Predictor's
-// baseline of the previous call is not kept, so the first answer after a restart measures no
-// drift; it applies the restored offsets as they are.
+// restores when it starts: the Predictor's drift offsets by environment name and its
+// re-chosen offset. The Predictor's baseline of the previous call is not kept, so the first
+// answer after a restart measures no drift; it applies the restored offsets as they are.
 type savedState struct {
 	DriftOffsets map[string]float64 `json:"drift_offsets"`
+	Rechosen     float64            `json:"rechosen_offset"`
 }
 
 // restore gives the Predictor the drift offsets stored with the last answer. A state that
@@ -122,6 +125,8 @@ func (s *Scheduler) restore() error {
 		return nil
 	}
 	s.pred.SetOffsets(st.DriftOffsets)
+	s.pred.SetRechosen(st.Rechosen)
+	s.saved = st
 	return nil
 }
 
@@ -155,16 +160,24 @@ func (s *Scheduler) Answer(id string, body []byte) ([]byte, error) {
 	}
 	data = append(data, '\n')
 	var state []byte // nil leaves the stored state as it is
-	if s.pred.Params().DriftRate > 0 {
-		// A scheduler with drift correction off (an ablation) has no offsets: storing its
-		// empty set would erase what the daemon measured.
-		if state, err = json.Marshal(savedState{DriftOffsets: s.pred.Offsets()}); err != nil {
+	saved, p := s.saved, s.pred.Params()
+	// A channel that is off (an ablation) has no offsets: storing its zero would erase
+	// what the daemon measured, so its stored value is carried over.
+	if p.DriftRate > 0 {
+		saved.DriftOffsets = s.pred.Offsets()
+	}
+	if p.RechosenRate > 0 {
+		saved.Rechosen = s.pred.Rechosen()
+	}
+	if p.DriftRate > 0 || p.RechosenRate > 0 {
+		if state, err = json.Marshal(saved); err != nil {
 			return nil, fmt.Errorf("encode predictor state of %s: %w", id, err)
 		}
 	}
 	if err := s.db.StoreAnswer(id, ans.Step, data, chosen, state); err != nil {
 		return nil, err
 	}
+	s.saved = saved
 	s.opts.Logger.Info("answered", "id", id, "step", ans.Step, "size", ans.Size, "envs", len(ans.Envs))
 	return data, nil
 }

@@ -65,6 +65,9 @@ func (l *loader) load() (*state, error) {
 		default:
 			l.g, err = l.readGraph(r, names)
 		}
+		if err == nil && l.g.Feat == nil {
+			l.g, err = l.withFeatures(r, l.g)
+		}
 		l.catalog, l.edgeWrites = l.inCat, st.counters.EdgeWrites
 		if err == nil {
 			st.lastStep, err = lastStep(r, st.counters)
@@ -91,6 +94,23 @@ func (l *loader) readTasks(r *storage.Reader) ([]storage.TaskKey, error) {
 		return nil
 	})
 	return l.names, err
+}
+
+// withFeatures attaches to g the catalogue features of its nodes (graph.TextFeatures of the
+// stored rows, in storage order), which the predictor's feature prior reads.
+func (l *loader) withFeatures(r *storage.Reader, g *graph.Graph) (*graph.Graph, error) {
+	rows := make([]record.Task, 0, g.Len())
+	err := r.Tasks(true, func(ti storage.TaskInfo) error {
+		rows = append(rows, ti.Task)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(rows) != g.Len() {
+		return nil, fmt.Errorf("%d stored tasks for a graph of %d nodes", len(rows), g.Len())
+	}
+	return g.WithFeatures(graph.TextFeatures(rows)), nil
 }
 
 // sameNodes reports whether the cached graph has exactly these nodes.
@@ -218,5 +238,9 @@ func grow(g *graph.Graph, names []storage.TaskKey) (*graph.Graph, error) {
 		}
 		off[k+1] = int32(len(edges))
 	}
-	return graph.NewCSR(envs, nodes, off, edges), nil
+	grown := graph.NewCSR(envs, nodes, off, edges)
+	if g.Feat != nil {
+		grown = grown.WithFeatures(g.Feat.Spread(len(names), pos))
+	}
+	return grown, nil
 }
