@@ -7,7 +7,9 @@
 //
 // ANALYSIS_TRUTH=fresh|tried|all hands the batcher the true probabilities of the tasks never
 // rolled out, of those rolled out before, or of all (the decomposition of the gap);
-// ANALYSIS_TRUTH=neigh moves the prediction of each task never rolled out by the weighted mean
+// ANALYSIS_TRUTH=textbound hands it, for the tasks never rolled out, the true probability
+// without the part of the difficulty that no text tells (Task.hidden): the bound of any
+// model of the catalogue. ANALYSIS_TRUTH=neigh moves the prediction of each task never rolled out by the weighted mean
 // gap between the true and the predicted logits of its neighbours that were rolled out: the
 // best that borrowing from neighbours could do.
 package sim
@@ -37,7 +39,7 @@ func TestAnalysisPredictionOnPicks(t *testing.T) {
 	var score float64
 	const seeds = 10
 	for seed := uint64(1000); seed < 1000+seeds; seed++ {
-		_, es, l := analysisRun(t, cfg, seed)
+		w, es, l := analysisRun(t, cfg, seed)
 		for step := 1; step <= cfg.Steps; step++ {
 			preds, err := es.pred.Predict(es.g, es.tasks, int64(step))
 			if err != nil {
@@ -65,6 +67,22 @@ func TestAnalysisPredictionOnPicks(t *testing.T) {
 					k := preds[i].Alpha + preds[i].Beta
 					a, b := k*m, k*(1-m)
 					preds[i] = propagate.Prediction{Alpha: a, Beta: b, Mean: m, Var: propagate.BetaVariance(a, b),
+						Own: preds[i].Own, Borrowed: preds[i].Borrowed}
+					preds[i].PDeg = preds[i].PDegenerate(cfg.GroupSize)
+				}
+			}
+			if mode == "textbound" {
+				// for a task never rolled out, the true probability less the part of its
+				// difficulty that no text tells: the best any model of the catalogue could do
+				for i := range preds {
+					if es.tasks[i].Rollouts != 0 {
+						continue
+					}
+					tk := w.Tasks[es.task[i]]
+					tk.Difficulty -= tk.hidden
+					q := l.prob(&tk, l.memory[w.root(es.task[i])])
+					a, b := truthCount*q, truthCount*(1-q)
+					preds[i] = propagate.Prediction{Alpha: a, Beta: b, Mean: q, Var: propagate.BetaVariance(a, b),
 						Own: preds[i].Own, Borrowed: preds[i].Borrowed}
 					preds[i].PDeg = preds[i].PDegenerate(cfg.GroupSize)
 				}

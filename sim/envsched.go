@@ -7,6 +7,7 @@ import (
 	"github.com/envsched/envsched/batcher"
 	"github.com/envsched/envsched/graph"
 	"github.com/envsched/envsched/propagate"
+	"github.com/envsched/envsched/record"
 	"github.com/envsched/envsched/stats"
 )
 
@@ -16,6 +17,9 @@ type EnvschedParams struct {
 	Graph   graph.Options
 	Predict propagate.Params
 	Select  batcher.Params
+	// NoFeatures leaves the catalogue features off the graph, so that the predictor falls
+	// back to environment priors (the daemon does so for tasks with no catalogue row).
+	NoFeatures bool
 }
 
 // DefaultEnvschedParams are the packages' own defaults: what `envsched run` uses.
@@ -45,6 +49,12 @@ func envschedVariant(name string) (ablation, bool) {
 		return func(*EnvschedParams) {}, true
 	case "envsched-nograph": // no edges at all: no borrowing and no similarity penalty
 		return func(p *EnvschedParams) { p.Graph.K, p.Graph.KCross = -1, -1 }, true
+	case "envsched-notext": // no edges and no features: the catalogue text is not read
+		return func(p *EnvschedParams) { p.Graph.K, p.Graph.KCross, p.NoFeatures = -1, -1, true }, true
+	case "envsched-nofeatures": // environment priors instead of the feature prior
+		return func(p *EnvschedParams) { p.NoFeatures = true }, true
+	case "envsched-norechosen": // no re-chosen offset
+		return func(p *EnvschedParams) { p.Predict.RechosenRate = 0 }, true
 	case "envsched-nocross":
 		return func(p *EnvschedParams) { p.Graph.KCross = -1 }, true
 	case "envsched-noquota": // quotas follow value alone: no minimum, no maximum, no smoothing
@@ -102,6 +112,13 @@ func newEnvsched(name string, change ablation, w *World, cfg Config) (Policy, er
 		truth: name == "envsched-truth"}
 	if err := es.index(w); err != nil {
 		return nil, fmt.Errorf("policy %s: %w", name, err)
+	}
+	if !p.NoFeatures {
+		rows := make([]record.Task, len(es.task))
+		for i, t := range es.task {
+			rows[i] = w.Tasks[t].Record
+		}
+		es.g = es.g.WithFeatures(graph.TextFeatures(rows))
 	}
 	return es, nil
 }

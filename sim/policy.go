@@ -43,7 +43,8 @@ type Oversampler interface {
 func PolicyNames() []string {
 	return []string{
 		"envsched", "random", "uniform-env", "dapo", "greso", "mopps", "env-bandit", "oracle", "envsched-truth",
-		"envsched-nograph", "envsched-nocross", "envsched-noquota", "envsched-nopenalty", "envsched-nodecay",
+		"envsched-nograph", "envsched-notext", "envsched-nofeatures", "envsched-norechosen", "envsched-nocross",
+		"envsched-noquota", "envsched-nopenalty", "envsched-nodecay",
 	}
 }
 

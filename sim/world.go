@@ -18,7 +18,8 @@ type Task struct {
 	Difficulty float64 // subtracted from the mean level of Needs
 	DupOf      int     // index of the original this task nearly duplicates; -1 when none
 	Record     record.Task
-	core       string // what the task asks, shared by its near-duplicates
+	core       string  // what the task asks, shared by its near-duplicates
+	hidden     float64 // the part of Difficulty no catalogue text tells (the analyses use it)
 }
 
 // World is one seeded draw of the generative model: environments, skills, the training
@@ -169,7 +170,8 @@ func (w *World) freshTask(rng *rand.Rand, e int, p envPlan, words []skillWords) 
 	sc := w.Scenario
 	needs := drawNeeds(rng, sc, p)
 	c := drawComplexity(rng)
-	d := p.offset + rng.NormFloat64()*sc.TaskDiffSD + sc.PerSkillDiff*float64(len(needs)-1) + sc.ComplexityDiff*float64(c)
+	hidden := rng.NormFloat64() * sc.TaskDiffSD
+	d := p.offset + hidden + sc.PerSkillDiff*float64(len(needs)-1) + sc.ComplexityDiff*float64(c)
 	textSkills, textC := needs, c
 	if sc.TextNoise {
 		textSkills = drawNeeds(rng, sc, envPlan{focus: rng.Perm(sc.SharedSkills)[:sc.FocusSkills], own: p.own})
@@ -177,7 +179,7 @@ func (w *World) freshTask(rng *rand.Rand, e int, p envPlan, words []skillWords) 
 	}
 	core, tools := coreText(rng, textSkills, p, words)
 	core += constraintText(rng, textC)
-	return Task{Env: e, Needs: needs, Difficulty: d, DupOf: -1, core: core, Record: record.Task{
+	return Task{Env: e, Needs: needs, Difficulty: d, DupOf: -1, core: core, hidden: hidden, Record: record.Task{
 		Text:  dress(rng, core, p, words),
 		Tools: tools,
 	}}
@@ -245,7 +247,9 @@ func contains(xs []int, x int) bool {
 // and core text, a slightly different difficulty, another opener and filler.
 func nearDuplicate(rng *rand.Rand, src Task, p envPlan) Task {
 	t := src
-	t.Difficulty += rng.NormFloat64() * 0.15
+	jitter := rng.NormFloat64() * 0.15
+	t.Difficulty += jitter
+	t.hidden += jitter
 	t.Record = record.Task{Text: dressCore(rng, src.core, p), Tools: append([]string(nil), src.Record.Tools...)}
 	return t
 }
