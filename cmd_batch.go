@@ -54,7 +54,9 @@ func schedulerFlags() []cli.Flag {
 	pp, bp := propagate.DefaultParams(), batcher.DefaultParams()
 	return []cli.Flag{
 		&cli.Float64Flag{Name: "kappa", EnvVars: []string{"ENVSCHED_KAPPA"}, Value: pp.Kappa,
-			Usage: "strength, in rollouts, of the environment prior that serves tasks never rolled out"},
+			Usage: "strength, in rollouts, of the prior that serves tasks never rolled out"},
+		&cli.Float64Flag{Name: "feature-ridge", EnvVars: []string{"ENVSCHED_FEATURE_RIDGE"}, Value: pp.FeatureRidge,
+			Usage: "ridge penalty of the feature prior, which learns from the words and tools of tasks rolled out what tasks never rolled out will do (0 = environment means instead)"},
 		&cli.Float64Flag{Name: "gamma", EnvVars: []string{"ENVSCHED_GAMMA"}, Value: pp.Gamma,
 			Usage: "share of its graph neighbours' evidence a task borrows per hop (0 turns the graph off)"},
 		&cli.IntFlag{Name: "hops", EnvVars: []string{"ENVSCHED_HOPS"}, Value: pp.Hops,
@@ -63,6 +65,8 @@ func schedulerFlags() []cli.Flag {
 			Usage: "most evidence, in rollouts, a task may borrow from its neighbours"},
 		&cli.Float64Flag{Name: "drift-rate", EnvVars: []string{"ENVSCHED_DRIFT_RATE"}, Value: pp.DriftRate,
 			Usage: "how fast an environment's stale predictions follow rewards that run away from them (0 = off)"},
+		&cli.Float64Flag{Name: "rechosen-rate", EnvVars: []string{"ENVSCHED_RECHOSEN_RATE"}, Value: pp.RechosenRate,
+			Usage: "how fast the predictions of tasks rolled out before follow what such tasks do when chosen again (0 = off)"},
 		&cli.StringFlag{Name: "exploit", EnvVars: []string{"ENVSCHED_EXPLOIT"}, Value: bp.Exploit.String(),
 			Usage: "exploitation value: variance (4 × predicted within-group variance) or informative (1 − chance of a degenerate group)"},
 		&cli.Float64Flag{Name: "coverage-weight", EnvVars: []string{"ENVSCHED_COVERAGE_WEIGHT"}, Value: bp.CoverageWeight,
@@ -87,6 +91,7 @@ func schedulerParams(c *cli.Context, decay float64) (propagate.Params, batcher.P
 	pp, bp := propagate.DefaultParams(), batcher.DefaultParams()
 	pp.Decay, pp.Kappa, pp.Gamma, pp.Hops = decay, c.Float64("kappa"), c.Float64("gamma"), c.Int("hops")
 	pp.BorrowCap, pp.DriftRate = c.Float64("borrow-cap"), c.Float64("drift-rate")
+	pp.FeatureRidge, pp.RechosenRate = c.Float64("feature-ridge"), c.Float64("rechosen-rate")
 	exploit, err := batcher.ParseExploit(c.String("exploit"))
 	if err != nil {
 		return pp, bp, usageError{fmt.Errorf("--exploit: %w", err)}

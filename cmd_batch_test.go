@@ -99,6 +99,8 @@ func TestBatchCommandErrors(t *testing.T) {
 		{[]string{"--id", "../x"}, 2, "--id"},
 		{[]string{"--exploit", "greedy"}, 2, "exploit"},
 		{[]string{"--gamma", "2"}, 2, "gamma"},
+		{[]string{"--feature-ridge", "-1"}, 2, "feature ridge"},
+		{[]string{"--rechosen-rate", "1.5"}, 2, "re-chosen rate"},
 	}
 	for _, c := range cases {
 		code, _, msg := runApp(append([]string{"batch", "--dir", dir}, c.args...)...)

@@ -44,8 +44,6 @@ func simFlags() []cli.Flag {
 		&cli.StringFlag{Name: "scenario", Value: "default", Usage: "world `NAME`: " + strings.Join(sim.ScenarioNames(), ", ")},
 		&cli.StringFlag{Name: "out", Value: "sim-out", Usage: "`DIR` for the PNG plots (empty: no plots)"},
 		&cli.IntFlag{Name: "workers", Value: 0, Usage: "parallel runs (0: one per CPU)"},
-		&cli.BoolFlag{Name: "tuned", Usage: "run envsched and its ablations with the parameters tuned on seeds " +
-			"1000-1019 (coverage weight 0.1, prior strength 1) instead of the packages' defaults"},
 		&cli.StringFlag{Name: "json-out", Usage: "also write the JSON summary and curves to `FILE`"},
 		&cli.BoolFlag{Name: "json", Usage: "print the summary and per-step curves as JSON instead of a table"},
 	}
@@ -62,10 +60,6 @@ func simConfig(c *cli.Context) (sim.Config, error) {
 	cfg.Policies = splitList(c.String("policies"))
 	cfg.Seeds, cfg.SeedBase, cfg.Steps = c.Int("seeds"), c.Uint64("seed-base"), c.Int("steps")
 	cfg.BatchSize, cfg.GroupSize, cfg.Workers = c.Int("batch-size"), c.Int("group-size"), c.Int("workers")
-	if c.Bool("tuned") {
-		p := sim.TunedEnvschedParams()
-		cfg.Envsched = &p
-	}
 	return cfg, cfg.Validate()
 }
 

@@ -27,17 +27,6 @@ func DefaultEnvschedParams() EnvschedParams {
 	return EnvschedParams{Graph: graph.Options{}, Predict: propagate.DefaultParams(), Select: batcher.DefaultParams()}
 }
 
-// TunedEnvschedParams are the packages' defaults with the two changes that did best on the
-// tuning seeds 1000-1019 (default scenario, median held-out score at step 40): coverage weight
-// β_c 0.1 instead of 0.3 and environment prior strength κ 1 instead of 2. They are a
-// recommendation, measured in docs/parts/bench-sim.md, not the packages' defaults.
-func TunedEnvschedParams() EnvschedParams {
-	p := DefaultEnvschedParams()
-	p.Select.CoverageWeight = 0.1
-	p.Predict.Kappa = 1
-	return p
-}
-
 // ablation changes the parameters of one envsched variant.
 type ablation func(*EnvschedParams)
 
