@@ -293,21 +293,23 @@ func (d *Data) pickChosen(rows []TaskRow) {
 
 // predict runs package propagate as the scheduler would for the next request: over the
 // stored graph, or, when no edges are stored, the graph the scheduler builds from the
-// catalogue (schedule.DefaultBuildGraph), with the database's decay.
+// catalogue (schedule.DefaultBuildGraph), with the catalogue features and the database's
+// decay.
 func predict(r *storage.Reader, infos []storage.TaskInfo, round int64, decay float64) ([]propagate.Prediction, error) {
 	g, edges, err := loadGraph(r, infos)
 	if err != nil {
 		return nil, err
 	}
+	rows := make([]record.Task, len(infos))
+	for i, ti := range infos {
+		rows[i] = ti.Task
+	}
 	if edges == 0 {
-		rows := make([]record.Task, len(infos))
-		for i, ti := range infos {
-			rows[i] = ti.Task
-		}
 		if built := schedule.DefaultBuildGraph(rows); sameNodes(built, infos) {
 			g = built
 		}
 	}
+	g = g.WithFeatures(graph.TextFeatures(rows)) // the scheduler's feature prior reads them
 	p := propagate.DefaultParams()
 	p.Decay = decay
 	tasks := make([]stats.Task, len(infos))
