@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/envsched/envsched/graph"
+	"github.com/envsched/envsched/internal/par"
 	"github.com/envsched/envsched/stats"
 	"gonum.org/v1/gonum/floats"
 )
@@ -25,10 +26,11 @@ type featurePrior struct {
 	ok    bool
 	logit []float64 // fitted logit per node
 
-	rows           []int32   // nodes in the fit
-	w, y, u        []float64 // per row: weight, target, scratch
-	beta, r, p, ap []float64 // per unknown: the fit, the residual, the direction, A times it
-	z, diag        []float64 // per unknown: the preconditioned residual, A's diagonal
+	rows           []int32     // nodes in the fit
+	w, y, u        []float64   // per row: weight, target, scratch
+	beta, r, p, ap []float64   // per unknown: the fit, the residual, the direction, A times it
+	z, diag        []float64   // per unknown: the preconditioned residual, A's diagonal
+	parts          [][]float64 // per chunk of rows: its share of Xᵀ u
 }
 
 // fitHalfCount is the evidence, in rollouts, at which a node weighs half as much as a node
@@ -44,6 +46,7 @@ const (
 	fitIters = 200
 	fitTol   = 1e-4
 	fitRows  = 16384
+	fitChunk = 2048 // rows summed apart in Xᵀ u
 )
 
 // fit fits the regression for the call in progress (own holds the decayed evidence) and fills
@@ -110,28 +113,54 @@ func (fp *featurePrior) fit(g *graph.Graph, tasks []stats.Task, own []evidence, 
 		rz = next
 	}
 	fp.logit = resize(fp.logit, g.Len())
-	for i := range fp.logit {
-		fp.logit[i] = xrow(g, i, fp.beta, F, E)
-	}
+	parallelNodes(g.Len(), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			fp.logit[i] = xrow(g, i, fp.beta, F, E)
+		}
+	})
 }
 
 // apply sets out = (Xᵀ W X + λ I) v.
 func (fp *featurePrior) apply(g *graph.Graph, v, out []float64, lambda float64) {
 	F, E := g.Feat.Dim, len(g.Envs)
-	for k, i := range fp.rows {
-		fp.u[k] = fp.w[k] * xrow(g, int(i), v, F, E)
-	}
+	par.Ranges(len(fp.rows), 2*fitChunk, func(lo, hi int) {
+		for k := lo; k < hi; k++ {
+			fp.u[k] = fp.w[k] * xrow(g, int(fp.rows[k]), v, F, E)
+		}
+	})
 	fp.xt(g, fp.u, out)
 	for k := range out {
 		out[k] += lambda * v[k]
 	}
 }
 
-// xt sets out = Xᵀ u over the rows of the fit.
+// xt sets out = Xᵀ u over the rows of the fit. Chunks of fitChunk rows are summed apart, in
+// parallel, and added up in chunk order: the sums do not depend on the number of CPUs.
 func (fp *featurePrior) xt(g *graph.Graph, u, out []float64) {
+	chunks := (len(fp.rows) + fitChunk - 1) / fitChunk
+	if chunks <= 1 {
+		fp.scatter(g, u, out, 0, len(fp.rows))
+		return
+	}
+	fp.parts = resize(fp.parts, chunks)
+	par.Ranges(chunks, 2, func(lo, hi int) {
+		for c := lo; c < hi; c++ {
+			fp.parts[c] = resize(fp.parts[c], len(out))
+			fp.scatter(g, u, fp.parts[c], c*fitChunk, min(len(fp.rows), (c+1)*fitChunk))
+		}
+	})
+	copy(out, fp.parts[0])
+	for _, part := range fp.parts[1:chunks] {
+		floats.Add(out, part)
+	}
+}
+
+// scatter sets out = Xᵀ u over the rows lo to hi of the fit.
+func (fp *featurePrior) scatter(g *graph.Graph, u, out []float64, lo, hi int) {
 	F, E := g.Feat.Dim, len(g.Envs)
 	clear(out)
-	for k, i := range fp.rows {
+	for k := lo; k < hi; k++ {
+		i := fp.rows[k]
 		for _, f := range g.Feat.Row(int(i)) {
 			out[f] += u[k]
 		}
