@@ -10,7 +10,7 @@ import (
 // the values that are read are converted afterwards, from their spans. It costs what fastjson's
 // tree costs on verl lines (both are bound by the search for the quote that ends each long
 // string), less on compact lines, and unlike fastjson it checks numbers and literals everywhere
-// (docs/parts/bench-record.md).
+// (BENCHMARKS.md, "Record parser").
 //
 // What it checks: the grammar of objects, arrays, numbers and literals, that strings end, and
 // nesting up to maxDepth. What it does not check in values that are not read: escapes, control

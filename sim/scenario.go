@@ -11,7 +11,7 @@ import (
 var ErrUnknownScenario = errors.New("unknown scenario")
 
 // Scenario is the set of knobs of the generative model and the learner. The presets are the
-// scenarios of the benchmark; their values are written down in docs/parts/readme-sim.md.
+// scenarios of the benchmark; the README ("The simulated world and what it assumes") describes them.
 type Scenario struct {
 	Name string
 
