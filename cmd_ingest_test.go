@@ -70,7 +70,7 @@ func TestIngestAndStatsCommands(t *testing.T) {
 		`{"env":"bfcl","task":"9","rew`,
 	}, "\n"))
 	out, code := ingestCLI(t, "ingest", "--dir", dir)
-	want := "2 files (2 with new data), 4 new rollouts, 2 catalogue tasks (3 new tasks), 1 quarantined, 1 duplicates, 1 clipped\n"
+	want := "2 files (2 with new bytes), 4 new rollouts, 2 catalogue tasks (3 new tasks), 1 quarantined, 1 duplicates, 1 clipped\n"
 	if code != exitOK || out != want {
 		t.Fatalf("ingest: exit %d, printed %q; want 0 and %q", code, out, want)
 	}

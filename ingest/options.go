@@ -130,7 +130,7 @@ func (s *Summary) Add(o Summary) {
 
 // String is the one-line summary the ingest command prints.
 func (s Summary) String() string {
-	return fmt.Sprintf("%d files (%d with new data), %d new rollouts, %d catalogue tasks (%d new tasks), "+
+	return fmt.Sprintf("%d files (%d with new bytes), %d new rollouts, %d catalogue tasks (%d new tasks), "+
 		"%d quarantined, %d duplicates, %d clipped",
 		s.Files, s.FilesRead, s.Rollouts, s.TaskRows, s.NewTasks, s.Quarantined, s.Duplicates, s.Clipped)
 }
