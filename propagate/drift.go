@@ -29,6 +29,52 @@ type drift struct {
 	sum      []float64    // per node of g: Sum at the previous call
 	baseMean []float64    // per node of g: the predicted mean before the offset
 	next     []float64    // baseMean of the call in progress
+
+	// pending are baselines by node name, given by SetBaseline before the first call
+	pending map[[2]string]Baseline
+}
+
+// Baseline is what the drift measurement of one node needs from the call before: the node's
+// statistics then and the mean predicted for it before any offset.
+type Baseline struct {
+	Env      string  `json:"env"`
+	Task     string  `json:"task"`
+	Rollouts int64   `json:"rollouts"`
+	Sum      float64 `json:"sum"`
+	Mean     float64 `json:"mean"`
+}
+
+// Baseline returns the baselines of the given nodes of the graph of the last call, so that a
+// caller can keep them across processes (see SetBaseline); typically the nodes of the batch
+// just chosen, whose rollouts the next call will see. It is nil before any call and when no
+// channel corrects drift.
+func (pr *Predictor) Baseline(nodes []int) []Baseline {
+	d := &pr.drift
+	if !d.active() || d.g == nil {
+		return nil
+	}
+	out := make([]Baseline, 0, len(nodes))
+	for _, i := range nodes {
+		nd := d.g.Nodes[i]
+		out = append(out, Baseline{Env: d.g.Envs[nd.Env], Task: nd.Task, Rollouts: d.rollouts[i], Sum: d.sum[i], Mean: d.baseMean[i]})
+	}
+	return out
+}
+
+// SetBaseline gives a Predictor that has not predicted yet the baselines of some nodes,
+// typically what Baseline returned in an earlier process for the batch of its last answer:
+// its first call then measures drift on those nodes (on them only) as the earlier process
+// would have. A Predictor that has predicted keeps its own baseline and ignores b.
+func (pr *Predictor) SetBaseline(b []Baseline) {
+	if pr.drift.g != nil {
+		return
+	}
+	pr.drift.pending = make(map[[2]string]Baseline, len(b))
+	for _, x := range b {
+		if finite(x.Sum) && finite(x.Mean) {
+			pr.drift.pending[[2]string{x.Env, x.Task}] = x
+		}
+	}
 }
 
 func newDrift() drift { return drift{offset: map[string]float64{}} }
@@ -89,23 +135,40 @@ func (d *drift) measure(g *graph.Graph, tasks []stats.Task, p Params) {
 		d.re = 0
 	}
 	defer d.current(g)
-	if !d.active() || d.g == nil {
+	pending := d.pending
+	d.pending = nil
+	if !d.active() || d.g == nil && len(pending) == 0 {
 		return
 	}
-	prev := d.align(g)
+	// before returns the node's rollouts, sum and base mean at the previous call
+	before := func(i int) (int64, float64, float64, bool) {
+		nd := g.Nodes[i]
+		b, ok := pending[[2]string{g.Envs[nd.Env], nd.Task}]
+		return b.Rollouts, b.Sum, b.Mean, ok
+	}
+	if d.g != nil {
+		prev := d.align(g)
+		before = func(i int) (int64, float64, float64, bool) {
+			j := prev[i]
+			if j < 0 {
+				return 0, 0, 0, false
+			}
+			return d.rollouts[j], d.sum[j], d.baseMean[j], true
+		}
+	}
 	realised := make([]float64, len(g.Envs))
 	predicted := make([]float64, len(g.Envs))
 	count := make([]int64, len(g.Envs))
 	var reReal, rePred float64
 	var reCount int64
 	for i := range tasks {
-		j := prev[i]
-		if j < 0 || tasks[i].Rollouts <= d.rollouts[j] {
+		was, sum, mean, ok := before(i)
+		if !ok || tasks[i].Rollouts <= was {
 			continue
 		}
-		dn := tasks[i].Rollouts - d.rollouts[j]
-		real, pred := tasks[i].Sum-d.sum[j], float64(dn)*d.baseMean[j]
-		if d.reRate > 0 && d.rollouts[j] > 0 {
+		dn := tasks[i].Rollouts - was
+		real, pred := tasks[i].Sum-sum, float64(dn)*mean
+		if d.reRate > 0 && was > 0 {
 			reReal, rePred, reCount = reReal+real, rePred+pred, reCount+dn
 			continue
 		}

@@ -201,3 +201,46 @@ func TestDriftRateZeroKeepsStoredOffsets(t *testing.T) {
 		t.Errorf("an answer with drift off changed the stored offsets from %v to %v", before, got)
 	}
 }
+
+// TestDriftMeasuredAcrossARestart: the rollouts of the last answer's tasks arrive while the
+// scheduler is down. The restarted scheduler must measure them as the uninterrupted one does
+// (the baseline of the answered tasks is stored with the answer), so the next answer and the
+// stored state are the same.
+func TestDriftMeasuredAcrossARestart(t *testing.T) {
+	dir := t.TempDir()
+	dbA, dbB := openFile(t, filepath.Join(dir, "a.db")), openFile(t, filepath.Join(dir, "b.db"))
+	defer dbA.Close()
+	fill(t, dbA, 2, 30)
+	fill(t, dbB, 2, 30)
+	sA, sB := newScheduler(t, dbA, Options{}), newScheduler(t, dbB, Options{})
+	body := []byte(`{"size": 12}`)
+	for i := 1; i <= 3; i++ {
+		id := fmt.Sprintf("r%d", i)
+		a, b := must(sA.Answer(id, body)), must(sB.Answer(id, body))
+		if !bytes.Equal(a, b) {
+			t.Fatalf("%s: the two databases are not in the same state:\n%s\n%s", id, a, b)
+		}
+		if i < 3 {
+			rollChosen(t, decode(t, a), dbA, dbB)
+		}
+	}
+	if err := dbB.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// r3's rollouts arrive while B is down
+	dbB = openFile(t, filepath.Join(dir, "b.db"))
+	defer dbB.Close()
+	r3 := decode(t, must(sA.Answer("r3", body)))
+	rollChosen(t, r3, dbA, dbB)
+	if len(storedState(t, dbB).Baseline) != len(r3.Tasks) {
+		t.Fatalf("stored baseline of %d tasks for an answer of %d", len(storedState(t, dbB).Baseline), len(r3.Tasks))
+	}
+	sB = newScheduler(t, dbB, Options{})
+	a4, b4 := must(sA.Answer("r4", body)), must(sB.Answer("r4", body))
+	if !bytes.Equal(a4, b4) {
+		t.Errorf("r4 after a restart differs from r4 without one:\n%s\n%s", b4, a4)
+	}
+	if got, want := storedState(t, dbB), storedState(t, dbA); !sameState(got, want) {
+		t.Errorf("state after r4 with a restart %+v, without %+v", got, want)
+	}
+}

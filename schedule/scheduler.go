@@ -110,6 +110,9 @@ func New(db *storage.DB, opts Options) (*Scheduler, error) {
 type savedState struct {
 	DriftOffsets map[string]float64 `json:"drift_offsets"`
 	Rechosen     float64            `json:"rechosen_offset"`
+	// Baseline is the drift baseline of the tasks of the last answer, so that the next
+	// process measures drift on their rollouts as this one would have.
+	Baseline []propagate.Baseline `json:"baseline,omitempty"`
 }
 
 // restore gives the Predictor the drift offsets stored with the last answer. A state that
@@ -126,6 +129,7 @@ func (s *Scheduler) restore() error {
 	}
 	s.pred.SetOffsets(st.DriftOffsets)
 	s.pred.SetRechosen(st.Rechosen)
+	s.pred.SetBaseline(st.Baseline)
 	s.saved = st
 	return nil
 }
@@ -150,7 +154,7 @@ func (s *Scheduler) Answer(id string, body []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	ans, chosen, err := s.choose(id, req)
+	ans, chosen, nodes, err := s.choose(id, req)
 	if err != nil {
 		return nil, err
 	}
@@ -170,6 +174,7 @@ func (s *Scheduler) Answer(id string, body []byte) ([]byte, error) {
 		saved.Rechosen = s.pred.Rechosen()
 	}
 	if p.DriftRate > 0 || p.RechosenRate > 0 {
+		saved.Baseline = s.pred.Baseline(nodes)
 		if state, err = json.Marshal(saved); err != nil {
 			return nil, fmt.Errorf("encode predictor state of %s: %w", id, err)
 		}
@@ -193,10 +198,10 @@ func (s *Scheduler) Warm() error {
 }
 
 // choose loads the state, predicts and selects.
-func (s *Scheduler) choose(id string, req Request) (*Answer, []storage.TaskKey, error) {
+func (s *Scheduler) choose(id string, req Request) (*Answer, []storage.TaskKey, []int, error) {
 	st, err := s.load.load()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	step := st.lastStep + 1
 	if req.Step != nil {
@@ -208,16 +213,20 @@ func (s *Scheduler) choose(id string, req Request) (*Answer, []storage.TaskKey, 
 	}
 	preds, err := s.pred.Predict(st.g, st.tasks, step)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	breq := batcher.Request{Size: req.Size, GroupSize: req.GroupSize, Step: step, Envs: req.Envs,
 		ExcludeEnvs: req.ExcludeEnvs, AllowRepeats: req.AllowRepeats, Seed: seed}
 	b, err := s.sel.Select(st.g, preds, st.tasks, breq, *s.opts.Select)
 	if err != nil {
-		return nil, nil, selectError(err)
+		return nil, nil, nil, selectError(err)
 	}
 	ans := newAnswer(id, step, s.opts.Now(), breq, st, preds, b)
-	return ans, chosenKeys(st, b), nil
+	nodes := make([]int, len(b.Picks))
+	for i, pk := range b.Picks {
+		nodes[i] = pk.Node
+	}
+	return ans, chosenKeys(st, b), nodes, nil
 }
 
 // selectError makes the batcher's errors about the request RequestErrors.
