@@ -92,10 +92,10 @@ func (pr *Predictor) Offsets() map[string]float64 { return maps.Clone(pr.drift.o
 // offsets: SetOffsets then clears them.
 //
 // Only the offsets are restored, not the baseline that the next call measures drift against
-// (the previous call's statistics and predictions per node): a Predictor that has not
-// predicted yet measures nothing in its first call and applies the set offsets as they are;
-// later calls measure and update them as usual. A Predictor that has predicted keeps its
-// baseline.
+// (the previous call's statistics and predictions per node; see SetBaseline): without one, a
+// Predictor that has not predicted yet measures nothing in its first call and applies the
+// set offsets as they are; later calls measure and update them as usual. A Predictor that
+// has predicted keeps its baseline.
 func (pr *Predictor) SetOffsets(offsets map[string]float64) {
 	clear(pr.drift.offset)
 	if pr.p.DriftRate == 0 {

@@ -104,9 +104,9 @@ func New(db *storage.DB, opts Options) (*Scheduler, error) {
 }
 
 // savedState is what a Scheduler stores with each answer (storage's predictor state) and
-// restores when it starts: the Predictor's drift offsets by environment name and its
-// re-chosen offset. The Predictor's baseline of the previous call is not kept, so the first
-// answer after a restart measures no drift; it applies the restored offsets as they are.
+// restores when it starts: the Predictor's drift offsets by environment name, its re-chosen
+// offset and the baseline of the answered tasks, so that the first answer after a restart
+// measures the rollouts of those tasks as the process that answered would have.
 type savedState struct {
 	DriftOffsets map[string]float64 `json:"drift_offsets"`
 	Rechosen     float64            `json:"rechosen_offset"`
