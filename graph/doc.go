@@ -10,4 +10,7 @@
 // an inverted index whose posting lists of very frequent features (more than MaxDF tasks) are
 // not scanned, and from random-hyperplane LSH for embeddings; they are bounded by their partial
 // dot products and only the few that can enter a top list are scored exactly. Never all pairs.
+//
+// TextFeatures gives the same words, tools and tags as sparse binary rows, which a Graph may
+// carry (WithFeatures) for propagate's feature prior.
 package graph

@@ -3,9 +3,12 @@
 //
 // Each node's success probability gets a Beta posterior from three sources of evidence:
 //
-//   - the environment prior Beta(κ·m_e, κ·(1−m_e)), m_e the decayed mean reward of the
-//     node's environment without the node itself (0.5 when nothing is known), so that a task
-//     never rolled out still has a sound prediction and no pilot rollouts are needed;
+//   - a prior Beta(κ·m, κ·(1−m)), so that a task never rolled out still has a sound
+//     prediction and no pilot rollouts are needed. When the graph carries catalogue features
+//     (graph.Features), m is the feature prior: a ridge regression, refitted every call, of
+//     the rolled-out nodes' logits on their words, tools, tags and environment. Otherwise m
+//     is the environment prior: the decayed mean reward of the node's environment without
+//     the node itself (0.5 when nothing is known);
 //   - the node's own evidence a = Σr, b = Σ(1−r), decayed by λ per round (stats.Task.Evidence);
 //   - evidence borrowed from neighbours: a share γ·w/W of each neighbour's own evidence (w the
 //     edge weight, W the node's total edge weight, at least MinTotalWeight), over one or two
@@ -13,8 +16,10 @@
 //     rollouts.
 //
 // A Predictor called round after round also measures drift: when an environment's new
-// rollouts come out above (or below) what was predicted for their tasks, a smoothed logit
-// offset moves the environment's stale nodes the same way.
+// rollouts of tasks never rolled out before come out above (or below) what was predicted for
+// them, a smoothed logit offset moves the environment's stale nodes the same way; the tasks
+// rolled out before and chosen again share one such offset (the re-chosen offset), since
+// training on a task makes it easier faster than its decayed evidence says.
 //
 // Rewards are in [0, 1]. For 0/1 rewards Var is E[p(1−p)] and PDeg is exact under the
 // Beta-Binomial model; a task with continuous rewards blends in its observed within-group
