@@ -158,3 +158,46 @@ func TestLoaderAttachesCatalogueFeatures(t *testing.T) {
 		record.Task{Env: "air", Task: "x"}, record.Task{Env: "zoo", Task: "z"}))
 	checkFeatures(t, fmt.Sprintf("after describing %s/%s", desc.Env, desc.Task), st.g, graph.TextFeatures(all))
 }
+
+// A reworded catalogue row whose adjacency does not change (an isolated task: EdgeWrites does
+// not move, with or without the Adjacency hook) must give the loader the new features, as a
+// fresh process reading the same database gets (storage's CatalogWrites moves).
+func TestLoaderReadsFeaturesAgainWhenATaskIsReworded(t *testing.T) {
+	for _, hook := range []bool{false, true} {
+		db := storagetest.Open(t)
+		cat := featureCatalog()
+		k := NewEdgeKeeper(graph.Options{})
+		b := storage.Batch{Tasks: cat}
+		if hook {
+			b.Adjacency = k.OnTasks
+		}
+		if _, err := db.Commit(&b); err != nil {
+			t.Fatal(err)
+		}
+		l := &loader{db: db, build: DefaultBuildGraph}
+		if _, err := l.load(); err != nil {
+			t.Fatal(err)
+		}
+		// s3 has only a tag "empty": give it a tag no other task has, so it stays isolated
+		x := record.Task{Env: "shop", Task: "s3", Tags: []string{"unique", "other"}}
+		b = storage.Batch{Tasks: []record.Task{x}}
+		if hook {
+			b.Adjacency = k.OnTasks
+		}
+		if _, err := db.Commit(&b); err != nil {
+			t.Fatal(err)
+		}
+		after, err := l.load()
+		if err != nil {
+			t.Fatal(err)
+		}
+		fresh, err := (&loader{db: db, build: DefaultBuildGraph}).load()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("hook=%v: cached Dim %d, fresh Dim %d", hook, after.g.Feat.Dim, fresh.g.Feat.Dim)
+		if after.g.Feat.Dim != fresh.g.Feat.Dim {
+			t.Errorf("hook=%v: after a reword the cached loader has Dim %d, a fresh process %d", hook, after.g.Feat.Dim, fresh.g.Feat.Dim)
+		}
+	}
+}

@@ -40,6 +40,9 @@ type loader struct {
 	// edgeWrites is the storage counter of adjacency lists written when g was read: when it
 	// moves (a task described or reworded), g is read again.
 	edgeWrites int64
+	// catalogWrites is the storage counter of replaced descriptions when g's features were
+	// read: when it moves (a task reworded, with or without edges to write), g is read again.
+	catalogWrites int64
 }
 
 // load reads counters and every task's statistics in one read transaction, and the graph
@@ -55,7 +58,8 @@ func (l *loader) load() (*state, error) {
 		if names, err = l.readTasks(r); err != nil {
 			return err
 		}
-		same := l.inCat == l.catalog && st.counters.EdgeWrites == l.edgeWrites
+		same := l.inCat == l.catalog && st.counters.EdgeWrites == l.edgeWrites &&
+			st.counters.CatalogWrites == l.catalogWrites
 		switch {
 		case same && l.sameNodes(names):
 		case same && l.g != nil && l.g.Len() < len(names):
@@ -68,7 +72,7 @@ func (l *loader) load() (*state, error) {
 		if err == nil && l.g.Feat == nil {
 			l.g, err = l.withFeatures(r, l.g)
 		}
-		l.catalog, l.edgeWrites = l.inCat, st.counters.EdgeWrites
+		l.catalog, l.edgeWrites, l.catalogWrites = l.inCat, st.counters.EdgeWrites, st.counters.CatalogWrites
 		if err == nil {
 			st.lastStep, err = lastStep(r, st.counters)
 		}

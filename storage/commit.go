@@ -142,6 +142,7 @@ func (c *committer) apply(b *Batch, res *Result) error {
 		res.Added = append(res.Added, TaskKey{t.Env, t.Task})
 	}
 	res.NewTasks = len(c.added)
+	c.counters.CatalogWrites += int64(len(c.changed))
 	c.counters.Rollouts += int64(res.Rollouts)
 	c.counters.Duplicates += int64(res.Duplicates)
 	c.counters.Clipped += int64(res.Clipped)

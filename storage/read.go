@@ -403,6 +403,7 @@ var (
 	ctrLastRequest = []byte("last_request")
 	ctrRound       = []byte("round")
 	ctrEdgeWrites  = []byte("edge_writes")
+	ctrCatWrites   = []byte("catalog_writes")
 )
 
 func readCounters(tx *bolt.Tx) (Counters, error) {
@@ -416,7 +417,7 @@ func readCounters(tx *bolt.Tx) (Counters, error) {
 	return Counters{
 		Rollouts: get(ctrRollouts), Quarantined: get(ctrQuarantined), Duplicates: get(ctrDuplicates),
 		Clipped: get(ctrClipped), RequestsAnswered: get(ctrAnswered), Round: get(ctrRound),
-		EdgeWrites: get(ctrEdgeWrites), LastRequest: string(b.Get(ctrLastRequest)),
+		EdgeWrites: get(ctrEdgeWrites), CatalogWrites: get(ctrCatWrites), LastRequest: string(b.Get(ctrLastRequest)),
 	}, nil
 }
 
@@ -424,7 +425,7 @@ func writeCounters(tx *bolt.Tx, c Counters) error {
 	b := tx.Bucket(bucketCounters)
 	for k, v := range map[string]int64{string(ctrRollouts): c.Rollouts, string(ctrQuarantined): c.Quarantined,
 		string(ctrDuplicates): c.Duplicates, string(ctrClipped): c.Clipped, string(ctrAnswered): c.RequestsAnswered,
-		string(ctrRound): c.Round, string(ctrEdgeWrites): c.EdgeWrites} {
+		string(ctrRound): c.Round, string(ctrEdgeWrites): c.EdgeWrites, string(ctrCatWrites): c.CatalogWrites} {
 		if err := b.Put([]byte(k), u64key(uint64(v))); err != nil {
 			return fmt.Errorf("put counter %s: %w", k, err)
 		}

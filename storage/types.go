@@ -141,6 +141,9 @@ type Counters struct {
 	LastRequest      string // ID of the last answer stored; "" when none
 	Round            int64  // current round: the step of the last answer (0 before any)
 	EdgeWrites       int64  // adjacency lists written or removed so far: a graph read before it moved is stale
+	// CatalogWrites counts the stored descriptions of known tasks replaced by other ones so
+	// far: features read before it moved are stale (a reworded task need not move EdgeWrites)
+	CatalogWrites int64
 }
 
 // TaskInfo is one task as stored: its catalogue metadata and statistics.
