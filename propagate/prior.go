@@ -21,16 +21,22 @@ import (
 // The regression minimises Σ w_i (y_i − x_i·β)² + λ‖β‖², with y_i = ln((a_i+½)/(b_i+½)) and
 // w_i = n_i/(n_i + fitHalfCount), n_i = a_i + b_i, over at most fitRows nodes, by conjugate
 // gradients with a diagonal preconditioner started from zero: the same statistics give the
-// same fit, whatever was fitted before.
+// same fit, whatever was fitted before. Only the features of the fitted rows are unknowns:
+// under the ridge penalty a feature that no fitted row has gets exactly 0, so leaving it out
+// changes nothing, and the cost of a call follows the rows, not the catalogue's vocabulary.
 type featurePrior struct {
 	ok    bool
 	logit []float64 // fitted logit per node
 
 	rows           []int32     // nodes in the fit
+	col            []int32     // per feature of the catalogue: its unknown, or -1 when no row has it
+	off, ids       []int32     // the rows' features as unknowns: row k is ids[off[k]:off[k+1]]
+	envRows        []int32     // scratch: rows kept per environment by the cut
 	w, y, u        []float64   // per row: weight, target, scratch
 	beta, r, p, ap []float64   // per unknown: the fit, the residual, the direction, A times it
 	z, diag        []float64   // per unknown: the preconditioned residual, A's diagonal
 	parts          [][]float64 // per chunk of rows: its share of Xᵀ u
+	nf             int         // feature unknowns; then one per environment, then the intercept
 }
 
 // fitHalfCount is the evidence, in rollouts, at which a node weighs half as much as a node
@@ -38,15 +44,17 @@ type featurePrior struct {
 const fitHalfCount = 8
 
 // fitIters bounds the conjugate-gradient iterations; fitTol is the relative residual at which
-// they stop (with the diagonal preconditioner it moves no predicted mean by more than about
-// 1e-4 against a tolerance of 1e-6, in a third of the iterations: docs in BENCHMARKS.md).
-// fitRows caps the rows of the fit: the nodes rolled out most recently, whose evidence
-// tells most about the current policy and weighs most.
+// they stop (with the diagonal preconditioner, a third of the iterations that 1e-6 needs; see
+// BENCHMARKS.md for how far the predicted means move). fitRows caps the rows of the fit:
+// the nodes rolled out most recently, whose evidence tells most about the current policy and
+// weighs most, with at least fitEnvRows of each environment's (when it has them) so that no
+// environment drops out of the fit.
 const (
-	fitIters = 200
-	fitTol   = 1e-4
-	fitRows  = 16384
-	fitChunk = 2048 // rows summed apart in Xᵀ u
+	fitIters   = 200
+	fitTol     = 1e-4
+	fitRows    = 16384
+	fitEnvRows = 64
+	fitChunk   = 2048 // rows summed apart in Xᵀ u
 )
 
 // fit fits the regression for the call in progress (own holds the decayed evidence) and fills
@@ -57,25 +65,10 @@ func (fp *featurePrior) fit(g *graph.Graph, tasks []stats.Task, own []evidence, 
 		return
 	}
 	fp.ok = true
-	F, E := g.Feat.Dim, len(g.Envs)
-	dim := F + E + 1
-	fp.rows = fp.rows[:0]
-	for i := range tasks {
-		if a, b := own[i].a, own[i].b; tasks[i].Rollouts > 0 && a+b > 0 {
-			fp.rows = append(fp.rows, int32(i))
-		}
-	}
-	if len(fp.rows) > fitRows {
-		// the most recently rolled out first; ties by node, so that the cut is deterministic
-		slices.SortFunc(fp.rows, func(x, y int32) int {
-			if c := cmp.Compare(tasks[y].Round, tasks[x].Round); c != 0 {
-				return c
-			}
-			return cmp.Compare(x, y)
-		})
-		fp.rows = fp.rows[:fitRows]
-		slices.Sort(fp.rows)
-	}
+	fp.chooseRows(g, tasks, own)
+	fp.columns(g)
+	E := len(g.Envs)
+	dim := fp.nf + E + 1
 	fp.w, fp.y = resize(fp.w, len(fp.rows)), resize(fp.y, len(fp.rows))
 	for k, i := range fp.rows {
 		a, b := float64(own[i].a), float64(own[i].b)
@@ -115,17 +108,80 @@ func (fp *featurePrior) fit(g *graph.Graph, tasks []stats.Task, own []evidence, 
 	fp.logit = resize(fp.logit, g.Len())
 	parallelNodes(g.Len(), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			fp.logit[i] = xrow(g, i, fp.beta, F, E)
+			s := fp.beta[fp.nf+int(g.Nodes[i].Env)] + fp.beta[fp.nf+E]
+			for _, f := range g.Feat.Row(i) {
+				if c := fp.col[f]; c >= 0 {
+					s += fp.beta[c]
+				}
+			}
+			fp.logit[i] = s
 		}
 	})
 }
 
+// chooseRows sets rows to the nodes of the fit, in node order: every node with evidence, or,
+// when they are more than fitRows, the most recently rolled out (ties by node, so that the
+// cut is deterministic), after the fitEnvRows most recent of each environment.
+func (fp *featurePrior) chooseRows(g *graph.Graph, tasks []stats.Task, own []evidence) {
+	fp.rows = fp.rows[:0]
+	for i := range tasks {
+		if a, b := own[i].a, own[i].b; tasks[i].Rollouts > 0 && a+b > 0 {
+			fp.rows = append(fp.rows, int32(i))
+		}
+	}
+	if len(fp.rows) <= fitRows {
+		return
+	}
+	slices.SortFunc(fp.rows, func(x, y int32) int {
+		if c := cmp.Compare(tasks[y].Round, tasks[x].Round); c != 0 {
+			return c
+		}
+		return cmp.Compare(x, y)
+	})
+	fp.envRows = resize(fp.envRows, len(g.Envs))
+	clear(fp.envRows)
+	kept, rest := 0, fp.rows[:0:0]
+	for _, i := range fp.rows { // each environment's most recent first, in place
+		if e := g.Nodes[i].Env; fp.envRows[e] < fitEnvRows && kept < fitRows {
+			fp.envRows[e]++
+			fp.rows[kept] = i
+			kept++
+		} else {
+			rest = append(rest, i)
+		}
+	}
+	n := min(fitRows, kept+len(rest))
+	fp.rows = append(fp.rows[:kept], rest[:n-kept]...)
+	slices.Sort(fp.rows)
+}
+
+// columns numbers the features of the fitted rows in order of first appearance and writes
+// the rows as unknowns.
+func (fp *featurePrior) columns(g *graph.Graph) {
+	fp.col = resize(fp.col, g.Feat.Dim)
+	for f := range fp.col {
+		fp.col[f] = -1
+	}
+	fp.off = append(fp.off[:0], 0)
+	fp.ids = fp.ids[:0]
+	fp.nf = 0
+	for _, i := range fp.rows {
+		for _, f := range g.Feat.Row(int(i)) {
+			if fp.col[f] < 0 {
+				fp.col[f] = int32(fp.nf)
+				fp.nf++
+			}
+			fp.ids = append(fp.ids, fp.col[f])
+		}
+		fp.off = append(fp.off, int32(len(fp.ids)))
+	}
+}
+
 // apply sets out = (Xᵀ W X + λ I) v.
 func (fp *featurePrior) apply(g *graph.Graph, v, out []float64, lambda float64) {
-	F, E := g.Feat.Dim, len(g.Envs)
 	par.Ranges(len(fp.rows), 2*fitChunk, func(lo, hi int) {
 		for k := lo; k < hi; k++ {
-			fp.u[k] = fp.w[k] * xrow(g, int(fp.rows[k]), v, F, E)
+			fp.u[k] = fp.w[k] * fp.xrow(g, k, v)
 		}
 	})
 	fp.xt(g, fp.u, out)
@@ -157,23 +213,22 @@ func (fp *featurePrior) xt(g *graph.Graph, u, out []float64) {
 
 // scatter sets out = Xᵀ u over the rows lo to hi of the fit.
 func (fp *featurePrior) scatter(g *graph.Graph, u, out []float64, lo, hi int) {
-	F, E := g.Feat.Dim, len(g.Envs)
+	E := len(g.Envs)
 	clear(out)
 	for k := lo; k < hi; k++ {
-		i := fp.rows[k]
-		for _, f := range g.Feat.Row(int(i)) {
-			out[f] += u[k]
+		for _, c := range fp.ids[fp.off[k]:fp.off[k+1]] {
+			out[c] += u[k]
 		}
-		out[F+int(g.Nodes[i].Env)] += u[k]
-		out[F+E] += u[k]
+		out[fp.nf+int(g.Nodes[fp.rows[k]].Env)] += u[k]
+		out[fp.nf+E] += u[k]
 	}
 }
 
-// xrow is x_i·v: the node's features, its environment and the intercept.
-func xrow(g *graph.Graph, i int, v []float64, F, E int) float64 {
-	s := v[F+int(g.Nodes[i].Env)] + v[F+E]
-	for _, f := range g.Feat.Row(i) {
-		s += v[f]
+// xrow is x·v for row k of the fit: its features, its environment and the intercept.
+func (fp *featurePrior) xrow(g *graph.Graph, k int, v []float64) float64 {
+	s := v[fp.nf+int(g.Nodes[fp.rows[k]].Env)] + v[fp.nf+len(g.Envs)]
+	for _, c := range fp.ids[fp.off[k]:fp.off[k+1]] {
+		s += v[c]
 	}
 	return s
 }

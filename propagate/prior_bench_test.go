@@ -79,17 +79,35 @@ func benchCatalogue(n int) (*graph.Graph, []stats.Task) {
 // BenchmarkPredictFeatures times Predictor.Predict on the same graph and statistics with the
 // feature prior (default parameters) and without (the graph's features left off), as a
 // scheduler calls it: one Predictor, called again and again. With features it reports the
-// feature rows' mean length, the fit's dimension and its relative residual at the end (at
-// most 1e-6 when the conjugate gradients converged before their iteration cap).
+// feature rows' mean length, the catalogue's features, the fit's unknowns and its relative
+// residual at the end (at most fitTol when the conjugate gradients converged before their
+// iteration cap). The "ids=3" case gives every task three words of its own (order numbers,
+// file names), as real catalogues have: the catalogue's vocabulary grows by 3 per task, the
+// fit only by those of the rolled-out tasks.
 func BenchmarkPredictFeatures(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
 		g, tasks := benchCatalogue(n)
-		for _, feat := range []bool{true, false} {
-			gg := g
-			if !feat {
-				gg = g.WithFeatures(nil)
+		rows := make([]record.Task, n)
+		for i := range rows {
+			var sb strings.Builder
+			for _, f := range g.Feat.Row(i) {
+				fmt.Fprintf(&sb, "w%d ", f)
 			}
-			b.Run(fmt.Sprintf("n=%d/features=%v", n, feat), func(b *testing.B) {
+			for k := range 3 {
+				fmt.Fprintf(&sb, "id%dx%d ", i, k)
+			}
+			rows[i] = record.Task{Text: sb.String()}
+		}
+		withIDs := g.WithFeatures(graph.TextFeatures(rows))
+		for _, mode := range []string{"features=true", "features=true/ids=3", "features=false"} {
+			gg, feat := g, mode != "features=false"
+			switch mode {
+			case "features=false":
+				gg = g.WithFeatures(nil)
+			case "features=true/ids=3":
+				gg = withIDs
+			}
+			b.Run(fmt.Sprintf("n=%d/%s", n, mode), func(b *testing.B) {
 				pr, err := NewPredictor(DefaultParams())
 				if err != nil {
 					b.Fatal(err)
@@ -106,8 +124,9 @@ func BenchmarkPredictFeatures(b *testing.B) {
 				}
 				b.StopTimer()
 				if feat {
-					b.ReportMetric(float64(g.Feat.NNZ())/float64(n), "feat/node")
-					b.ReportMetric(float64(g.Feat.Dim+len(g.Envs)+1), "dim")
+					b.ReportMetric(float64(gg.Feat.NNZ())/float64(n), "feat/node")
+					b.ReportMetric(float64(gg.Feat.Dim), "features")
+					b.ReportMetric(float64(pr.prior.nf+len(g.Envs)+1), "unknowns")
 					b.ReportMetric(relResidual(&pr.prior, gg), "relres")
 				}
 			})

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -258,5 +259,89 @@ func TestSetRechosen(t *testing.T) {
 		if pr.SetRechosen(x); pr.Rechosen() != 0 {
 			t.Errorf("RechosenRate 0: SetRechosen(%v) gives %v, want 0", x, pr.Rechosen())
 		}
+	}
+}
+
+// TestFeaturePriorSameWhateverTheCPUsAndHistory: the fit, bit for bit, does not depend on the
+// number of CPUs nor on what the Predictor fitted before, also when the rows are cut
+// (36,000 nodes, about 18,000 rolled out: more than fitRows) and summed in several chunks.
+func TestFeaturePriorSameWhateverTheCPUsAndHistory(t *testing.T) {
+	p := DefaultParams()
+	p.DriftRate, p.RechosenRate = 0, 0 // only the fit could remember earlier calls
+	for _, n := range []int{3000, 36000} {
+		g, tasks := benchCatalogue(n)
+		var ref []Prediction
+		var refLogit []float64
+		for _, procs := range []int{1, 2, 3, 8} {
+			old := runtime.GOMAXPROCS(procs)
+			pr, _ := NewPredictor(p)
+			got := clonePreds(mustCall(t, pr, g, tasks, 21))
+			lg := append([]float64(nil), pr.prior.logit...)
+			rows := len(pr.prior.rows)
+			runtime.GOMAXPROCS(old)
+			if n > 30000 && rows != fitRows {
+				t.Fatalf("n=%d: %d rows in the fit, want the cut at %d", n, rows, fitRows)
+			}
+			if ref == nil {
+				ref, refLogit = got, lg
+				continue
+			}
+			for i := range ref {
+				if math.Float64bits(lg[i]) != math.Float64bits(refLogit[i]) || got[i] != ref[i] {
+					t.Fatalf("n=%d, GOMAXPROCS %d, node %d: logit %v, with GOMAXPROCS 1 %v", n, procs, i, lg[i], refLogit[i])
+				}
+			}
+		}
+		big, btasks := benchCatalogue(20000)
+		small, stasks := benchCatalogue(500)
+		pr, _ := NewPredictor(p)
+		mustCall(t, pr, big, btasks, 21)
+		mustCall(t, pr, small, stasks, 21)
+		got := mustCall(t, pr, g, tasks, 21)
+		for i := range ref {
+			if got[i] != ref[i] {
+				t.Fatalf("n=%d, after fitting other graphs: node %d %+v, fresh %+v", n, i, got[i], ref[i])
+			}
+		}
+	}
+}
+
+// TestRowCutKeepsEveryEnvironment: when the rows are cut to the most recently rolled out, an
+// environment whose tasks were all rolled out long ago keeps fitEnvRows rows in the fit.
+func TestRowCutKeepsEveryEnvironment(t *testing.T) {
+	n := fitRows + 2000
+	nodes := make([]graph.Node, n)
+	rows := make([]record.Task, n)
+	tasks := make([]stats.Task, n)
+	for i := range nodes {
+		env := int32(1)
+		if i < 200 {
+			env = 0 // "old": rolled out at round 1, all others at round 5
+		}
+		nodes[i] = graph.Node{Env: env, Task: fmt.Sprintf("t%06d", i)}
+		rows[i] = record.Task{Text: fmt.Sprintf("task w%d", i%50)}
+		round := int64(5)
+		if env == 0 {
+			round = 1
+		}
+		var grp stats.Group
+		for range 8 {
+			tasks[i].Add(1, round, round, true, &grp, stats.DefaultDecay)
+		}
+	}
+	g := graph.New([]string{"old", "new"}, nodes, nil).WithFeatures(graph.TextFeatures(rows))
+	pr, _ := NewPredictor(DefaultParams())
+	mustCall(t, pr, g, tasks, 6)
+	old := 0
+	for _, i := range pr.prior.rows {
+		if g.Nodes[i].Env == 0 {
+			old++
+		}
+	}
+	if old == 0 {
+		t.Fatal("the cut dropped the environment rolled out long ago")
+	}
+	if len(pr.prior.rows) != fitRows || old != fitEnvRows {
+		t.Errorf("%d rows in the fit, %d of the old environment; want %d and %d", len(pr.prior.rows), old, fitRows, fitEnvRows)
 	}
 }
