@@ -293,8 +293,8 @@ func (d *Data) pickChosen(rows []TaskRow) {
 
 // predict runs package propagate as the scheduler would for the next request: over the
 // stored graph, or, when no edges are stored, the graph the scheduler builds from the
-// catalogue (schedule.DefaultBuildGraph), with the catalogue features and the database's
-// decay.
+// catalogue (schedule.DefaultBuildGraph), with the catalogue features, the database's decay
+// and the predictor state stored with the last answer (drift offsets and baseline).
 func predict(r *storage.Reader, infos []storage.TaskInfo, round int64, decay float64) ([]propagate.Prediction, error) {
 	g, edges, err := loadGraph(r, infos)
 	if err != nil {
@@ -316,7 +316,14 @@ func predict(r *storage.Reader, infos []storage.TaskInfo, round int64, decay flo
 	for i, ti := range infos {
 		tasks[i] = ti.Stats
 	}
-	preds, err := propagate.Predict(g, tasks, round, p)
+	pr, err := propagate.NewPredictor(p)
+	if err != nil {
+		return nil, fmt.Errorf("predict: %w", err)
+	}
+	if err := schedule.RestorePredictor(pr, r.PredictorState()); err != nil {
+		return nil, err
+	}
+	preds, err := pr.Predict(g, tasks, round)
 	if err != nil {
 		return nil, fmt.Errorf("predict: %w", err)
 	}

@@ -244,3 +244,31 @@ func TestDriftMeasuredAcrossARestart(t *testing.T) {
 		t.Errorf("state after r4 with a restart %+v, without %+v", got, want)
 	}
 }
+
+// TestRestorePredictorGivesTheStoredState: what report uses to predict as the scheduler would.
+func TestRestorePredictorGivesTheStoredState(t *testing.T) {
+	db := openFile(t, filepath.Join(t.TempDir(), "a.db"))
+	defer db.Close()
+	fill(t, db, 2, 30)
+	s := newScheduler(t, db, Options{})
+	body := []byte(`{"size": 12}`)
+	for i := 1; i <= 3; i++ {
+		rollChosen(t, decode(t, must(s.Answer(fmt.Sprintf("r%d", i), body))), db)
+	}
+	must(s.Answer("r4", body))
+	data, err := db.PredictorState()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, _ := propagate.NewPredictor(propagate.DefaultParams())
+	if err := RestorePredictor(pr, data); err != nil {
+		t.Fatal(err)
+	}
+	want := stateOf(s)
+	if got := (savedState{DriftOffsets: pr.Offsets(), Rechosen: pr.Rechosen()}); !sameState(got, want) || len(want.DriftOffsets) == 0 {
+		t.Errorf("restored %+v, the scheduler's %+v", got, want)
+	}
+	if err := RestorePredictor(pr, []byte("{")); err == nil {
+		t.Error("a state that does not decode restored without an error")
+	}
+}

@@ -122,16 +122,35 @@ func (s *Scheduler) restore() error {
 	if err != nil || data == nil {
 		return err
 	}
-	var st savedState
-	if err := json.Unmarshal(data, &st); err != nil {
+	st, err := restoreState(s.pred, data)
+	if err != nil {
 		s.opts.Logger.Warn("stored predictor state is unreadable; starting without drift offsets", "err", err)
 		return nil
 	}
-	s.pred.SetOffsets(st.DriftOffsets)
-	s.pred.SetRechosen(st.Rechosen)
-	s.pred.SetBaseline(st.Baseline)
 	s.saved = st
 	return nil
+}
+
+// RestorePredictor gives pr the predictor state stored with the last answer
+// (storage's PredictorState: drift offsets, re-chosen offset, baseline), so that it predicts
+// as the scheduler that answered would for the next request. nil state restores nothing.
+func RestorePredictor(pr *propagate.Predictor, state []byte) error {
+	_, err := restoreState(pr, state)
+	return err
+}
+
+func restoreState(pr *propagate.Predictor, data []byte) (savedState, error) {
+	var st savedState
+	if data == nil {
+		return st, nil
+	}
+	if err := json.Unmarshal(data, &st); err != nil {
+		return savedState{}, fmt.Errorf("predictor state: %w", err)
+	}
+	pr.SetOffsets(st.DriftOffsets)
+	pr.SetRechosen(st.Rechosen)
+	pr.SetBaseline(st.Baseline)
+	return st, nil
 }
 
 // Answer answers request id with body: the stored answer when id was answered before (which

@@ -17,8 +17,9 @@ type EnvschedParams struct {
 	Graph   graph.Options
 	Predict propagate.Params
 	Select  batcher.Params
-	// NoFeatures leaves the catalogue features off the graph, so that the predictor falls
-	// back to environment priors (the daemon does so for tasks with no catalogue row).
+	// NoFeatures leaves the catalogue features off the graph, so that the predictor uses
+	// environment priors (the daemon always attaches features; a task with no catalogue row
+	// gets an empty row, so its prior is its environment's and the intercept's part of the fit).
 	NoFeatures bool
 }
 
