@@ -201,7 +201,11 @@ func TestBadInputs(t *testing.T) {
 			t.Errorf("%s: error file %s (%v)", id, data, err)
 		}
 	}
-	st := waitStatus(t, d, "counts", func(s status) bool { return s.Quarantined == int64(nbad) })
+	// status.json is written after each round of answers and on a heartbeat: one written after
+	// the torrent was read but before the answers may already have the quarantine count
+	st := waitStatus(t, d, "counts", func(s status) bool {
+		return s.Quarantined == int64(nbad) && s.RequestsAnswered == 1
+	})
 	if st.Rollouts != int64(len(ids)) || st.RequestsAnswered != 1 {
 		t.Errorf("status %+v; want %d rollouts, 1 request answered", st, len(ids))
 	}
