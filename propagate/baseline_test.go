@@ -51,9 +51,16 @@ func TestBaselineCarriesAMeasurementToANewPredictor(t *testing.T) {
 	if blind.Rechosen() != 0 || blind.Offset("b") != 0 {
 		t.Errorf("without a baseline nothing can be measured, yet %v and %v", blind.Rechosen(), blind.Offset("b"))
 	}
-	// a Predictor that has predicted keeps its own baseline
+	// SetBaseline replaces the previous call as what the next call measures against: with
+	// an empty baseline, new rollouts move nothing
+	re, off := old.Rechosen(), old.Offset("b")
+	add(0, 1, 8, 3)
+	add(2, 1, 8, 3)
 	old.SetBaseline(nil)
-	if len(old.Baseline([]int{0})) != 1 {
-		t.Error("SetBaseline after a call dropped the Predictor's own baseline")
+	if _, err := old.Predict(g, tasks, 4); err != nil {
+		t.Fatal(err)
+	}
+	if old.Rechosen() != re || old.Offset("b") != off {
+		t.Errorf("measured against an empty baseline, yet the offsets moved: %v → %v, %v → %v", re, old.Rechosen(), off, old.Offset("b"))
 	}
 }

@@ -30,7 +30,8 @@ type drift struct {
 	baseMean []float64    // per node of g: the predicted mean before the offset
 	next     []float64    // baseMean of the call in progress
 
-	// pending are baselines by node name, given by SetBaseline before the first call
+	// pending are baselines by node name, given by SetBaseline for the next call; nil when
+	// that call measures against the previous one
 	pending map[[2]string]Baseline
 }
 
@@ -61,14 +62,12 @@ func (pr *Predictor) Baseline(nodes []int) []Baseline {
 	return out
 }
 
-// SetBaseline gives a Predictor that has not predicted yet the baselines of some nodes,
-// typically what Baseline returned in an earlier process for the batch of its last answer:
-// its first call then measures drift on those nodes (on them only) as the earlier process
-// would have. A Predictor that has predicted keeps its own baseline and ignores b.
+// SetBaseline makes the next call measure drift against b alone, typically what Baseline
+// returned for the batch of the last stored answer, in this process or an earlier one:
+// whatever the Predictor did before, the measurement is then a function of b and the
+// statistics, so that a scheduler measures the same with or without a restart. Nodes b does
+// not name are not measured. Without SetBaseline, a call measures against the previous call.
 func (pr *Predictor) SetBaseline(b []Baseline) {
-	if pr.drift.g != nil {
-		return
-	}
 	pr.drift.pending = make(map[[2]string]Baseline, len(b))
 	for _, x := range b {
 		if finite(x.Sum) && finite(x.Mean) {
@@ -137,7 +136,7 @@ func (d *drift) measure(g *graph.Graph, tasks []stats.Task, p Params) {
 	defer d.current(g)
 	pending := d.pending
 	d.pending = nil
-	if !d.active() || d.g == nil && len(pending) == 0 {
+	if !d.active() || d.g == nil && pending == nil {
 		return
 	}
 	// before returns the node's rollouts, sum and base mean at the previous call
@@ -146,7 +145,7 @@ func (d *drift) measure(g *graph.Graph, tasks []stats.Task, p Params) {
 		b, ok := pending[[2]string{g.Envs[nd.Env], nd.Task}]
 		return b.Rollouts, b.Sum, b.Mean, ok
 	}
-	if d.g != nil {
+	if pending == nil {
 		prev := d.align(g)
 		before = func(i int) (int64, float64, float64, bool) {
 			j := prev[i]

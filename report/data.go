@@ -320,9 +320,9 @@ func predict(r *storage.Reader, infos []storage.TaskInfo, round int64, decay flo
 	if err != nil {
 		return nil, fmt.Errorf("predict: %w", err)
 	}
-	if err := schedule.RestorePredictor(pr, r.PredictorState()); err != nil {
-		return nil, err
-	}
+	// A stored state that does not decode is passed over, as the scheduler passes over it (it
+	// logs it and answers without): the report needs no drift offsets to be useful.
+	_ = schedule.RestorePredictor(pr, r.PredictorState())
 	preds, err := pr.Predict(g, tasks, round)
 	if err != nil {
 		return nil, fmt.Errorf("predict: %w", err)

@@ -133,8 +133,8 @@ func TestDriftOffsetsSurviveARestart(t *testing.T) {
 	storagetest.MustCheck(t, dbB, "")
 }
 
-// snapshotScheduler copies db to path and returns a scheduler over the copy whose offsets are
-// cleared: what r6 would be without the stored offsets.
+// snapshotScheduler copies db to path and returns a scheduler over the copy whose stored
+// predictor state is set aside: what r6 would be without the stored offsets.
 func snapshotScheduler(t *testing.T, db *storage.DB, path string) *Scheduler {
 	t.Helper()
 	f, err := os.Create(path)
@@ -148,8 +148,7 @@ func snapshotScheduler(t *testing.T, db *storage.DB, path string) *Scheduler {
 		t.Fatal(err)
 	}
 	s := newScheduler(t, openFile(t, path), Options{})
-	s.pred.SetOffsets(nil)
-	s.pred.SetRechosen(0)
+	s.saved = savedState{} // the scheduler restores its predictor from it for every answer
 	return s
 }
 
@@ -232,8 +231,14 @@ func TestDriftMeasuredAcrossARestart(t *testing.T) {
 	defer dbB.Close()
 	r3 := decode(t, must(sA.Answer("r3", body)))
 	rollChosen(t, r3, dbA, dbB)
-	if len(storedState(t, dbB).Baseline) != len(r3.Tasks) {
-		t.Fatalf("stored baseline of %d tasks for an answer of %d", len(storedState(t, dbB).Baseline), len(r3.Tasks))
+	inBase := map[string]bool{}
+	for _, e := range storedState(t, dbB).Baseline {
+		inBase[e.Env+"/"+e.Task] = e.Age == 0
+	}
+	for _, task := range r3.Tasks {
+		if !inBase[task.Env+"/"+task.TaskID] {
+			t.Fatalf("%s/%s of the last answer is not in the stored baseline (or not as of that answer)", task.Env, task.TaskID)
+		}
 	}
 	sB = newScheduler(t, dbB, Options{})
 	a4, b4 := must(sA.Answer("r4", body)), must(sB.Answer("r4", body))
@@ -270,5 +275,83 @@ func TestRestorePredictorGivesTheStoredState(t *testing.T) {
 	}
 	if err := RestorePredictor(pr, []byte("{")); err == nil {
 		t.Error("a state that does not decode restored without an error")
+	}
+}
+
+// TestLateRolloutsAcrossARestart: an asynchronous trainer's rollouts of r1 arrive after r2 was
+// answered, and while one scheduler is down. The restarted scheduler must answer r3 as the
+// one that kept running (both measure against the stored baseline, which keeps r1's tasks).
+func TestLateRolloutsAcrossARestart(t *testing.T) {
+	dir := t.TempDir()
+	dbA, dbB := openFile(t, filepath.Join(dir, "a.db")), openFile(t, filepath.Join(dir, "b.db"))
+	defer dbA.Close()
+	fill(t, dbA, 2, 30)
+	fill(t, dbB, 2, 30)
+	sA, sB := newScheduler(t, dbA, Options{}), newScheduler(t, dbB, Options{})
+	body := []byte(`{"size": 12}`)
+	var ans []Answer
+	for i := 1; i <= 2; i++ {
+		id := fmt.Sprintf("r%d", i)
+		a, b := must(sA.Answer(id, body)), must(sB.Answer(id, body))
+		if !bytes.Equal(a, b) {
+			t.Fatalf("%s: the two databases are not in the same state", id)
+		}
+		ans = append(ans, decode(t, a))
+	}
+	// r1's tasks stay in the stored baseline (unless r2 chose them again), so that their late
+	// rollouts are measured
+	age := map[string]int{}
+	for _, e := range storedState(t, dbB).Baseline {
+		age[e.Env+"/"+e.Task] = e.Age
+	}
+	again := map[string]bool{}
+	for _, task := range ans[1].Tasks {
+		again[task.Env+"/"+task.TaskID] = true
+	}
+	for _, task := range ans[0].Tasks {
+		if k := task.Env + "/" + task.TaskID; !again[k] && age[k] != 1 {
+			t.Errorf("%s of r1 is not carried in the baseline stored with r2 (age %d, want 1)", k, age[k])
+		}
+	}
+	if err := dbB.Close(); err != nil {
+		t.Fatal(err)
+	}
+	dbB = openFile(t, filepath.Join(dir, "b.db"))
+	defer dbB.Close()
+	for _, a := range ans { // r1's rollouts come late, with r2's
+		rollChosen(t, a, dbA, dbB)
+	}
+	sB = newScheduler(t, dbB, Options{})
+	a3, b3 := must(sA.Answer("r3", body)), must(sB.Answer("r3", body))
+	if !bytes.Equal(a3, b3) {
+		t.Errorf("r3 after a restart with late rollouts differs from r3 without one:\n%s\n%s", b3, a3)
+	}
+	if len(stateOf(sA).DriftOffsets) == 0 {
+		t.Error("no drift was measured, so this test proves nothing")
+	}
+}
+
+// TestFailedRequestMovesNothing: a request that fails after the prediction (an unknown
+// environment) leaves the drift state as it was: the next answer is the one a scheduler that
+// never saw the failed request gives.
+func TestFailedRequestMovesNothing(t *testing.T) {
+	dir := t.TempDir()
+	dbA, dbB := openFile(t, filepath.Join(dir, "a.db")), openFile(t, filepath.Join(dir, "b.db"))
+	defer dbA.Close()
+	defer dbB.Close()
+	fill(t, dbA, 2, 30)
+	fill(t, dbB, 2, 30)
+	sA, sB := newScheduler(t, dbA, Options{}), newScheduler(t, dbB, Options{})
+	body := []byte(`{"size": 12}`)
+	a1 := decode(t, must(sA.Answer("r1", body)))
+	must(sB.Answer("r1", body))
+	rollChosen(t, a1, dbA, dbB)
+	if _, err := sA.Answer("bad", []byte(`{"size": 12, "envs": ["nope"]}`)); err == nil {
+		t.Fatal("a request for an unknown environment was answered")
+	}
+	rollChosen(t, a1, dbA, dbB)
+	a2, b2 := must(sA.Answer("r2", body)), must(sB.Answer("r2", body))
+	if !bytes.Equal(a2, b2) {
+		t.Errorf("r2 after a failed request differs from r2 without one:\n%s\n%s", a2, b2)
 	}
 }

@@ -110,9 +110,29 @@ func New(db *storage.DB, opts Options) (*Scheduler, error) {
 type savedState struct {
 	DriftOffsets map[string]float64 `json:"drift_offsets"`
 	Rechosen     float64            `json:"rechosen_offset"`
-	// Baseline is the drift baseline of the tasks of the last answer, so that the next
-	// process measures drift on their rollouts as this one would have.
-	Baseline []propagate.Baseline `json:"baseline,omitempty"`
+	// Baseline is what the next answer measures drift against, in this process or the next:
+	// the tasks of the last answer, and those of up to baselineAnswers−1 answers before whose
+	// rollouts may still be coming (a trainer whose rollouts lag its requests), each with its
+	// statistics as of the last answer.
+	Baseline []baselineEntry `json:"baseline,omitempty"`
+}
+
+// baselineEntry is one task's drift baseline and the number of answers it has been carried
+// since its task was chosen.
+type baselineEntry struct {
+	propagate.Baseline
+	Age int `json:"age,omitempty"`
+}
+
+// baselineAnswers is how many answers a chosen task's baseline is kept for.
+const baselineAnswers = 4
+
+func baselines(es []baselineEntry) []propagate.Baseline {
+	out := make([]propagate.Baseline, len(es))
+	for i, e := range es {
+		out[i] = e.Baseline
+	}
+	return out
 }
 
 // restore gives the Predictor the drift offsets stored with the last answer. A state that
@@ -147,9 +167,7 @@ func restoreState(pr *propagate.Predictor, data []byte) (savedState, error) {
 	if err := json.Unmarshal(data, &st); err != nil {
 		return savedState{}, fmt.Errorf("predictor state: %w", err)
 	}
-	pr.SetOffsets(st.DriftOffsets)
-	pr.SetRechosen(st.Rechosen)
-	pr.SetBaseline(st.Baseline)
+	restoreSaved(pr, st)
 	return st, nil
 }
 
@@ -173,7 +191,7 @@ func (s *Scheduler) Answer(id string, body []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	ans, chosen, nodes, err := s.choose(id, req)
+	ans, chosen, base, err := s.choose(id, req)
 	if err != nil {
 		return nil, err
 	}
@@ -193,7 +211,7 @@ func (s *Scheduler) Answer(id string, body []byte) ([]byte, error) {
 		saved.Rechosen = s.pred.Rechosen()
 	}
 	if p.DriftRate > 0 || p.RechosenRate > 0 {
-		saved.Baseline = s.pred.Baseline(nodes)
+		saved.Baseline = base
 		if state, err = json.Marshal(saved); err != nil {
 			return nil, fmt.Errorf("encode predictor state of %s: %w", id, err)
 		}
@@ -217,7 +235,7 @@ func (s *Scheduler) Warm() error {
 }
 
 // choose loads the state, predicts and selects.
-func (s *Scheduler) choose(id string, req Request) (*Answer, []storage.TaskKey, []int, error) {
+func (s *Scheduler) choose(id string, req Request) (*Answer, []storage.TaskKey, []baselineEntry, error) {
 	st, err := s.load.load()
 	if err != nil {
 		return nil, nil, nil, err
@@ -230,6 +248,9 @@ func (s *Scheduler) choose(id string, req Request) (*Answer, []storage.TaskKey, 
 	if req.Seed != nil {
 		seed = *req.Seed
 	}
+	// The drift state comes from the stored state alone, never from what this process did
+	// before: a restart changes nothing, and a request that fails moves nothing.
+	restoreSaved(s.pred, s.saved)
 	preds, err := s.pred.Predict(st.g, st.tasks, step)
 	if err != nil {
 		return nil, nil, nil, err
@@ -245,7 +266,39 @@ func (s *Scheduler) choose(id string, req Request) (*Answer, []storage.TaskKey, 
 	for i, pk := range b.Picks {
 		nodes[i] = pk.Node
 	}
-	return ans, chosenKeys(st, b), nodes, nil
+	return ans, chosenKeys(st, b), s.nextBaseline(st, nodes), nil
+}
+
+// nextBaseline is the baseline to store with an answer that chose nodes: theirs as of this
+// call, then the entries of the stored baseline younger than baselineAnswers whose tasks were
+// not chosen again, with their statistics brought up to now (so that every rollout is
+// measured once).
+func (s *Scheduler) nextBaseline(st *state, nodes []int) []baselineEntry {
+	var out []baselineEntry
+	chosen := map[[2]string]bool{}
+	for _, b := range s.pred.Baseline(nodes) {
+		out = append(out, baselineEntry{Baseline: b})
+		chosen[[2]string{b.Env, b.Task}] = true
+	}
+	for _, e := range s.saved.Baseline {
+		if e.Age+1 >= baselineAnswers || chosen[[2]string{e.Env, e.Task}] {
+			continue
+		}
+		i, ok := st.find(e.Env, e.Task)
+		if !ok {
+			continue
+		}
+		e.Rollouts, e.Sum, e.Age = st.tasks[i].Rollouts, st.tasks[i].Sum, e.Age+1
+		out = append(out, e)
+	}
+	return out
+}
+
+// restoreSaved sets pr's drift state to st.
+func restoreSaved(pr *propagate.Predictor, st savedState) {
+	pr.SetOffsets(st.DriftOffsets)
+	pr.SetRechosen(st.Rechosen)
+	pr.SetBaseline(baselines(st.Baseline))
 }
 
 // selectError makes the batcher's errors about the request RequestErrors.

@@ -25,6 +25,20 @@ type state struct {
 	lastStep int64 // step of the last answered request, 0 when none
 }
 
+// find returns the node of (env, task) in st's graph.
+func (st *state) find(env, task string) (int, bool) {
+	e, ok := slices.BinarySearch(st.g.Envs, env)
+	if !ok {
+		return 0, false
+	}
+	return slices.BinarySearchFunc(st.g.Nodes, graph.Node{Env: int32(e), Task: task}, func(a, b graph.Node) int {
+		if c := cmp.Compare(a.Env, b.Env); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Task, b.Task)
+	})
+}
+
 // loader reads states and keeps the graph between reads while the set of described tasks
 // stays. Tasks first seen in rollouts have no catalogue row, hence no description and no
 // edges: when only such tasks are new, the graph grows by isolated nodes instead of being
