@@ -43,6 +43,10 @@ type Baseline struct {
 	Rollouts int64   `json:"rollouts"`
 	Sum      float64 `json:"sum"`
 	Mean     float64 `json:"mean"`
+	// Tried says whether the task had been rolled out when Mean was predicted: its new
+	// rollouts then measure the re-chosen offset, else its environment's. A caller that
+	// brings Rollouts and Sum up to date keeps Tried and Mean.
+	Tried bool `json:"tried,omitempty"`
 }
 
 // Baseline returns the baselines of the given nodes of the graph of the last call, so that a
@@ -57,7 +61,8 @@ func (pr *Predictor) Baseline(nodes []int) []Baseline {
 	out := make([]Baseline, 0, len(nodes))
 	for _, i := range nodes {
 		nd := d.g.Nodes[i]
-		out = append(out, Baseline{Env: d.g.Envs[nd.Env], Task: nd.Task, Rollouts: d.rollouts[i], Sum: d.sum[i], Mean: d.baseMean[i]})
+		out = append(out, Baseline{Env: d.g.Envs[nd.Env], Task: nd.Task, Rollouts: d.rollouts[i], Sum: d.sum[i],
+			Mean: d.baseMean[i], Tried: d.rollouts[i] > 0})
 	}
 	return out
 }
@@ -139,20 +144,20 @@ func (d *drift) measure(g *graph.Graph, tasks []stats.Task, p Params) {
 	if !d.active() || d.g == nil && pending == nil {
 		return
 	}
-	// before returns the node's rollouts, sum and base mean at the previous call
-	before := func(i int) (int64, float64, float64, bool) {
+	// before returns the node's baseline: as of the previous call, or as given to SetBaseline
+	before := func(i int) (Baseline, bool) {
 		nd := g.Nodes[i]
 		b, ok := pending[[2]string{g.Envs[nd.Env], nd.Task}]
-		return b.Rollouts, b.Sum, b.Mean, ok
+		return b, ok
 	}
 	if pending == nil {
 		prev := d.align(g)
-		before = func(i int) (int64, float64, float64, bool) {
+		before = func(i int) (Baseline, bool) {
 			j := prev[i]
 			if j < 0 {
-				return 0, 0, 0, false
+				return Baseline{}, false
 			}
-			return d.rollouts[j], d.sum[j], d.baseMean[j], true
+			return Baseline{Rollouts: d.rollouts[j], Sum: d.sum[j], Mean: d.baseMean[j], Tried: d.rollouts[j] > 0}, true
 		}
 	}
 	realised := make([]float64, len(g.Envs))
@@ -161,13 +166,13 @@ func (d *drift) measure(g *graph.Graph, tasks []stats.Task, p Params) {
 	var reReal, rePred float64
 	var reCount int64
 	for i := range tasks {
-		was, sum, mean, ok := before(i)
-		if !ok || tasks[i].Rollouts <= was {
+		b, ok := before(i)
+		if !ok || tasks[i].Rollouts <= b.Rollouts {
 			continue
 		}
-		dn := tasks[i].Rollouts - was
-		real, pred := tasks[i].Sum-sum, float64(dn)*mean
-		if d.reRate > 0 && was > 0 {
+		dn := tasks[i].Rollouts - b.Rollouts
+		real, pred := tasks[i].Sum-b.Sum, float64(dn)*b.Mean
+		if d.reRate > 0 && b.Tried {
 			reReal, rePred, reCount = reReal+real, rePred+pred, reCount+dn
 			continue
 		}

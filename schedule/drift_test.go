@@ -355,3 +355,67 @@ func TestFailedRequestMovesNothing(t *testing.T) {
 		t.Errorf("r2 after a failed request differs from r2 without one:\n%s\n%s", a2, b2)
 	}
 }
+
+// TestEveryRolloutMeasuredOnce: r1's rollouts arrive before r2; nothing arrives between r2 and
+// r3, so r3 must measure nothing (r1's tasks are carried in the baseline with their counts
+// brought up to date, not measured again).
+func TestEveryRolloutMeasuredOnce(t *testing.T) {
+	db := openFile(t, filepath.Join(t.TempDir(), "a.db"))
+	defer db.Close()
+	fill(t, db, 2, 30)
+	s := newScheduler(t, db, Options{})
+	body := []byte(`{"size": 12}`)
+	rollChosen(t, decode(t, must(s.Answer("r1", body))), db)
+	must(s.Answer("r2", body))
+	st2 := storedState(t, db)
+	must(s.Answer("r3", body))
+	st3 := storedState(t, db)
+	if len(st2.DriftOffsets) == 0 {
+		t.Fatal("nothing was measured at r2, so this test proves nothing")
+	}
+	if !sameState(st2, st3) {
+		t.Errorf("no rollouts arrived after r2, yet r3 moved the offsets: %v %v → %v %v",
+			st2.DriftOffsets, st2.Rechosen, st3.DriftOffsets, st3.Rechosen)
+	}
+}
+
+// TestSplitGroupMeasuresItsOwnChannel: tasks never rolled out are chosen by r1 and their group
+// arrives in two halves, one before r2 (which chooses other tasks) and one after. Both halves
+// measure the environment's offset, the channel the tasks were chosen in; the re-chosen offset
+// does not move, since no task was chosen again.
+func TestSplitGroupMeasuresItsOwnChannel(t *testing.T) {
+	db := openFile(t, filepath.Join(t.TempDir(), "a.db"))
+	defer db.Close()
+	fill(t, db, 2, 30) // env-1's tasks have no rollouts
+	s := newScheduler(t, db, Options{})
+	half := func(a Answer) {
+		var b storage.Batch
+		for _, task := range a.Tasks {
+			for range 4 {
+				b.Rollouts = append(b.Rollouts, storage.Rollout{Rollout: record.Rollout{Env: task.Env, Task: task.TaskID,
+					Reward: 1, Step: a.Step, HasStep: true}})
+			}
+		}
+		if _, err := db.Commit(&b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a1 := decode(t, must(s.Answer("r1", []byte(`{"size": 12, "envs": ["env-1"]}`))))
+	for _, task := range a1.Tasks {
+		if task.Env != "env-1" {
+			t.Fatalf("r1 chose %s/%s", task.Env, task.TaskID)
+		}
+	}
+	half(a1)
+	must(s.Answer("r2", []byte(`{"size": 12, "envs": ["env-0"]}`)))
+	st2 := storedState(t, db)
+	half(a1)
+	must(s.Answer("r3", []byte(`{"size": 12, "envs": ["env-0"]}`)))
+	st3 := storedState(t, db)
+	if st3.Rechosen != st2.Rechosen {
+		t.Errorf("the second half of a group of tasks chosen once moved the re-chosen offset: %v → %v", st2.Rechosen, st3.Rechosen)
+	}
+	if !(st3.DriftOffsets["env-1"] > st2.DriftOffsets["env-1"]) {
+		t.Errorf("the second half (all successes) did not move env-1's offset up: %v → %v", st2.DriftOffsets["env-1"], st3.DriftOffsets["env-1"])
+	}
+}

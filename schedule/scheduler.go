@@ -85,8 +85,9 @@ type Scheduler struct {
 	saved savedState
 }
 
-// New returns a Scheduler over db. Its Predictor starts from the drift offsets stored with
-// the last answer, so that a restart (or a new process per request) keeps the drift correction.
+// New returns a Scheduler over db. Its Predictor takes its drift state (offsets, re-chosen
+// offset, baseline) from what is stored with the last answer, before every prediction, so that
+// a restart (or a new process per request) answers as a scheduler that kept running.
 func New(db *storage.DB, opts Options) (*Scheduler, error) {
 	opts, err := opts.withDefaults(db.Config().Decay)
 	if err != nil {
@@ -104,9 +105,9 @@ func New(db *storage.DB, opts Options) (*Scheduler, error) {
 }
 
 // savedState is what a Scheduler stores with each answer (storage's predictor state) and
-// restores when it starts: the Predictor's drift offsets by environment name, its re-chosen
-// offset and the baseline of the answered tasks, so that the first answer after a restart
-// measures the rollouts of those tasks as the process that answered would have.
+// restores before every prediction: the Predictor's drift offsets by environment name, its
+// re-chosen offset and the baseline the next answer measures against. So the drift state is
+// a function of the database, whatever the process did before (a restart, a failed request).
 type savedState struct {
 	DriftOffsets map[string]float64 `json:"drift_offsets"`
 	Rechosen     float64            `json:"rechosen_offset"`
@@ -277,8 +278,10 @@ func (s *Scheduler) nextBaseline(st *state, nodes []int) []baselineEntry {
 	var out []baselineEntry
 	chosen := map[[2]string]bool{}
 	for _, b := range s.pred.Baseline(nodes) {
-		out = append(out, baselineEntry{Baseline: b})
-		chosen[[2]string{b.Env, b.Task}] = true
+		if k := [2]string{b.Env, b.Task}; !chosen[k] { // a task twice in one answer (allow_repeats) once
+			out = append(out, baselineEntry{Baseline: b})
+			chosen[k] = true
+		}
 	}
 	for _, e := range s.saved.Baseline {
 		if e.Age+1 >= baselineAnswers || chosen[[2]string{e.Env, e.Task}] {
@@ -288,6 +291,8 @@ func (s *Scheduler) nextBaseline(st *state, nodes []int) []baselineEntry {
 		if !ok {
 			continue
 		}
+		// the mean stays the one its task was chosen on, and Tried with it: a group that
+		// arrives in parts still measures the channel it was chosen in
 		e.Rollouts, e.Sum, e.Age = st.tasks[i].Rollouts, st.tasks[i].Sum, e.Age+1
 		out = append(out, e)
 	}
