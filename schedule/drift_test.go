@@ -78,12 +78,7 @@ func sameState(a, b savedState) bool {
 // scheduler after r5 (B). The restarted scheduler must start from the offsets A has, and
 // answer r6 exactly as A does.
 func TestDriftOffsetsSurviveARestart(t *testing.T) {
-	dir := t.TempDir()
-	dbA, dbB := openFile(t, filepath.Join(dir, "a.db")), openFile(t, filepath.Join(dir, "b.db"))
-	defer dbA.Close()
-	fill(t, dbA, 2, 30)
-	fill(t, dbB, 2, 30)
-	sA, sB := newScheduler(t, dbA, Options{}), newScheduler(t, dbB, Options{})
+	dir, dbA, dbB, sA, sB := twinSchedulers(t)
 	body := []byte(`{"size": 12}`)
 	for i := 1; i <= 5; i++ {
 		id := fmt.Sprintf("r%d", i)
@@ -206,12 +201,7 @@ func TestDriftRateZeroKeepsStoredOffsets(t *testing.T) {
 // (the baseline of the answered tasks is stored with the answer), so the next answer and the
 // stored state are the same.
 func TestDriftMeasuredAcrossARestart(t *testing.T) {
-	dir := t.TempDir()
-	dbA, dbB := openFile(t, filepath.Join(dir, "a.db")), openFile(t, filepath.Join(dir, "b.db"))
-	defer dbA.Close()
-	fill(t, dbA, 2, 30)
-	fill(t, dbB, 2, 30)
-	sA, sB := newScheduler(t, dbA, Options{}), newScheduler(t, dbB, Options{})
+	dir, dbA, dbB, sA, sB := twinSchedulers(t)
 	body := []byte(`{"size": 12}`)
 	for i := 1; i <= 3; i++ {
 		id := fmt.Sprintf("r%d", i)
@@ -282,12 +272,7 @@ func TestRestorePredictorGivesTheStoredState(t *testing.T) {
 // answered, and while one scheduler is down. The restarted scheduler must answer r3 as the
 // one that kept running (both measure against the stored baseline, which keeps r1's tasks).
 func TestLateRolloutsAcrossARestart(t *testing.T) {
-	dir := t.TempDir()
-	dbA, dbB := openFile(t, filepath.Join(dir, "a.db")), openFile(t, filepath.Join(dir, "b.db"))
-	defer dbA.Close()
-	fill(t, dbA, 2, 30)
-	fill(t, dbB, 2, 30)
-	sA, sB := newScheduler(t, dbA, Options{}), newScheduler(t, dbB, Options{})
+	dir, dbA, dbB, sA, sB := twinSchedulers(t)
 	body := []byte(`{"size": 12}`)
 	var ans []Answer
 	for i := 1; i <= 2; i++ {
@@ -335,13 +320,8 @@ func TestLateRolloutsAcrossARestart(t *testing.T) {
 // environment) leaves the drift state as it was: the next answer is the one a scheduler that
 // never saw the failed request gives.
 func TestFailedRequestMovesNothing(t *testing.T) {
-	dir := t.TempDir()
-	dbA, dbB := openFile(t, filepath.Join(dir, "a.db")), openFile(t, filepath.Join(dir, "b.db"))
-	defer dbA.Close()
+	_, dbA, dbB, sA, sB := twinSchedulers(t)
 	defer dbB.Close()
-	fill(t, dbA, 2, 30)
-	fill(t, dbB, 2, 30)
-	sA, sB := newScheduler(t, dbA, Options{}), newScheduler(t, dbB, Options{})
 	body := []byte(`{"size": 12}`)
 	a1 := decode(t, must(sA.Answer("r1", body)))
 	must(sB.Answer("r1", body))
@@ -418,4 +398,17 @@ func TestSplitGroupMeasuresItsOwnChannel(t *testing.T) {
 	if !(st3.DriftOffsets["env-1"] > st2.DriftOffsets["env-1"]) {
 		t.Errorf("the second half (all successes) did not move env-1's offset up: %v → %v", st2.DriftOffsets["env-1"], st3.DriftOffsets["env-1"])
 	}
+}
+
+// twinSchedulers returns two databases in the same state (two environments of 30 tasks, in
+// dir) and a scheduler over each, for tests that restart one and not the other. dbA is closed
+// when the test ends; dbB is the test's to close (it is the one restarted).
+func twinSchedulers(t *testing.T) (dir string, dbA, dbB *storage.DB, sA, sB *Scheduler) {
+	t.Helper()
+	dir = t.TempDir()
+	dbA, dbB = openFile(t, filepath.Join(dir, "a.db")), openFile(t, filepath.Join(dir, "b.db"))
+	t.Cleanup(func() { dbA.Close() })
+	fill(t, dbA, 2, 30)
+	fill(t, dbB, 2, 30)
+	return dir, dbA, dbB, newScheduler(t, dbA, Options{}), newScheduler(t, dbB, Options{})
 }
