@@ -15,7 +15,7 @@ type EnvPrediction struct {
 }
 
 // PredictEnvs predicts every task for the step after the last answered one, as a request
-// would, and averages per environment the predicted variance and the chance of a degenerate
+// would (with the drift state stored with the last answer), and averages per environment the predicted variance and the chance of a degenerate
 // group of groupSize. It only reads db. Only opts.Predict and opts.BuildGraph are used.
 func PredictEnvs(db *storage.DB, opts Options, groupSize int) (map[string]EnvPrediction, error) {
 	opts, err := opts.withDefaults(db.Config().Decay)
@@ -27,7 +27,16 @@ func PredictEnvs(db *storage.DB, opts Options, groupSize int) (map[string]EnvPre
 	if err != nil {
 		return nil, err
 	}
-	preds, err := propagate.Predict(st.g, st.tasks, st.lastStep+1, *opts.Predict)
+	pr, err := propagate.NewPredictor(*opts.Predict)
+	if err != nil {
+		return nil, err
+	}
+	// the stored drift state, as a request would use it; one that does not decode is passed
+	// over, as the scheduler passes over it
+	if state, err := db.PredictorState(); err == nil {
+		_ = RestorePredictor(pr, state)
+	}
+	preds, err := pr.Predict(st.g, st.tasks, st.lastStep+1)
 	if err != nil {
 		return nil, err
 	}
