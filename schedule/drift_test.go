@@ -82,10 +82,7 @@ func TestDriftOffsetsSurviveARestart(t *testing.T) {
 	body := []byte(`{"size": 12}`)
 	for i := 1; i <= 5; i++ {
 		id := fmt.Sprintf("r%d", i)
-		a, b := must(sA.Answer(id, body)), must(sB.Answer(id, body))
-		if !bytes.Equal(a, b) {
-			t.Fatalf("%s: the two databases are not in the same state:\n%s\n%s", id, a, b)
-		}
+		a := answerBoth(t, sA, sB, id, body)
 		if i < 5 { // nothing arrives after r5, so that A's next call measures nothing either
 			rollChosen(t, decode(t, a), dbA, dbB)
 		}
@@ -205,10 +202,7 @@ func TestDriftMeasuredAcrossARestart(t *testing.T) {
 	body := []byte(`{"size": 12}`)
 	for i := 1; i <= 3; i++ {
 		id := fmt.Sprintf("r%d", i)
-		a, b := must(sA.Answer(id, body)), must(sB.Answer(id, body))
-		if !bytes.Equal(a, b) {
-			t.Fatalf("%s: the two databases are not in the same state:\n%s\n%s", id, a, b)
-		}
+		a := answerBoth(t, sA, sB, id, body)
 		if i < 3 {
 			rollChosen(t, decode(t, a), dbA, dbB)
 		}
@@ -277,10 +271,7 @@ func TestLateRolloutsAcrossARestart(t *testing.T) {
 	var ans []Answer
 	for i := 1; i <= 2; i++ {
 		id := fmt.Sprintf("r%d", i)
-		a, b := must(sA.Answer(id, body)), must(sB.Answer(id, body))
-		if !bytes.Equal(a, b) {
-			t.Fatalf("%s: the two databases are not in the same state", id)
-		}
+		a := answerBoth(t, sA, sB, id, body)
 		ans = append(ans, decode(t, a))
 	}
 	// r1's tasks stay in the stored baseline (unless r2 chose them again), so that their late
@@ -411,4 +402,15 @@ func twinSchedulers(t *testing.T) (dir string, dbA, dbB *storage.DB, sA, sB *Sch
 	fill(t, dbA, 2, 30)
 	fill(t, dbB, 2, 30)
 	return dir, dbA, dbB, newScheduler(t, dbA, Options{}), newScheduler(t, dbB, Options{})
+}
+
+// answerBoth answers id on both schedulers, which must be in the same state, and returns the
+// answer.
+func answerBoth(t *testing.T, sA, sB *Scheduler, id string, body []byte) []byte {
+	t.Helper()
+	a, b := must(sA.Answer(id, body)), must(sB.Answer(id, body))
+	if !bytes.Equal(a, b) {
+		t.Fatalf("%s: the two databases are not in the same state:\n%s\n%s", id, a, b)
+	}
+	return a
 }
