@@ -117,11 +117,7 @@ func (l *loader) readTasks(r *storage.Reader) ([]storage.TaskKey, error) {
 // withFeatures attaches to g the catalogue features of its nodes (graph.TextFeatures of the
 // stored rows, in storage order), which the predictor's feature prior reads.
 func (l *loader) withFeatures(r *storage.Reader, g *graph.Graph) (*graph.Graph, error) {
-	rows := make([]record.Task, 0, g.Len())
-	err := r.Tasks(true, func(ti storage.TaskInfo) error {
-		rows = append(rows, ti.Task)
-		return nil
-	})
+	rows, err := storedRows(r, g.Len())
 	if err != nil {
 		return nil, err
 	}
@@ -129,6 +125,17 @@ func (l *loader) withFeatures(r *storage.Reader, g *graph.Graph) (*graph.Graph, 
 		return nil, fmt.Errorf("%d stored tasks for a graph of %d nodes", len(rows), g.Len())
 	}
 	return g.WithFeatures(graph.TextFeatures(rows)), nil
+}
+
+// storedRows reads the catalogue row of every stored task, in storage order (the order of
+// graph nodes); n is the expected count.
+func storedRows(r *storage.Reader, n int) ([]record.Task, error) {
+	rows := make([]record.Task, 0, n)
+	err := r.Tasks(true, func(ti storage.TaskInfo) error {
+		rows = append(rows, ti.Task)
+		return nil
+	})
+	return rows, err
 }
 
 // sameNodes reports whether the cached graph has exactly these nodes.
@@ -174,11 +181,7 @@ func (l *loader) readGraph(r *storage.Reader, names []storage.TaskKey) (*graph.G
 
 // buildGraph builds the graph from the catalogue and maps it onto the stored nodes by name.
 func (l *loader) buildGraph(r *storage.Reader, envs []string, nodes []graph.Node, names []storage.TaskKey) (*graph.Graph, error) {
-	rows := make([]record.Task, 0, len(names))
-	err := r.Tasks(true, func(ti storage.TaskInfo) error {
-		rows = append(rows, ti.Task)
-		return nil
-	})
+	rows, err := storedRows(r, len(names))
 	if err != nil {
 		return nil, err
 	}
@@ -195,7 +198,8 @@ func (l *loader) buildGraph(r *storage.Reader, envs []string, nodes []graph.Node
 			}
 		}
 	}
-	return graph.New(envs, nodes, adj), nil
+	// the rows are at hand: attach the features here rather than read them again
+	return graph.New(envs, nodes, adj).WithFeatures(graph.TextFeatures(rows)), nil
 }
 
 func builtIndex(g *graph.Graph, i int, names []storage.TaskKey) (int, bool) {
