@@ -316,18 +316,11 @@ func predict(r *storage.Reader, infos []storage.TaskInfo, round int64, decay flo
 	for i, ti := range infos {
 		tasks[i] = ti.Stats
 	}
-	pr, err := propagate.NewPredictor(p)
+	preds, err := schedule.PredictStored(p, r.PredictorState(), g, tasks, round)
 	if err != nil {
 		return nil, fmt.Errorf("predict: %w", err)
 	}
-	// A stored state that does not decode is passed over, as the scheduler passes over it (it
-	// logs it and answers without): the report needs no drift offsets to be useful.
-	_ = schedule.RestorePredictor(pr, r.PredictorState())
-	preds, err := pr.Predict(g, tasks, round)
-	if err != nil {
-		return nil, fmt.Errorf("predict: %w", err)
-	}
-	return slices.Clone(preds), nil
+	return preds, nil
 }
 
 // sameNodes reports whether g's nodes are infos, in order.

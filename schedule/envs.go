@@ -3,7 +3,6 @@ package schedule
 import (
 	"fmt"
 
-	"github.com/envsched/envsched/propagate"
 	"github.com/envsched/envsched/storage"
 )
 
@@ -15,8 +14,9 @@ type EnvPrediction struct {
 }
 
 // PredictEnvs predicts every task for the step after the last answered one, as a request
-// would (with the drift state stored with the last answer), and averages per environment the predicted variance and the chance of a degenerate
-// group of groupSize. It only reads db. Only opts.Predict and opts.BuildGraph are used.
+// would (with the drift state stored with the last answer), and averages per environment the
+// predicted variance and the chance of a degenerate group of groupSize. It only reads db.
+// Only opts.Predict and opts.BuildGraph are used.
 func PredictEnvs(db *storage.DB, opts Options, groupSize int) (map[string]EnvPrediction, error) {
 	opts, err := opts.withDefaults(db.Config().Decay)
 	if err != nil {
@@ -27,16 +27,11 @@ func PredictEnvs(db *storage.DB, opts Options, groupSize int) (map[string]EnvPre
 	if err != nil {
 		return nil, err
 	}
-	pr, err := propagate.NewPredictor(*opts.Predict)
+	state, err := db.PredictorState()
 	if err != nil {
 		return nil, err
 	}
-	// the stored drift state, as a request would use it; one that does not decode is passed
-	// over, as the scheduler passes over it
-	if state, err := db.PredictorState(); err == nil {
-		_ = RestorePredictor(pr, state)
-	}
-	preds, err := pr.Predict(st.g, st.tasks, st.lastStep+1)
+	preds, err := PredictStored(*opts.Predict, state, st.g, st.tasks, st.lastStep+1)
 	if err != nil {
 		return nil, err
 	}

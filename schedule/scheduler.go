@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/envsched/envsched/batcher"
+	"github.com/envsched/envsched/graph"
 	"github.com/envsched/envsched/propagate"
+	"github.com/envsched/envsched/stats"
 	"github.com/envsched/envsched/storage"
 )
 
@@ -158,6 +160,19 @@ func (s *Scheduler) restore() error {
 func RestorePredictor(pr *propagate.Predictor, state []byte) error {
 	_, err := restoreState(pr, state)
 	return err
+}
+
+// PredictStored predicts g's nodes for round with parameters p from the predictor state stored
+// with the last answer, as the next request would; a state that does not decode is passed
+// over, as the scheduler passes over it (it logs it and answers without). The predictions
+// belong to the caller.
+func PredictStored(p propagate.Params, state []byte, g *graph.Graph, tasks []stats.Task, round int64) ([]propagate.Prediction, error) {
+	pr, err := propagate.NewPredictor(p)
+	if err != nil {
+		return nil, err
+	}
+	_ = RestorePredictor(pr, state)
+	return pr.Predict(g, tasks, round)
 }
 
 func restoreState(pr *propagate.Predictor, data []byte) (savedState, error) {
