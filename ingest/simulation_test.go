@@ -2,12 +2,15 @@ package ingest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/envsched/envsched/storage"
 )
 
 // The simulation drives real files in a real exchange directory through random sequences of
@@ -46,11 +49,24 @@ type sim struct {
 	may   map[string]bool // lines in a rollout file at any scan that looked at it
 	names int
 	log   []string
+
+	commits, failAt int // the scan's commits so far, and the one that crashes (0: none)
 }
 
+// newSim makes a simulation whose commits hold 1 to 6 records, so that a scan commits often
+// and a crash can fall between any two of its commits.
 func newSim(t *testing.T, seed uint64, opt Options) *sim {
-	return &sim{t: t, e: newEnv(t, opt), rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+	s := &sim{t: t, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 		must: map[string]bool{}, may: map[string]bool{}}
+	opt.MaxRecords = 1 + s.rng.IntN(6)
+	opt.commitHook = func(*storage.Batch) error {
+		if s.commits++; s.commits == s.failAt {
+			return errCrash
+		}
+		return nil
+	}
+	s.e = newEnv(t, opt)
+	return s
 }
 
 // newLines returns n unique lines whose first 64 bytes are all alike.
@@ -87,7 +103,7 @@ func (s *sim) pick() *simFile {
 
 func (s *sim) step() {
 	f := s.pick()
-	op := s.rng.IntN(14)
+	op := s.rng.IntN(15)
 	if f == nil && op < 10 {
 		op = 10
 	}
@@ -154,6 +170,8 @@ func (s *sim) step() {
 			s.e.reopen()
 		}
 		s.scanFull()
+	case 14:
+		s.crash()
 	}
 }
 
@@ -186,6 +204,27 @@ func (s *sim) scanFull() {
 			}
 		}
 	}
+	s.check()
+}
+
+// crash runs a full scan that dies before one of its commits (the process is killed between
+// reading and committing), and restarts: what was committed before stays, the rest is read again.
+func (s *sim) crash() {
+	s.commits, s.failAt = 0, 1+s.rng.IntN(4)
+	defer func() { s.failAt = 0 }()
+	s.record("full scan killed before commit %d, restart", s.failAt)
+	_, err := s.e.in.Scan(context.Background())
+	if err != nil && !errors.Is(err, errCrash) {
+		s.t.Fatalf("scan: %v", err)
+	}
+	for _, f := range s.files {
+		if f.visible() {
+			for _, l := range s.complete(f) {
+				s.may[l] = true
+			}
+		}
+	}
+	s.e.reopen()
 	s.check()
 }
 
@@ -253,7 +292,7 @@ func (s *sim) run(n int) {
 // TestFileIdentitySimulation runs the simulation for a number of seeds, with and without birth
 // times (without them, a re-created file on a reused inode is told apart by content alone).
 func TestFileIdentitySimulation(t *testing.T) {
-	seeds, steps := 40, 80
+	seeds, steps := 20, 80
 	if testing.Short() {
 		seeds = 8
 	}
