@@ -100,8 +100,8 @@ func buildStats(db *storage.DB, only string) (statsReport, error) {
 		envs = map[string]stats.Env{only: e}
 	}
 	scale := db.Config().Reward
-	for name, e := range envs {
-		row := envRow(e, scale)
+	for _, name := range sortedNames(envs) { // one order, so that the float sums are the same each time
+		row := envRow(envs[name], scale)
 		rep.Envs[name] = row
 		rep.Totals.add(row)
 	}
@@ -114,15 +114,21 @@ func knownEnvs(envs map[string]stats.Env) string {
 	if len(envs) == 0 {
 		return "none"
 	}
-	names := make([]string, 0, len(envs))
-	for n := range envs {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := sortedNames(envs)
 	if len(names) > 10 {
 		return strings.Join(names[:10], ", ") + fmt.Sprintf(" and %d more", len(names)-10)
 	}
 	return strings.Join(names, ", ")
+}
+
+// sortedNames is the keys of m in order.
+func sortedNames[V any](m map[string]V) []string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
 }
 
 func envRow(e stats.Env, scale storage.Range) statsRow {
@@ -158,11 +164,7 @@ func (r statsRow) degenerateShare() string {
 func writeStatsTable(w io.Writer, rep statsReport) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "env\ttasks\twith rollouts\trollouts\tmean reward\tdegenerate groups\tpredicted variance\tpredicted degenerate (G=%d)\t\n", statsGroupSize)
-	names := make([]string, 0, len(rep.Envs))
-	for n := range rep.Envs {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := sortedNames(rep.Envs)
 	line := func(name string, r statsRow) {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.3f\t%s of %d\t%.3f\t%.1f%%\t\n", name, r.Tasks, r.TasksSeen, r.Rollouts,
 			r.MeanReward, r.degenerateShare(), r.Groups, r.PredictedVariance, 100*r.PredictedDegenerate)
@@ -190,8 +192,8 @@ func addPredictions(db *storage.DB, rep *statsReport) error {
 	}
 	rep.Totals.PredictedVariance, rep.Totals.PredictedDegenerate = 0, 0
 	var tasks int
-	for name, row := range rep.Envs {
-		p := preds[name]
+	for _, name := range sortedNames(rep.Envs) {
+		row, p := rep.Envs[name], preds[name]
 		row.PredictedVariance, row.PredictedDegenerate = p.Variance, p.Degenerate
 		rep.Envs[name] = row
 		rep.Totals.PredictedVariance += p.Variance * float64(p.Tasks)
