@@ -1,12 +1,9 @@
 package cli
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -60,40 +57,24 @@ func compactAction(c *cli.Context) error {
 }
 
 // compactInPlace writes a compact copy of db beside it, checks it, and renames it over db's
-// file while db still holds the lock. It returns the new file's size.
+// file while db still holds the lock (fsutil.Replace). It returns the new file's size.
 func compactInPlace(db *storage.DB) (int64, error) {
-	path := db.Path()
-	tmp, err := tempPath(path)
-	if err != nil {
-		return 0, err
-	}
-	if err := db.Compact(tmp); err != nil {
-		os.Remove(tmp)
-		return 0, err
-	}
-	if err := sameCounts(db, tmp); err != nil {
-		os.Remove(tmp)
-		return 0, err
-	}
-	fi, err := os.Stat(tmp)
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return 0, fmt.Errorf("replace %s: %w", path, err)
-	}
-	return fi.Size(), fsutil.SyncDir(filepath.Dir(path))
-}
-
-// tempPath is a new temporary name beside path that envsched's sweeps recognise.
-func tempPath(path string) (string, error) {
-	var b [8]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("temporary name: %w", err)
-	}
-	dir, name := filepath.Split(path)
-	return filepath.Join(dir, fsutil.TempName(name, hex.EncodeToString(b[:]))), nil
+	var size int64
+	err := fsutil.Replace(db.Path(), func(tmp string) error {
+		if err := db.Compact(tmp); err != nil {
+			return err
+		}
+		if err := sameCounts(db, tmp); err != nil {
+			return err
+		}
+		fi, err := os.Stat(tmp)
+		if err != nil {
+			return err
+		}
+		size = fi.Size()
+		return nil
+	}, fsutil.Hooks{})
+	return size, err
 }
 
 // sameCounts opens the copy and compares its counters and environments with the original's.
