@@ -141,7 +141,7 @@ func meanReward(sum float64, n int64, scale storage.Range) float64 {
 	if n == 0 {
 		return 0
 	}
-	return scale.Min + sum/float64(n)*(scale.Max-scale.Min)
+	return scale.Scale(sum / float64(n))
 }
 
 func (r *statsRow) add(o statsRow) {

@@ -120,7 +120,7 @@ func (d *Data) scale(mean float64, n int64) float64 {
 	if n == 0 {
 		return 0
 	}
-	return d.Config.Reward.Min + mean*(d.Config.Reward.Max-d.Config.Reward.Min)
+	return d.Config.Reward.Scale(mean)
 }
 
 // groupRef names one group of rollouts: the request it answers (or the round, without one).
@@ -173,8 +173,7 @@ func (d *Data) addStep(sr *storage.StoredRollout) {
 		m[sr.Round] = s
 	}
 	s.Rollouts++
-	rg := d.Config.Reward
-	s.Sum += (sr.Reward - rg.Min) / (rg.Max - rg.Min)
+	s.Sum += d.Config.Reward.Normalise(sr.Reward)
 }
 
 // degTally counts groups of two or more and the degenerate ones.

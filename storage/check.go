@@ -101,7 +101,7 @@ func recountRollouts(r *Reader) (*recount, error) {
 			g = new(stats.Group)
 			rc.groups[gk] = g
 		}
-		t.Add(normalise(sr.Reward, r.cfg.Reward), sr.Round, sr.Step, sr.HasStep, g, r.cfg.Decay)
+		t.Add(r.cfg.Reward.Normalise(sr.Reward), sr.Round, sr.Step, sr.HasStep, g, r.cfg.Decay)
 		rc.rollouts++
 		if sr.Clipped {
 			rc.clipped++

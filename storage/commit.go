@@ -335,7 +335,7 @@ func (c *committer) addRollout(r *Rollout, h uint64, res *Result) error {
 	if err != nil {
 		return err
 	}
-	ts.rec.Stats.Add(c.normalise(sr.Reward), sr.Round, sr.Step, sr.HasStep, g, c.cfg.Decay)
+	ts.rec.Stats.Add(c.cfg.Reward.Normalise(sr.Reward), sr.Round, sr.Step, sr.HasStep, g, c.cfg.Decay)
 	res.Rollouts++
 	return nil
 }
@@ -434,15 +434,6 @@ func (c *committer) stored(r *Rollout) StoredRollout {
 	return sr
 }
 
-// normalise maps a clipped reward onto [0, 1].
-func (c *committer) normalise(r float64) float64 {
-	return normalise(r, c.cfg.Reward)
-}
-
-func normalise(r float64, rg Range) float64 {
-	n := (r - rg.Min) / (rg.Max - rg.Min)
-	return math.Min(1, math.Max(0, n))
-}
 
 // group returns the in-transaction state of one group.
 func (c *committer) group(key []byte) (*stats.Group, error) {
