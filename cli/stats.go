@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"text/tabwriter"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/envsched/envsched/schedule"
 	"github.com/envsched/envsched/stats"
 	"github.com/envsched/envsched/storage"
+	"github.com/envsched/envsched/summary"
 )
 
 func statsCommand() *cli.Command {
@@ -45,8 +45,6 @@ type statsRow struct {
 	// predicted within-group variance, and of the chance that a group of 8 is degenerate.
 	PredictedVariance   float64 `json:"predicted_variance"`
 	PredictedDegenerate float64 `json:"predicted_degenerate"`
-
-	sum float64 // Σ normalised reward, for the mean
 }
 
 // statsReport is what `envsched stats` prints; later issues add fields.
@@ -99,13 +97,11 @@ func buildStats(db *storage.DB, only string) (statsReport, error) {
 		}
 		envs = map[string]stats.Env{only: e}
 	}
-	scale := db.Config().Reward
-	for _, name := range sortedNames(envs) { // one order, so that the float sums are the same each time
-		row := envRow(envs[name], scale)
-		rep.Envs[name] = row
-		rep.Totals.add(row)
+	rows, total := summary.Envs(envs, db.Config().Reward)
+	for _, r := range rows {
+		rep.Envs[r.Name] = newStatsRow(r)
 	}
-	rep.Totals.MeanReward = meanReward(rep.Totals.sum, rep.Totals.Rollouts, scale)
+	rep.Totals = newStatsRow(total)
 	rep.Quarantined, rep.Duplicates, rep.Clipped = ctr.Quarantined, ctr.Duplicates, ctr.Clipped
 	return rep, addPredictions(db, &rep)
 }
@@ -114,43 +110,16 @@ func knownEnvs(envs map[string]stats.Env) string {
 	if len(envs) == 0 {
 		return "none"
 	}
-	names := sortedNames(envs)
+	names := summary.Names(envs)
 	if len(names) > 10 {
 		return strings.Join(names[:10], ", ") + fmt.Sprintf(" and %d more", len(names)-10)
 	}
 	return strings.Join(names, ", ")
 }
 
-// sortedNames is the keys of m in order.
-func sortedNames[V any](m map[string]V) []string {
-	names := make([]string, 0, len(m))
-	for n := range m {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
-
-func envRow(e stats.Env, scale storage.Range) statsRow {
+func newStatsRow(e summary.Env) statsRow {
 	return statsRow{Tasks: e.Tasks, TasksSeen: e.TasksSeen, Rollouts: e.Rollouts, Groups: e.Groups,
-		DegenerateGroups: e.Degenerate, sum: e.Sum, MeanReward: meanReward(e.Sum, e.Rollouts, scale)}
-}
-
-// meanReward maps a mean of normalised rewards back into the configured range; 0 without rollouts.
-func meanReward(sum float64, n int64, scale storage.Range) float64 {
-	if n == 0 {
-		return 0
-	}
-	return scale.Scale(sum / float64(n))
-}
-
-func (r *statsRow) add(o statsRow) {
-	r.Tasks += o.Tasks
-	r.TasksSeen += o.TasksSeen
-	r.Rollouts += o.Rollouts
-	r.Groups += o.Groups
-	r.DegenerateGroups += o.DegenerateGroups
-	r.sum += o.sum
+		DegenerateGroups: e.Degenerate, MeanReward: e.MeanReward}
 }
 
 // degenerateShare is the share of degenerate groups as text ("-" without groups).
@@ -164,7 +133,7 @@ func (r statsRow) degenerateShare() string {
 func writeStatsTable(w io.Writer, rep statsReport) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "env\ttasks\twith rollouts\trollouts\tmean reward\tdegenerate groups\tpredicted variance\tpredicted degenerate (G=%d)\t\n", statsGroupSize)
-	names := sortedNames(rep.Envs)
+	names := summary.Names(rep.Envs)
 	line := func(name string, r statsRow) {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.3f\t%s of %d\t%.3f\t%.1f%%\t\n", name, r.Tasks, r.TasksSeen, r.Rollouts,
 			r.MeanReward, r.degenerateShare(), r.Groups, r.PredictedVariance, 100*r.PredictedDegenerate)
@@ -192,7 +161,7 @@ func addPredictions(db *storage.DB, rep *statsReport) error {
 	}
 	rep.Totals.PredictedVariance, rep.Totals.PredictedDegenerate = 0, 0
 	var tasks int
-	for _, name := range sortedNames(rep.Envs) {
+	for _, name := range summary.Names(rep.Envs) {
 		row, p := rep.Envs[name], preds[name]
 		row.PredictedVariance, row.PredictedDegenerate = p.Variance, p.Degenerate
 		rep.Envs[name] = row

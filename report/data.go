@@ -13,6 +13,7 @@ import (
 	"github.com/envsched/envsched/schedule"
 	"github.com/envsched/envsched/stats"
 	"github.com/envsched/envsched/storage"
+	"github.com/envsched/envsched/summary"
 )
 
 // Data is everything the report shows, read from one consistent state of a database.
@@ -36,12 +37,8 @@ type Data struct {
 	Quarantine Quarantine     // what was set aside
 }
 
-// EnvRow is one environment's totals.
-type EnvRow struct {
-	Name string
-	stats.Env
-	MeanReward float64 // in the configured reward range
-}
+// EnvRow is one environment's totals, its mean reward in the configured reward range.
+type EnvRow = summary.Env
 
 // StepStats are the rollouts of one environment counted at one round.
 type StepStats struct {
@@ -108,10 +105,7 @@ func (d *Data) readEnvs(r *storage.Reader) error {
 	if err != nil {
 		return err
 	}
-	for name, e := range envs {
-		d.Envs = append(d.Envs, EnvRow{Name: name, Env: e, MeanReward: d.scale(e.Mean(), e.Rollouts)})
-	}
-	slices.SortFunc(d.Envs, func(a, b EnvRow) int { return cmp.Compare(a.Name, b.Name) })
+	d.Envs, _ = summary.Envs(envs, d.Config.Reward)
 	return nil
 }
 

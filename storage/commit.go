@@ -434,7 +434,6 @@ func (c *committer) stored(r *Rollout) StoredRollout {
 	return sr
 }
 
-
 // group returns the in-transaction state of one group.
 func (c *committer) group(key []byte) (*stats.Group, error) {
 	if c.lastG != nil && bytes.Equal(key, c.lastGKey) {
