@@ -346,14 +346,11 @@ func (c *committer) seen(id string, h, seq uint64) (bool, error) {
 	if id == "" {
 		return false, nil
 	}
-	if prev, ok := c.ids.getOrInsert(h, seq); ok {
-		same, err := c.sameID(prev, id)
-		if same || err != nil {
-			return same, err
-		}
-		return false, nil // a hash collision: keep the first id indexed, store this rollout
+	found, err := c.ids.findOrInsert(h, seq, func(prev uint64) (bool, error) { return c.sameID(prev, id) })
+	if found || err != nil {
+		return found, err
 	}
-	c.newIDs = append(c.newIDs, idSlot{h, seq})
+	c.newIDs = append(c.newIDs, idSlot{h, seq}) // a colliding id too: it has an entry of its own
 	return false, nil
 }
 
