@@ -64,6 +64,7 @@ func checkStats(r *Reader) []error {
 	for _, id := range rc.dupIDs {
 		errs = append(errs, fmt.Errorf("rollout id %q is stored more than once", id))
 	}
+	errs = append(errs, checkCalib(r)...)
 	return append(errs, checkIDIndex(r, rc)...)
 }
 
