@@ -202,3 +202,74 @@ func Open(pr Prediction, answer uint64, request string, step int64, groupSize in
 		Channel: ChannelOf(pr.Random, tried), GroupSize: groupSize,
 		PDegenerate: min(max(finite(pr.PDegenerate), 0), 1), Mean: min(max(finite(pr.Mean), 0), 1)}, true
 }
+
+// Totals counts the predictions of a ledger.
+type Totals struct {
+	Opened    int64 // predictions opened (chosen tasks of answers with a group size of two or more)
+	Measured  int64 // of those, closed by a complete group
+	Expired   int64 // pushed out by a later answer (MaxOpen) before their group was complete
+	Unmatched int64 // rollouts of a task with open predictions that answered none of them
+}
+
+// Open is the number of predictions still waiting for their group.
+func (t Totals) Open() int64 { return t.Opened - t.Measured - t.Expired }
+
+// AnswerCell is the ledger of one answer: its groups measured so far.
+type AnswerCell struct {
+	Answer  uint64 // order of the answer (1, 2, …)
+	Request string
+	Step    int64
+	Picks   int64 // predictions opened
+	Cell
+}
+
+// Ledger is the calibration ledger as stored.
+type Ledger struct {
+	Totals Totals
+	// Cells are the outcomes per environment and channel
+	Cells map[string]*[NumChannels]Cell
+	// Bins is the reliability table per channel: groups by predicted p_degenerate (BinOf)
+	Bins [NumChannels][Bins]Cell
+	// Answers are the last answers read with it, oldest first
+	Answers []AnswerCell
+}
+
+// Overall sums the cells of every environment, per channel.
+func (l Ledger) Overall() [NumChannels]Cell {
+	var out [NumChannels]Cell
+	for _, cells := range l.Cells {
+		for ch := range out {
+			out[ch].Merge(cells[ch])
+		}
+	}
+	return out
+}
+
+// Total sums every measured group.
+func (l Ledger) Total() Cell {
+	var t Cell
+	for _, x := range l.Overall() {
+		t.Merge(x)
+	}
+	return t
+}
+
+// Recent sums the groups measured of l.Answers.
+func (l Ledger) Recent() Cell {
+	var t Cell
+	for _, a := range l.Answers {
+		t.Merge(a.Cell)
+	}
+	return t
+}
+
+// Reliability sums the bins of every channel.
+func (l Ledger) Reliability() [Bins]Cell {
+	var out [Bins]Cell
+	for ch := range l.Bins {
+		for b := range out {
+			out[b].Merge(l.Bins[ch][b])
+		}
+	}
+	return out
+}

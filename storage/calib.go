@@ -33,37 +33,6 @@ var (
 	calibTotalsKey = []byte("totals")
 )
 
-// CalibTotals counts the predictions of the ledger.
-type CalibTotals struct {
-	Opened    int64 // predictions opened (chosen tasks of answers with a group size of two or more)
-	Measured  int64 // of those, closed by a complete group
-	Expired   int64 // pushed out by a later answer before their group was complete
-	Unmatched int64 // rollouts of a task with open predictions that answered none of them
-}
-
-// Open is the number of predictions still waiting for their group.
-func (t CalibTotals) Open() int64 { return t.Opened - t.Measured - t.Expired }
-
-// AnswerCalib is the ledger of one answer: its groups measured so far.
-type AnswerCalib struct {
-	Answer  uint64 // order of the answer (1, 2, …)
-	Request string
-	Step    int64
-	Picks   int64 // predictions opened
-	ledger.Cell
-}
-
-// Calibration is the whole ledger as stored.
-type Calibration struct {
-	Totals CalibTotals
-	// Cells are the outcomes per environment and channel
-	Cells map[string]*[ledger.NumChannels]ledger.Cell
-	// Bins is the reliability table per channel: groups by predicted p_degenerate
-	Bins [ledger.NumChannels][ledger.Bins]ledger.Cell
-	// Answers are the last answers (as many as asked), oldest first
-	Answers []AnswerCalib
-}
-
 func pendingKey(taskSeq, answer uint64, rank int) []byte {
 	k := binary.BigEndian.AppendUint64(make([]byte, 0, 20), taskSeq)
 	k = binary.BigEndian.AppendUint64(k, answer)
@@ -108,32 +77,32 @@ func decodeCell(v []byte) (ledger.Cell, error) {
 	return c, nil
 }
 
-func encodeAnswerCalib(a AnswerCalib) []byte {
+func encodeAnswerCell(a ledger.AnswerCell) []byte {
 	return enc(nil).str(a.Request).svar(a.Step).uvar(uint64(a.Picks)).cell(a.Cell)
 }
 
-func decodeAnswerCalib(key, v []byte) (AnswerCalib, error) {
+func decodeAnswerCell(key, v []byte) (ledger.AnswerCell, error) {
 	d := dec{b: v}
-	a := AnswerCalib{Request: d.str(), Step: d.svar(), Picks: int64(d.uvar()), Cell: d.cell()}
+	a := ledger.AnswerCell{Request: d.str(), Step: d.svar(), Picks: int64(d.uvar()), Cell: d.cell()}
 	if d.bad || len(key) != 8 {
-		return AnswerCalib{}, fmt.Errorf("answer calibration %x: %w", key, ErrCorrupt)
+		return ledger.AnswerCell{}, fmt.Errorf("answer calibration %x: %w", key, ErrCorrupt)
 	}
 	a.Answer = binary.BigEndian.Uint64(key)
 	return a, nil
 }
 
-func encodeCalibTotals(t CalibTotals) []byte {
+func encodeTotals(t ledger.Totals) []byte {
 	return enc(nil).uvar(uint64(t.Opened)).uvar(uint64(t.Measured)).uvar(uint64(t.Expired)).uvar(uint64(t.Unmatched))
 }
 
-func decodeCalibTotals(v []byte) (CalibTotals, error) {
+func decodeTotals(v []byte) (ledger.Totals, error) {
 	if v == nil {
-		return CalibTotals{}, nil
+		return ledger.Totals{}, nil
 	}
 	d := dec{b: v}
-	t := CalibTotals{Opened: int64(d.uvar()), Measured: int64(d.uvar()), Expired: int64(d.uvar()), Unmatched: int64(d.uvar())}
+	t := ledger.Totals{Opened: int64(d.uvar()), Measured: int64(d.uvar()), Expired: int64(d.uvar()), Unmatched: int64(d.uvar())}
 	if d.bad {
-		return CalibTotals{}, fmt.Errorf("calibration totals: %w", ErrCorrupt)
+		return ledger.Totals{}, fmt.Errorf("calibration totals: %w", ErrCorrupt)
 	}
 	return t, nil
 }
@@ -146,11 +115,11 @@ func cellKey(env string, ch ledger.Channel) []byte {
 // are loaded once, changed in memory and written once by flush.
 type calibTx struct {
 	bk      *bolt.Bucket // nil: no ledger in this database
-	totals  CalibTotals
+	totals  ledger.Totals
 	cells   map[string]*ledger.Cell // by cells key
 	corder  []string
 	bins    map[[2]byte]*ledger.Cell
-	answers map[uint64]*AnswerCalib
+	answers map[uint64]*ledger.AnswerCell
 	aorder  []uint64
 	buf     []byte
 	dirty   bool // a rollout reached an open prediction: flush has something to write
@@ -159,7 +128,7 @@ type calibTx struct {
 // openCalib returns the ledger of tx; create makes its buckets when missing (answers create
 // them, commits only use them).
 func openCalib(tx *bolt.Tx, create bool) (*calibTx, error) {
-	ct := &calibTx{cells: map[string]*ledger.Cell{}, bins: map[[2]byte]*ledger.Cell{}, answers: map[uint64]*AnswerCalib{}}
+	ct := &calibTx{cells: map[string]*ledger.Cell{}, bins: map[[2]byte]*ledger.Cell{}, answers: map[uint64]*ledger.AnswerCell{}}
 	ct.bk = tx.Bucket(bucketCalib)
 	if ct.bk == nil && create {
 		var err error
@@ -176,7 +145,7 @@ func openCalib(tx *bolt.Tx, create bool) (*calibTx, error) {
 		return ct, nil
 	}
 	var err error
-	ct.totals, err = decodeCalibTotals(ct.bk.Get(calibTotalsKey))
+	ct.totals, err = decodeTotals(ct.bk.Get(calibTotalsKey))
 	return ct, err
 }
 
@@ -288,14 +257,14 @@ func (ct *calibTx) bin(ch ledger.Channel, bin int) (*ledger.Cell, error) {
 	return c, nil
 }
 
-func (ct *calibTx) answer(seq uint64) (*AnswerCalib, error) {
+func (ct *calibTx) answer(seq uint64) (*ledger.AnswerCell, error) {
 	if a := ct.answers[seq]; a != nil {
 		return a, nil
 	}
-	a := &AnswerCalib{Answer: seq}
+	a := &ledger.AnswerCell{Answer: seq}
 	if v := ct.bk.Bucket(calibAnswers).Get(u64key(seq)); v != nil {
 		var err error
-		if *a, err = decodeAnswerCalib(u64key(seq), v); err != nil {
+		if *a, err = decodeAnswerCell(u64key(seq), v); err != nil {
 			return nil, err
 		}
 	}
@@ -341,11 +310,11 @@ func (ct *calibTx) flush() error {
 		}
 	}
 	for _, seq := range ct.aorder {
-		if err := ct.bk.Bucket(calibAnswers).Put(u64key(seq), encodeAnswerCalib(*ct.answers[seq])); err != nil {
+		if err := ct.bk.Bucket(calibAnswers).Put(u64key(seq), encodeAnswerCell(*ct.answers[seq])); err != nil {
 			return fmt.Errorf("put answer calibration: %w", err)
 		}
 	}
-	if err := ct.bk.Put(calibTotalsKey, encodeCalibTotals(ct.totals)); err != nil {
+	if err := ct.bk.Put(calibTotalsKey, encodeTotals(ct.totals)); err != nil {
 		return fmt.Errorf("put calibration totals: %w", err)
 	}
 	return nil
@@ -399,14 +368,14 @@ func (ct *calibTx) expireFor(taskSeq uint64) error {
 
 // Calibration reads the calibration ledger with its last lastAnswers answers (none when 0).
 // A database that never stored an answer with predictions has an empty one.
-func (r *Reader) Calibration(lastAnswers int) (Calibration, error) {
-	cal := Calibration{Cells: map[string]*[ledger.NumChannels]ledger.Cell{}}
+func (r *Reader) Calibration(lastAnswers int) (ledger.Ledger, error) {
+	cal := ledger.Ledger{Cells: map[string]*[ledger.NumChannels]ledger.Cell{}}
 	bk := r.tx.Bucket(bucketCalib)
 	if bk == nil {
 		return cal, nil
 	}
 	var err error
-	if cal.Totals, err = decodeCalibTotals(bk.Get(calibTotalsKey)); err != nil {
+	if cal.Totals, err = decodeTotals(bk.Get(calibTotalsKey)); err != nil {
 		return cal, err
 	}
 	if err := readCells(bk.Bucket(calibCells), cal.Cells); err != nil {
@@ -450,11 +419,11 @@ func readBins(bk *bolt.Bucket, out *[ledger.NumChannels][ledger.Bins]ledger.Cell
 }
 
 // readLastAnswers reads the last n answers, oldest first.
-func readLastAnswers(bk *bolt.Bucket, n int) ([]AnswerCalib, error) {
-	var out []AnswerCalib
+func readLastAnswers(bk *bolt.Bucket, n int) ([]ledger.AnswerCell, error) {
+	var out []ledger.AnswerCell
 	cur := bk.Cursor()
 	for k, v := cur.Last(); k != nil && len(out) < n; k, v = cur.Prev() {
-		a, err := decodeAnswerCalib(k, v)
+		a, err := decodeAnswerCell(k, v)
 		if err != nil {
 			return nil, err
 		}
@@ -466,38 +435,9 @@ func readLastAnswers(bk *bolt.Bucket, n int) ([]AnswerCalib, error) {
 
 // Calibration reads the calibration ledger in its own read transaction (see
 // Reader.Calibration).
-func (db *DB) Calibration(lastAnswers int) (cal Calibration, err error) {
+func (db *DB) Calibration(lastAnswers int) (cal ledger.Ledger, err error) {
 	err = db.View(func(r *Reader) error { cal, err = r.Calibration(lastAnswers); return err })
 	return cal, err
-}
-
-// Overall sums the cells of every environment, per channel.
-func (c Calibration) Overall() [ledger.NumChannels]ledger.Cell {
-	var out [ledger.NumChannels]ledger.Cell
-	for _, cells := range c.Cells {
-		for ch := range out {
-			out[ch].Merge(cells[ch])
-		}
-	}
-	return out
-}
-
-// Total sums every measured group.
-func (c Calibration) Total() ledger.Cell {
-	var t ledger.Cell
-	for _, x := range c.Overall() {
-		t.Merge(x)
-	}
-	return t
-}
-
-// Recent sums the groups measured of c.Answers.
-func (c Calibration) Recent() ledger.Cell {
-	var t ledger.Cell
-	for _, a := range c.Answers {
-		t.Merge(a.Cell)
-	}
-	return t
 }
 
 // checkCalib checks the ledger's invariants: the measured groups are counted the same in the
@@ -528,7 +468,7 @@ func checkCalib(r *Reader) []error {
 	return append(errs, checkPending(r, cal.Totals)...)
 }
 
-func checkPending(r *Reader, t CalibTotals) []error {
+func checkPending(r *Reader, t ledger.Totals) []error {
 	bk := r.tx.Bucket(bucketCalib)
 	if bk == nil {
 		return nil

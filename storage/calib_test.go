@@ -71,7 +71,7 @@ func (c *calibDB) roll(rs ...storage.Rollout) {
 	commit(c.t, c.db, &storage.Batch{Rollouts: rs})
 }
 
-func (c *calibDB) cal() storage.Calibration {
+func (c *calibDB) cal() ledger.Ledger {
 	c.t.Helper()
 	cal, err := c.db.Calibration(20)
 	if err != nil {
@@ -138,7 +138,7 @@ func TestCalibrationGroupInPartsAcrossReopen(t *testing.T) {
 			if len(cal.Answers) != 1 || cal.Answers[0].Request != "r1" || cal.Answers[0].Groups != 2 || cal.Answers[0].Picks != 2 {
 				t.Errorf("answers %+v; want r1 with 2 picks and 2 groups", cal.Answers)
 			}
-			if cal.Totals != (storage.CalibTotals{Opened: 2, Measured: 2}) {
+			if cal.Totals != (ledger.Totals{Opened: 2, Measured: 2}) {
 				t.Errorf("totals %+v; want 2 opened and measured", cal.Totals)
 			}
 		})
@@ -151,65 +151,65 @@ func TestCalibrationMatching(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		run  func(c *calibDB)
-		want storage.CalibTotals
+		want ledger.Totals
 		// groups and degenerate groups measured per channel (never tried, re-chosen, random)
 		groups, degenerate [3]int64
 	}{
 		{"another request's rollouts are unmatched", func(c *calibDB) {
 			c.answer("r1", 1, 2, pick{task: "a"})
 			c.roll(group("a", "other", 0, "x", 1, 1)...)
-		}, storage.CalibTotals{Opened: 1, Unmatched: 2}, [3]int64{}, [3]int64{}},
+		}, ledger.Totals{Opened: 1, Unmatched: 2}, [3]int64{}, [3]int64{}},
 		{"another step's rollouts are unmatched", func(c *calibDB) {
 			c.answer("r1", 5, 2, pick{task: "a"})
 			c.roll(group("a", "", 4, "x", 1, 1)...)
-		}, storage.CalibTotals{Opened: 1, Unmatched: 2}, [3]int64{}, [3]int64{}},
+		}, ledger.Totals{Opened: 1, Unmatched: 2}, [3]int64{}, [3]int64{}},
 		{"a group sent twice is measured once", func(c *calibDB) {
 			c.answer("r1", 1, 2, pick{task: "a"})
 			c.roll(group("a", "r1", 0, "x", 0, 1)...)
 			c.reopen()
 			c.roll(group("a", "r1", 0, "x", 0, 1)...)
-		}, storage.CalibTotals{Opened: 1, Measured: 1}, [3]int64{1, 0, 0}, [3]int64{}},
+		}, ledger.Totals{Opened: 1, Measured: 1}, [3]int64{1, 0, 0}, [3]int64{}},
 		{"rollouts beyond the group size are not counted", func(c *calibDB) {
 			c.answer("r1", 1, 2, pick{task: "a"})
 			c.roll(group("a", "r1", 0, "x", 1, 1, 0, 0)...)
-		}, storage.CalibTotals{Opened: 1, Measured: 1}, [3]int64{1, 0, 0}, [3]int64{1, 0, 0}},
+		}, ledger.Totals{Opened: 1, Measured: 1}, [3]int64{1, 0, 0}, [3]int64{1, 0, 0}},
 		{"a failed commit counts nothing", func(c *calibDB) {
 			c.answer("r1", 1, 2, pick{task: "a"})
 			bad := append(group("a", "r1", 0, "x", 1, 1), ro("a", math.NaN(), "r1", 0, "nan"))
 			if _, err := c.db.Commit(&storage.Batch{Rollouts: bad}); err == nil {
 				c.t.Fatal("a NaN reward committed")
 			}
-		}, storage.CalibTotals{Opened: 1}, [3]int64{}, [3]int64{}},
+		}, ledger.Totals{Opened: 1}, [3]int64{}, [3]int64{}},
 		{"a task rolled out before is re-chosen", func(c *calibDB) {
 			c.roll(ro("a", 1, "", 0, "before"))
 			c.answer("r1", 1, 2, pick{task: "a"}, pick{task: "b"})
 			c.roll(append(group("a", "r1", 0, "x", 1, 1), group("b", "r1", 0, "y", 0, 1)...)...)
-		}, storage.CalibTotals{Opened: 2, Measured: 2}, [3]int64{1, 1, 0}, [3]int64{0, 1, 0}},
+		}, ledger.Totals{Opened: 2, Measured: 2}, [3]int64{1, 1, 0}, [3]int64{0, 1, 0}},
 		{"group size one opens nothing", func(c *calibDB) {
 			c.answer("r1", 1, 1, pick{task: "a"})
 			c.roll(group("a", "r1", 0, "x", 1)...)
-		}, storage.CalibTotals{}, [3]int64{}, [3]int64{}},
+		}, ledger.Totals{}, [3]int64{}, [3]int64{}},
 		{"a task twice in one answer is measured twice", func(c *calibDB) {
 			c.answer("r1", 1, 2, pick{task: "a"}, pick{task: "a", random: true})
 			c.roll(group("a", "r1", 0, "x", 1, 1, 1, 0)...)
-		}, storage.CalibTotals{Opened: 2, Measured: 2}, [3]int64{1, 0, 1}, [3]int64{1, 0, 0}},
+		}, ledger.Totals{Opened: 2, Measured: 2}, [3]int64{1, 0, 1}, [3]int64{1, 0, 0}},
 		{"the oldest open prediction expires", func(c *calibDB) {
 			for i := range ledger.MaxOpen + 1 {
 				c.answer(fmt.Sprint("r", i), int64(i+1), 2, pick{task: "a"})
 			}
-		}, storage.CalibTotals{Opened: ledger.MaxOpen + 1, Expired: 1}, [3]int64{}, [3]int64{}},
+		}, ledger.Totals{Opened: ledger.MaxOpen + 1, Expired: 1}, [3]int64{}, [3]int64{}},
 		{"late rollouts measure their own answer", func(c *calibDB) {
 			c.answer("r1", 1, 2, pick{task: "a"})
 			c.answer("r2", 2, 2, pick{task: "a"})
 			c.roll(group("a", "r1", 0, "x", 1, 1)...)
 			c.reopen()
 			c.roll(group("a", "r2", 0, "y", 0, 1)...)
-		}, storage.CalibTotals{Opened: 2, Measured: 2}, [3]int64{2, 0, 0}, [3]int64{1, 0, 0}},
+		}, ledger.Totals{Opened: 2, Measured: 2}, [3]int64{2, 0, 0}, [3]int64{1, 0, 0}},
 		{"rollouts naming nothing fill the oldest prediction first", func(c *calibDB) {
 			c.answer("r1", 1, 2, pick{task: "a"})
 			c.answer("r2", 2, 2, pick{task: "a"})
 			c.roll(group("a", "", 0, "x", 1, 1, 0)...)
-		}, storage.CalibTotals{Opened: 2, Measured: 1}, [3]int64{1, 0, 0}, [3]int64{1, 0, 0}},
+		}, ledger.Totals{Opened: 2, Measured: 1}, [3]int64{1, 0, 0}, [3]int64{1, 0, 0}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newCalibDB(t, "a", "b")
