@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/envsched/envsched/ledger"
 	"github.com/envsched/envsched/schedule"
 	"github.com/envsched/envsched/stats"
 	"github.com/envsched/envsched/storage"
@@ -56,6 +57,8 @@ type statsReport struct {
 	Quarantined int64               `json:"quarantined"`
 	Duplicates  int64               `json:"duplicates"`
 	Clipped     int64               `json:"clipped"`
+	// Calibration is envsched's measurement of its own predictions (package ledger)
+	Calibration ledger.Detail `json:"calibration"`
 }
 
 func statsAction(c *cli.Context) error {
@@ -92,6 +95,7 @@ func buildStats(db *storage.DB, only string) (statsReport, error) {
 	if err != nil {
 		return rep, fmt.Errorf("read stats of %s: %w", db.Path(), err)
 	}
+	all := envs // the calibration summary is over every environment
 	if only != "" {
 		e, ok := envs[only]
 		if !ok {
@@ -107,6 +111,9 @@ func buildStats(db *storage.DB, only string) (statsReport, error) {
 	}
 	rep.Totals.MeanReward = meanReward(rep.Totals.sum, rep.Totals.Rollouts, scale)
 	rep.Quarantined, rep.Duplicates, rep.Clipped = ctr.Quarantined, ctr.Duplicates, ctr.Clipped
+	if rep.Calibration, err = readCalibration(db, all, only); err != nil {
+		return rep, err
+	}
 	return rep, addPredictions(db, &rep)
 }
 
@@ -174,8 +181,10 @@ func writeStatsTable(w io.Writer, rep statsReport) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "quarantined %d, duplicates %d, clipped %d\n", rep.Quarantined, rep.Duplicates, rep.Clipped)
-	return err
+	if _, err := fmt.Fprintf(w, "quarantined %d, duplicates %d, clipped %d\n", rep.Quarantined, rep.Duplicates, rep.Clipped); err != nil {
+		return err
+	}
+	return writeCalibration(w, rep.Calibration)
 }
 
 // statsGroupSize is the group size of the predicted degenerate share: the default of requests.

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"fmt"
 	"maps"
 	"math"
 	"slices"
@@ -151,6 +152,49 @@ func EnvMeans(envs map[string]stats.Env) []EnvMean {
 	for _, name := range slices.Sorted(maps.Keys(envs)) {
 		e := envs[name]
 		out = append(out, EnvMean{Tasks: e.Tasks, Rollouts: e.Rollouts, Mean: e.Mean()})
+	}
+	return out
+}
+
+// BinRow is one row of a reliability table: the groups whose predicted p_degenerate fell in
+// [Low, High), and what came.
+type BinRow struct {
+	Low, High float64 `json:"-"`
+	Range     string  `json:"range"` // "0.0-0.1"
+	Window
+}
+
+// Detail is the whole ledger for `envsched stats` and the report: the Summary, every
+// environment per channel, and the reliability table overall and per channel.
+type Detail struct {
+	Summary
+	Envs               map[string]map[string]Window `json:"envs"` // env -> channel -> window
+	Reliability        []BinRow                     `json:"reliability"`
+	ChannelReliability map[string][]BinRow          `json:"channel_reliability"`
+}
+
+// Detailed is Summarize with the per-environment cells and the reliability tables.
+func Detailed(l Ledger, envs []EnvMean) Detail {
+	d := Detail{Summary: Summarize(l, envs), Envs: map[string]map[string]Window{},
+		Reliability: binRows(l.Reliability()), ChannelReliability: map[string][]BinRow{}}
+	for name, cells := range l.Cells {
+		m := map[string]Window{}
+		for ch, c := range cells {
+			m[Channel(ch).String()] = WindowOf(c)
+		}
+		d.Envs[name] = m
+	}
+	for ch := range l.Bins {
+		d.ChannelReliability[Channel(ch).String()] = binRows(l.Bins[ch])
+	}
+	return d
+}
+
+func binRows(bins [Bins]Cell) []BinRow {
+	out := make([]BinRow, Bins)
+	for b, c := range bins {
+		lo, hi := float64(b)/Bins, float64(b+1)/Bins
+		out[b] = BinRow{Low: lo, High: hi, Range: fmt.Sprintf("%.1f-%.1f", lo, hi), Window: WindowOf(c)}
 	}
 	return out
 }
