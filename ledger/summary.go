@@ -36,7 +36,7 @@ type Summary struct {
 	// Recent is over the groups measured of the last RecentAnswers answers
 	Recent        Window            `json:"recent"`
 	RecentAnswers int               `json:"recent_answers"`
-	Channels      map[string]Window `json:"channels"` // by Channel.String
+	Channels      map[string]Window `json:"channels"`  // by Channel.String
 	Open          int64             `json:"open"`      // predictions waiting for their group
 	Expired       int64             `json:"expired"`   // never completed, pushed out by later answers
 	Unmatched     int64             `json:"unmatched"` // rollouts of a task with open predictions that answered none
