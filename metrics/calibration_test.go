@@ -78,7 +78,8 @@ func TestCalibrationGauges(t *testing.T) {
 		"envsched_calibration_reliability_groups,bin=0.7-0.8":                      0,
 		"envsched_calibration_open_predictions":                                    1,
 		"envsched_calibration_unmatched_rollouts_total":                            0,
-		"envsched_random_degenerate_share_estimate,source=env_means":               2 * 0.5 * 0.5,
+		// env mean 2/3 (rewards 1, 1, 0), G 2: (2/3)² + (1/3)² = 5/9, rounded to 4 decimals
+		"envsched_random_degenerate_share_estimate,source=env_means": 0.5556,
 	} {
 		if got, ok := s[key]; !ok || got != want {
 			t.Errorf("%s = %v (present %v); want %v", key, got, ok, want)
