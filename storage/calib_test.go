@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/envsched/envsched/ledger"
@@ -318,4 +319,46 @@ func maxOf(xs []float64) float64 {
 		m = max(m, x)
 	}
 	return m
+}
+
+// TestCalibrationAnswerIsAllOrNothing: an answer whose prediction names a task it did not
+// choose is refused whole: no answer, no prediction, no count.
+func TestCalibrationAnswerIsAllOrNothing(t *testing.T) {
+	c := newCalibDB(t, "a", "b")
+	a := storage.AnswerRecord{ID: "r1", Step: 1, Answer: []byte("r1"), GroupSize: 2,
+		Chosen:      []storage.TaskKey{{Env: "e", Task: "a"}},
+		Predictions: []ledger.Prediction{{Env: "e", Task: "a", Rank: 1}, {Env: "e", Task: "b", Rank: 2}}}
+	if err := c.db.StoreAnswerRecord(a); err == nil {
+		t.Fatal("an answer predicting a task it did not choose was stored")
+	}
+	if _, err := c.db.Answer("r1"); err == nil {
+		t.Error("the refused answer is stored")
+	}
+	if cal := c.cal(); cal.Totals != (ledger.Totals{}) || len(cal.Answers) != 0 {
+		t.Errorf("a refused answer left %+v", cal)
+	}
+}
+
+// TestCalibrationSurvivesCompaction: a compacted copy holds the same ledger, open predictions
+// included, and goes on measuring.
+func TestCalibrationSurvivesCompaction(t *testing.T) {
+	c := newCalibDB(t, "a", "b")
+	c.answer("r1", 1, 2, pick{"a", 0.2, 0.5, false}, pick{"b", 0.6, 0.5, true})
+	c.roll(group("a", "r1", 0, "x", 1, 1)...)
+	c.roll(ro("b", 0, "r1", 0, "y-0"))
+	dst := filepath.Join(t.TempDir(), "compact.db")
+	if err := c.db.Compact(dst); err != nil {
+		t.Fatal(err)
+	}
+	before := c.cal()
+	cp := &calibDB{t: t, path: dst, db: openAt(t, dst, storage.Options{})}
+	defer cp.db.Close()
+	if got := cp.cal(); !reflect.DeepEqual(got, before) {
+		t.Fatalf("compacted ledger %+v; want %+v", got, before)
+	}
+	cp.roll(ro("b", 1, "r1", 0, "y-1"))
+	if got := cp.cal().Totals; got != (ledger.Totals{Opened: 2, Measured: 2}) {
+		t.Errorf("after the last rollout on the copy: %+v; want both measured", got)
+	}
+	storagetest.MustCheck(t, cp.db, "")
 }
