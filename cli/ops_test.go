@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/envsched/envsched/daemon"
+	"github.com/envsched/envsched/report"
 	"github.com/envsched/envsched/report/reporttest"
 	"github.com/envsched/envsched/storage"
 	"github.com/envsched/envsched/storage/storagetest"
@@ -22,12 +23,12 @@ import (
 func opsApp(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	app := newApp()
+	app := NewApp()
 	app.Writer, app.ErrWriter = &out, &errOut
 	err := app.Run(append([]string{"envsched"}, args...))
 	if err != nil {
 		errOut.WriteString(err.Error())
-		return exitCode(err), out.String(), errOut.String()
+		return ExitCode(err), out.String(), errOut.String()
 	}
 	return exitOK, out.String(), errOut.String()
 }
@@ -197,7 +198,7 @@ func TestReportCommand(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	data, err := os.ReadFile(out)
-	if err != nil || !bytes.HasPrefix(data, []byte("<!DOCTYPE html>")) || bytes.Count(data, []byte("data:image/png;base64,")) != 5 {
+	if err != nil || !bytes.HasPrefix(data, []byte("<!DOCTYPE html>")) || bytes.Count(data, []byte("data:image/png;base64,")) != len(report.FigureIDs) {
 		t.Fatalf("report file: %d bytes, %v", len(data), err)
 	}
 	if code, _, errOut := opsApp(t, "report", "--dir", t.TempDir(), "--out", out); code != exitError || !strings.Contains(errOut, "no database") {
