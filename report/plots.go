@@ -11,6 +11,8 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/envsched/envsched/ledger"
 )
 
 // Figure is one plot of the report.
@@ -29,10 +31,11 @@ const (
 	FigShares     = "env-shares"
 	FigDegenerate = "degenerate-calibration"
 	FigPredicted  = "predicted-success"
+	FigReliable   = "reliability"
 )
 
 // FigureIDs lists every figure of a report.
-var FigureIDs = []string{FigRollouts, FigReward, FigShares, FigDegenerate, FigPredicted}
+var FigureIDs = []string{FigRollouts, FigReward, FigShares, FigDegenerate, FigReliable, FigPredicted}
 
 // MaxLines is the most environments drawn as lines of their own; the rest are summed as "other".
 const MaxLines = 8
@@ -45,7 +48,8 @@ const (
 
 // Figures draws every figure of d.
 func Figures(d *Data) ([]Figure, error) {
-	makers := []func(*Data) (Figure, error){rolloutsFigure, rewardFigure, sharesFigure, degenerateFigure, predictedFigure}
+	makers := []func(*Data) (Figure, error){rolloutsFigure, rewardFigure, sharesFigure, degenerateFigure,
+		reliabilityFigure, predictedFigure}
 	out := make([]Figure, 0, len(makers))
 	for _, m := range makers {
 		f, err := m(d)
@@ -293,6 +297,37 @@ func degenerateFigure(d *Data) (Figure, error) {
 		return f, nil
 	}
 	return linesFigure(f, lines, "step", "share of groups", true)
+}
+
+// reliabilityFigure is the reliability diagram of the calibration ledger: per bin of predicted
+// p_degenerate, the mean prediction against the realised share, per channel and over all.
+func reliabilityFigure(d *Data) (Figure, error) {
+	f := Figure{ID: FigReliable, Title: "Reliability of the predicted degenerate chance",
+		Caption: "Every measured group (a chosen task's group of rollouts, complete) in bins of its predicted " +
+			"p_degenerate: the mean prediction of the bin (x) against the share of its groups that came back " +
+			"all-equal (y), over all channels and per channel. Points on the diagonal mean the predictions can be " +
+			"taken at their word; above it, more groups were wasted than predicted."}
+	if d.Calib.Overall.Groups == 0 {
+		f.Empty = "No group has been measured yet (a chosen task's group of group_size rollouts, naming its request or step)."
+		return f, nil
+	}
+	lines := []series{{allEnvs, binXYs(d.Calib.Reliability)}}
+	for _, ch := range []ledger.Channel{ledger.Untried, ledger.Rechosen, ledger.Random} {
+		lines = append(lines, series{ch.String(), binXYs(d.Calib.ChannelReliability[ch.String()])})
+	}
+	lines = append(lines, series{"perfect", plotter.XYs{{X: 0, Y: 0}, {X: 1, Y: 1}}})
+	f, err := linesFigure(f, lines, "predicted p_degenerate (mean of the bin)", "realised degenerate share", true)
+	return f, err
+}
+
+func binXYs(rows []ledger.BinRow) plotter.XYs {
+	var xys plotter.XYs
+	for _, r := range rows {
+		if r.Groups > 0 {
+			xys = append(xys, plotter.XY{X: r.PredictedDegenerate, Y: r.RealisedDegenerate})
+		}
+	}
+	return xys
 }
 
 func predictedFigure(d *Data) (Figure, error) {
