@@ -103,10 +103,14 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// Progress is how far a scan is through its backlog, in bytes.
+// Progress is how far a scan is through its backlog: bytes, lines and files.
 type Progress struct {
-	Done  int64
-	Total int64
+	Done  int64 // bytes committed so far
+	Total int64 // bytes unread in the scan's files when it started
+	Lines int64 // lines committed so far: rollouts, duplicates, catalogue rows and quarantined lines
+	// FilesRead is how many files new bytes were read from so far; Files how many files had
+	// unread bytes when the scan started.
+	FilesRead, Files int
 }
 
 // Summary counts what a scan did. The counts are of what was committed.

@@ -54,7 +54,7 @@ const maxLogged = 20
 func (in *Ingester) scan(ctx context.Context, cands []candidate, full bool) (Summary, error) {
 	r := &run{in: in, ctx: ctx, fullScan: full, seen: map[ident]bool{}, dirty: map[uint64]*storage.FileState{},
 		batch: in.batch(0), spare: in.batch(1), todo: make(chan *storage.Batch), done: make(chan commitDone)}
-	r.progress.Total = in.backlog(cands)
+	r.progress.Total, r.progress.Files = in.backlog(cands)
 	go r.commitLoop()
 	err := r.all(cands)
 	close(r.todo)
@@ -84,9 +84,11 @@ func (in *Ingester) batch(i int) *storage.Batch {
 	return b
 }
 
-// backlog is the number of bytes the candidates hold past their committed offsets.
-func (in *Ingester) backlog(cands []candidate) int64 {
+// backlog is the number of bytes the candidates hold past their committed offsets, and how many
+// candidates hold any.
+func (in *Ingester) backlog(cands []candidate) (int64, int) {
 	var total int64
+	files := 0
 	for _, c := range cands {
 		fi, err := os.Stat(in.abs(c.rel))
 		if err != nil {
@@ -97,8 +99,11 @@ func (in *Ingester) backlog(cands []candidate) int64 {
 			size -= f.Offset
 		}
 		total += size
+		if size > 0 {
+			files++
+		}
 	}
-	return total
+	return total, files
 }
 
 func (in *Ingester) abs(rel string) string { return filepath.Join(in.dir, filepath.FromSlash(rel)) }
@@ -588,6 +593,8 @@ func (r *run) account(b *storage.Batch, res storage.Result) {
 		r.logged++
 	}
 	r.progress.Done += r.inflightBytes
+	r.progress.Lines = int64(s.Rollouts + s.Duplicates + s.Quarantined + s.TaskRows)
+	r.progress.FilesRead = s.FilesRead
 	if r.in.opts.Progress != nil {
 		r.in.opts.Progress(r.progress)
 	}

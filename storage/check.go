@@ -16,7 +16,9 @@ import (
 // Check verifies the whole database in one read transaction and returns every fault found,
 // joined: bbolt's own consistency check; every task's statistics, every group and every
 // environment's statistics equal a recomputation from the stored rollouts; the rollouts, clipped
-// and quarantined counters equal the stored records; every rollout id is indexed. When dir is
+// and quarantined counters equal the stored records; every rollout id is indexed; the
+// calibration ledger's totals, cells, bins and answers count the same groups, and every open
+// prediction has an incomplete group. When dir is
 // not empty it is the exchange directory, and every tracked file that is still there (same
 // device and inode) must be at least as long as its committed offset. Check reads every rollout:
 // it is for tests and `envsched check`-like tools, not for start-up.
@@ -64,6 +66,7 @@ func checkStats(r *Reader) []error {
 	for _, id := range rc.dupIDs {
 		errs = append(errs, fmt.Errorf("rollout id %q is stored more than once", id))
 	}
+	errs = append(errs, checkCalib(r)...)
 	return append(errs, checkIDIndex(r, rc)...)
 }
 
@@ -107,7 +110,7 @@ func recountRollouts(r *Reader) (*recount, error) {
 			g = new(stats.Group)
 			rc.groups[gk] = g
 		}
-		t.Add(normalise(sr.Reward, r.cfg.Reward), sr.Round, sr.Step, sr.HasStep, g, r.cfg.Decay)
+		t.Add(r.cfg.Reward.Normalise(sr.Reward), sr.Round, sr.Step, sr.HasStep, g, r.cfg.Decay)
 		rc.rollouts++
 		if sr.Clipped {
 			rc.clipped++

@@ -1,6 +1,8 @@
 package storage
 
 import (
+	"math"
+
 	"github.com/envsched/envsched/record"
 	"github.com/envsched/envsched/stats"
 )
@@ -9,6 +11,19 @@ import (
 // into [0, 1] for the statistics; Min < Max.
 type Range struct {
 	Min, Max float64
+}
+
+// Normalise maps a reward into [0, 1]: Min to 0, Max to 1, linearly between, clamped outside.
+// It is how a clipped reward enters the statistics.
+func (r Range) Normalise(reward float64) float64 {
+	n := (reward - r.Min) / (r.Max - r.Min)
+	return math.Min(1, math.Max(0, n))
+}
+
+// Scale maps a value of [0, 1] back into the range, the inverse of Normalise: it turns the
+// statistics' normalised means into rewards as the trainer wrote them.
+func (r Range) Scale(n float64) float64 {
+	return r.Min + n*(r.Max-r.Min)
 }
 
 // Config is what a database is created with and keeps for its whole life: changing it would
