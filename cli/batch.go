@@ -11,8 +11,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/envsched/envsched/catalog"
-	"github.com/envsched/envsched/graph"
 	"github.com/envsched/envsched/ingest"
 	"github.com/envsched/envsched/schedule"
 	"github.com/envsched/envsched/storage"
@@ -81,9 +79,7 @@ func batchAction(c *cli.Context) error {
 // ingestNew reads what is new in DIR, as the daemon does before it answers, and says what on
 // standard error.
 func ingestNew(c *cli.Context, db *storage.DB, dir string, log *slog.Logger) error {
-	edges := schedule.NewEdgeKeeper(graph.Options{})
-	in, err := ingest.New(db, dir, ingest.Options{Logger: log, ReadCatalogFile: catalog.ReadFile,
-		OnTasks: edges.OnTasks, OnCommitError: edges.Reset})
+	in, err := schedule.NewIngester(db, dir, ingest.Options{Logger: log})
 	if err != nil {
 		return err
 	}
@@ -96,7 +92,7 @@ func ingestNew(c *cli.Context, db *storage.DB, dir string, log *slog.Logger) err
 }
 
 func newBatchScheduler(c *cli.Context, db *storage.DB, log *slog.Logger) (*schedule.Scheduler, error) {
-	pp, bp, err := schedulerParams(c, db.Config().Decay)
+	p, err := schedulerParams(c)
 	if err != nil {
 		return nil, err
 	}
@@ -104,8 +100,7 @@ func newBatchScheduler(c *cli.Context, db *storage.DB, log *slog.Logger) (*sched
 	if size < 1 || size > schedule.MaxSize || group < 1 || group > schedule.MaxGroupSize {
 		return nil, usageError{fmt.Errorf("--size %d and --group-size %d: want 1 to %d and 1 to %d", size, group, schedule.MaxSize, schedule.MaxGroupSize)}
 	}
-	return schedule.New(db, schedule.Options{Size: size, GroupSize: group, Predict: &pp, Select: &bp,
-		BuildGraph: schedule.DefaultBuildGraph, Logger: log})
+	return schedule.Configured(db, p, size, group, log)
 }
 
 // batchID is --id, or batch-STEP with STEP the step the batch will be for.

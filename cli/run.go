@@ -15,7 +15,6 @@ import (
 
 	"github.com/envsched/envsched/daemon"
 	"github.com/envsched/envsched/metrics"
-	"github.com/envsched/envsched/stats"
 )
 
 // Test-only knobs of `envsched run`, read from the environment and deliberately not flags.
@@ -119,12 +118,12 @@ func runConfig(c *cli.Context) (daemon.Config, error) {
 		CrashPoint:     os.Getenv(envCrashPoint),
 		MetricsAddr:    c.String("metrics-addr"),
 	}
-	// The decay is the database's; the daemon puts it in once the database is open.
-	pp, bp, err := schedulerParams(c, stats.DefaultDecay)
+	// The decay is the database's; the scheduler puts it in once the database is open.
+	p, err := schedulerParams(c)
 	if err != nil {
 		return cfg, err
 	}
-	cfg.Predict, cfg.Select = &pp, &bp
+	cfg.Schedule = &p
 	if v := os.Getenv(envOverflowEvery); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {

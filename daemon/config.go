@@ -7,8 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/envsched/envsched/batcher"
-	"github.com/envsched/envsched/propagate"
+	"github.com/envsched/envsched/schedule"
 )
 
 // Defaults of Config; a zero field takes them.
@@ -37,10 +36,9 @@ type Config struct {
 	RewardMin, RewardMax float64
 	RewardGiven          bool
 
-	// Predict and Select are the scheduler's parameters; nil takes package propagate's and
-	// package batcher's defaults. Predict's Decay is replaced by the database's.
-	Predict *propagate.Params
-	Select  *batcher.Params
+	// Schedule are the scheduler's parameters; nil takes schedule.DefaultParams. The decay of
+	// prediction is always the database's.
+	Schedule *schedule.Params
 
 	PollInterval   time.Duration // poll period in poll mode
 	SafetyInterval time.Duration // poll period in notify mode (a net under lost events)
