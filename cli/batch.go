@@ -21,9 +21,9 @@ func batchCommand() *cli.Command {
 		ingestDirFlag(),
 		ingestDBFlag(),
 		&cli.IntFlag{Name: "size", EnvVars: []string{"ENVSCHED_BATCH_SIZE"}, Value: schedule.DefaultSize,
-			Usage: "tasks in the batch (1 to 100000)"},
+			Usage: fmt.Sprintf("tasks in the batch (1 to %d)", schedule.MaxSize)},
 		&cli.IntFlag{Name: "group-size", EnvVars: []string{"ENVSCHED_GROUP_SIZE"}, Value: schedule.DefaultGroupSize,
-			Usage: "rollouts the trainer runs per task (1 to 1024); sets the degenerate chance shown"},
+			Usage: fmt.Sprintf("rollouts the trainer runs per task (1 to %d); sets the degenerate chance shown", schedule.MaxGroupSize)},
 		&cli.StringFlag{Name: "id", Usage: "the request `ID` to store the batch under (default batch-STEP)"},
 		&cli.Int64Flag{Name: "step", Usage: "the training step the batch is for (default: the previous answered step + 1)"},
 		&cli.StringSliceFlag{Name: "env", Usage: "only this environment (repeat for several)"},
@@ -97,7 +97,7 @@ func newBatchScheduler(c *cli.Context, db *storage.DB, log *slog.Logger) (*sched
 		return nil, err
 	}
 	size, group := c.Int("size"), c.Int("group-size")
-	if size < 1 || size > schedule.MaxSize || group < 1 || group > schedule.MaxGroupSize {
+	if !schedule.ValidSize(size) || !schedule.ValidGroupSize(group) {
 		return nil, usageError{fmt.Errorf("--size %d and --group-size %d: want 1 to %d and 1 to %d", size, group, schedule.MaxSize, schedule.MaxGroupSize)}
 	}
 	return schedule.Configured(db, p, size, group, log)

@@ -108,3 +108,21 @@ func TestParamsValidate(t *testing.T) {
 		}
 	}
 }
+
+// The bounds of the batch and group sizes, at their edges, and the defaults within them.
+func TestSizeBounds(t *testing.T) {
+	for _, c := range []struct {
+		n           int
+		size, group bool
+	}{
+		{0, false, false}, {-1, false, false}, {1, true, true}, {schedule.MaxGroupSize, true, true},
+		{schedule.MaxGroupSize + 1, true, false}, {schedule.MaxSize, true, false}, {schedule.MaxSize + 1, false, false},
+	} {
+		if schedule.ValidSize(c.n) != c.size || schedule.ValidGroupSize(c.n) != c.group {
+			t.Errorf("%d: ValidSize %v, ValidGroupSize %v; want %v, %v", c.n, schedule.ValidSize(c.n), schedule.ValidGroupSize(c.n), c.size, c.group)
+		}
+	}
+	if !schedule.ValidSize(schedule.DefaultSize) || !schedule.ValidGroupSize(schedule.DefaultGroupSize) {
+		t.Error("a default out of its bounds")
+	}
+}
