@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/envsched/envsched/ledger"
 	"github.com/envsched/envsched/schedule"
 	"github.com/envsched/envsched/stats"
 	"github.com/envsched/envsched/storage"
@@ -54,6 +55,8 @@ type statsReport struct {
 	Quarantined int64               `json:"quarantined"`
 	Duplicates  int64               `json:"duplicates"`
 	Clipped     int64               `json:"clipped"`
+	// Calibration is envsched's measurement of its own predictions (package ledger)
+	Calibration ledger.Detail `json:"calibration"`
 }
 
 func statsAction(c *cli.Context) error {
@@ -90,6 +93,7 @@ func buildStats(db *storage.DB, only string) (statsReport, error) {
 	if err != nil {
 		return rep, fmt.Errorf("read stats of %s: %w", db.Path(), err)
 	}
+	all := envs // the calibration summary is over every environment
 	if only != "" {
 		e, ok := envs[only]
 		if !ok {
@@ -103,6 +107,9 @@ func buildStats(db *storage.DB, only string) (statsReport, error) {
 	}
 	rep.Totals = newStatsRow(total)
 	rep.Quarantined, rep.Duplicates, rep.Clipped = ctr.Quarantined, ctr.Duplicates, ctr.Clipped
+	if rep.Calibration, err = readCalibration(db, all, only); err != nil {
+		return rep, err
+	}
 	return rep, addPredictions(db, &rep)
 }
 
@@ -145,8 +152,10 @@ func writeStatsTable(w io.Writer, rep statsReport) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "quarantined %d, duplicates %d, clipped %d\n", rep.Quarantined, rep.Duplicates, rep.Clipped)
-	return err
+	if _, err := fmt.Fprintf(w, "quarantined %d, duplicates %d, clipped %d\n", rep.Quarantined, rep.Duplicates, rep.Clipped); err != nil {
+		return err
+	}
+	return writeCalibration(w, rep.Calibration)
 }
 
 // statsGroupSize is the group size of the predicted degenerate share: the default of requests.

@@ -16,10 +16,12 @@ func defaultParts(cfg Config) parts {
 	}}
 }
 
-// newIngester is envsched's ingester over the exchange directory, with the crash point before
-// each commit.
-func newIngester(db *storage.DB, dir string, logger *slog.Logger, beforeCommit func()) (Ingester, error) {
-	return schedule.NewIngester(db, dir, ingest.Options{Logger: logger, BeforeCommit: beforeCommit})
+// newIngester is envsched's ingester over the exchange directory (schedule.NewIngester: the
+// graph edges kept at ingest), with the daemon's hooks: the crash point before each commit and
+// the progress of a scan.
+func newIngester(db *storage.DB, dir string, logger *slog.Logger, hooks IngestHooks) (Ingester, error) {
+	return schedule.NewIngester(db, dir, ingest.Options{Logger: logger, BeforeCommit: hooks.BeforeCommit,
+		Progress: hooks.Progress})
 }
 
 // newScheduler is the scheduler with the configured parameters and request defaults.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/envsched/envsched/export"
 	"github.com/envsched/envsched/graph"
+	"github.com/envsched/envsched/ledger"
 	"github.com/envsched/envsched/propagate"
 	"github.com/envsched/envsched/record"
 	"github.com/envsched/envsched/schedule"
@@ -35,6 +36,8 @@ type Data struct {
 	Most       []TaskRow      // most chosen tasks, most first
 	Least      []TaskRow      // least chosen of the tasks chosen at least once, least first
 	Quarantine Quarantine     // what was set aside
+	// Calib is the calibration ledger (package ledger) with its last ledger.RecentAnswers answers
+	Calib ledger.Detail
 }
 
 // EnvRow is one environment's totals, its mean reward in the configured reward range.
@@ -91,13 +94,26 @@ func Collect(r *storage.Reader, cfg storage.Config) (*Data, error) {
 	if d.Counters, err = r.Counters(); err != nil {
 		return nil, err
 	}
-	steps := []func(*storage.Reader) error{d.readEnvs, d.readRollouts, d.readTasks, d.readQuarantine}
+	steps := []func(*storage.Reader) error{d.readEnvs, d.readRollouts, d.readTasks, d.readQuarantine, d.readCalib}
 	for _, f := range steps {
 		if err := f(r); err != nil {
 			return nil, fmt.Errorf("collect report data: %w", err)
 		}
 	}
 	return d, nil
+}
+
+func (d *Data) readCalib(r *storage.Reader) error {
+	l, err := r.Calibration(ledger.RecentAnswers)
+	if err != nil {
+		return err
+	}
+	envs, err := r.Envs()
+	if err != nil {
+		return err
+	}
+	d.Calib = ledger.Detailed(l, ledger.EnvMeans(envs))
+	return nil
 }
 
 func (d *Data) readEnvs(r *storage.Reader) error {

@@ -59,10 +59,12 @@ type FileState struct {
 	Dev, Ino    uint64   // device and inode of the file
 	Fingerprint []byte   // the first bytes of the file (up to 64; fewer for a short file)
 	Offset      int64    // bytes of this generation consumed: every complete line before it is stored
-	Generation  int64    // 0 for the first content seen; +1 whenever the file shrank or its first bytes changed
+	Generation  int64    // 0 for the first content seen; +1 whenever the content was found not to be the one read (ingest.sameContent)
 	Size        int64    // the file's size when Offset was committed (for catalogue files read whole)
 	ModTime     int64    // modification time (Unix ns) when Offset was committed
-	Gone        bool     // the file was no longer found at a full scan; kept for the record
+	Gone        bool     // the file was no longer found at a full scan; kept as a tombstone
+	Tail        []byte   // the bytes just before Offset (up to 64; fewer when Offset is smaller)
+	Birth       int64    // the file's birth time (Unix ns) where the filesystem tells it; 0 when unknown
 }
 
 // Rollout is one rollout to store, as parsed (reward not yet clipped), with the file it came
