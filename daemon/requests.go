@@ -43,6 +43,10 @@ func readRequest(path string) ([]byte, error) {
 			"plain file (not a link), as .ID.json.tmp then rename to ID.json", err)}
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err == nil && !fi.Mode().IsRegular() {
+		return nil, &badRequestError{msg: fmt.Sprintf("the request is a %s, not a file; write it as a "+
+			"plain file, as .ID.json.tmp then rename to ID.json", kindOf(fi))}
+	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxRequestBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("read request %s: %w", path, err)
@@ -88,7 +92,7 @@ func listRequests(dir string) ([]string, error) {
 	}
 	var names []string
 	for _, e := range entries {
-		if _, ok := requestID(e.Name()); ok && !e.IsDir() {
+		if _, ok := requestID(e.Name()); ok { // a folder too: it gets an error file
 			names = append(names, e.Name())
 		}
 	}

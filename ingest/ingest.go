@@ -36,13 +36,18 @@ type Ingester struct {
 	reg  *registry
 	buf  []byte // read buffer, reused across files
 
+	// faults are the unreadable files and folders reported so far; skipped are the folders the
+	// last listing could not read (relative, '/' separated).
+	faults  problems
+	skipped []string
+
 	batches [2]*storage.Batch // reused across scans
 }
 
 // New returns an Ingester of the exchange directory dir into db, with the tracked files loaded
 // from db.
 func New(db *storage.DB, dir string, opts Options) (*Ingester, error) {
-	in := &Ingester{db: db, dir: filepath.Clean(dir), opts: opts.withDefaults()}
+	in := &Ingester{db: db, dir: filepath.Clean(dir), opts: opts.withDefaults(), faults: problems{}}
 	if err := in.reload(); err != nil {
 		return nil, err
 	}
@@ -131,6 +136,7 @@ func classify(rel string) (storage.FileKind, bool) {
 // walk lists every candidate file: the catalogue first, so that rollouts of catalogue tasks
 // find their metadata in place.
 func (in *Ingester) walk() ([]candidate, error) {
+	in.skipped = in.skipped[:0]
 	var out []candidate
 	for _, sub := range []string{CatalogDir, RolloutsDir} {
 		cs, err := in.walkDir(filepath.Join(in.dir, sub))
@@ -149,7 +155,8 @@ func (in *Ingester) walkDir(root string) ([]candidate, error) {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil // a folder not created yet, or removed while walking
 			}
-			return err
+			in.skipFolder(in.relOf(p), err) // unreadable, or a path too long: never a stop
+			return nil
 		}
 		if p != root && ignored(d.Name()) {
 			if d.IsDir() {
@@ -160,8 +167,7 @@ func (in *Ingester) walkDir(root string) ([]candidate, error) {
 		if !d.Type().IsRegular() {
 			return nil
 		}
-		rel, _ := filepath.Rel(in.dir, p)
-		rel = filepath.ToSlash(rel)
+		rel := in.relOf(p)
 		if kind, ok := classify(rel); ok {
 			out = append(out, candidate{rel, kind})
 		}
@@ -171,6 +177,12 @@ func (in *Ingester) walkDir(root string) ([]candidate, error) {
 		return nil, fmt.Errorf("list %s: %w", root, err)
 	}
 	return out, nil
+}
+
+// relOf is p relative to the exchange directory, '/' separated.
+func (in *Ingester) relOf(p string) string {
+	rel, _ := filepath.Rel(in.dir, p)
+	return filepath.ToSlash(rel)
 }
 
 // expand turns one hinted path into candidates.

@@ -21,6 +21,9 @@ type fileState struct {
 type tree struct {
 	boundary string
 	files    map[string]fileState
+	// onSkip, when set, is told of every entry a listing could not read (permission denied, a
+	// path longer than the system's limit, a missing root): the walk skips it and goes on.
+	onSkip func(path string, err error)
 }
 
 func newTree(boundary string) *tree {
@@ -117,10 +120,12 @@ func (t *tree) list(roots []string, onDir func(string)) (map[string]fileState, e
 
 func (t *tree) visit(root, p string, d fs.DirEntry, err error, files map[string]fileState, onDir func(string)) error {
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) && p != root {
-			return nil
+		// Nothing in a trainer's folder stops the listing: a folder it cannot read, a path too
+		// long, a root removed (the daemon makes it again) are skipped and reported.
+		if !errors.Is(err, fs.ErrNotExist) || p == root {
+			t.skip(p, err)
 		}
-		return err
+		return nil
 	}
 	if p != root && ignored(p) {
 		if d.IsDir() {
@@ -140,6 +145,12 @@ func (t *tree) visit(root, p string, d fs.DirEntry, err error, files map[string]
 
 // state returns the state of one entry; ok is false for entries to skip (vanished, or a link
 // that leads out of the boundary or to a folder).
+func (t *tree) skip(p string, err error) {
+	if t.onSkip != nil {
+		t.onSkip(p, err)
+	}
+}
+
 func (t *tree) state(p string, d fs.DirEntry) (fileState, bool) {
 	if d.Type()&fs.ModeSymlink != 0 {
 		return t.linkState(p)
