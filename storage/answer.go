@@ -20,7 +20,7 @@ func (db *DB) StoreAnswer(id string, step int64, answer []byte, chosen []TaskKey
 	db.writeMu.Lock()
 	defer db.writeMu.Unlock()
 	var logged logWrite
-	err := db.bolt.Update(func(tx *bolt.Tx) error {
+	err := db.update(func(tx *bolt.Tx) error {
 		if err := db.tasks.load(tx); err != nil {
 			return err
 		}
