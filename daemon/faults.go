@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/envsched/envsched/fsutil"
 )
 
 // Nothing a trainer can do to the exchange directory stops the daemon: a folder removed while
@@ -97,15 +99,4 @@ func (d *Daemon) published(path string, err error) error {
 }
 
 // kindOf names what a file system entry is, for messages.
-func kindOf(fi fs.FileInfo) string {
-	switch m := fi.Mode(); {
-	case m.IsDir():
-		return "folder"
-	case m&fs.ModeSymlink != 0:
-		return "symbolic link"
-	case m&fs.ModeNamedPipe != 0:
-		return "named pipe"
-	default:
-		return "special file"
-	}
-}
+func kindOf(fi fs.FileInfo) string { return fsutil.TypeName(fi.Mode()) }

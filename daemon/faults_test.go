@@ -28,7 +28,7 @@ func TestRequestThatIsAFolderGetsAnErrorFile(t *testing.T) {
 					mkdir()
 				}
 				e := r.errorOf("d")
-				if !strings.Contains(e["error"], "is a folder, not a file") {
+				if !strings.Contains(e["error"], "not a regular file (folder)") {
 					t.Errorf("error file %v; want it to say the request is a folder", e)
 				}
 				writeRequest(t, dir, "next.json", `{"size": 2}`)

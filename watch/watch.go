@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"sort"
 	"sync"
 	"time"
@@ -47,9 +48,6 @@ type Change struct {
 type Options struct {
 	// Roots are the folders watched recursively. Each must exist when New is called.
 	Roots []string
-	// Boundary is the folder no symbolic link is followed out of (the exchange directory). A
-	// symbolic link whose target lies outside it is ignored; a linked folder is never entered.
-	Boundary string
 	// Poll forces polling alone, for filesystems that give no events (NFS, FUSE).
 	Poll bool
 	// PollInterval is the poll period in poll mode.
@@ -100,8 +98,13 @@ func New(opts Options) (*Watcher, error) {
 		out:      make(chan Change),
 		overflow: make(chan struct{}, 1),
 		relist:   make(chan struct{}, 1),
-		tree:     newTree(opts.Boundary),
+		tree:     newTree(),
 		skipped:  map[string]string{},
+	}
+	for _, root := range opts.Roots {
+		if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+			return nil, fmt.Errorf("watch %s: not an existing folder", root)
+		}
 	}
 	w.tree.onSkip = w.logSkip
 	if !opts.Poll {
