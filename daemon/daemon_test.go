@@ -152,6 +152,9 @@ func TestBadRequestsGetErrorFilesAndTheDaemonGoesOn(t *testing.T) {
 		{"-dash.json", `{}`, "is not valid"},
 		{"sp ace.json", `{}`, "is not valid"},
 		{long + ".json", `{}`, "is not valid"},
+		{"y.error.json", `{}`, `does not end in ".error"`},         // its batch would be y's error file
+		{strings.Repeat("b", 245) + ".json", `{}`, "is not valid"}, // ID.error.json would be too long a name
+		{strings.Repeat("c", 230) + ".json", `{}`, "is not valid"}, // and so would its temporary file's
 	}
 	dir := t.TempDir()
 	r := serveTest(t, testConfig(dir, false))

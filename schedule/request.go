@@ -42,8 +42,15 @@ func badf(format string, args ...any) error { return &RequestError{Msg: fmt.Spri
 
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 
-// ValidID reports whether id is a valid request ID: [A-Za-z0-9][A-Za-z0-9._-]{0,127}.
-func ValidID(id string) bool { return idPattern.MatchString(id) }
+// ValidID reports whether id is a valid request ID: [A-Za-z0-9][A-Za-z0-9._-]{0,127}, not
+// ending in ".error" (so that no ID's batch file, ID.json, can be another ID's error file).
+func ValidID(id string) bool { return idPattern.MatchString(id) && !strings.HasSuffix(id, ErrorSuffix) }
+
+// ErrorSuffix is the end no request ID may have: ID.error.json is the error file of ID.
+const ErrorSuffix = ".error"
+
+// IDRule says what a valid request ID is, for messages.
+const IDRule = "1 to 128 of A-Z a-z 0-9 . _ -, starting with a letter or digit, not ending in \".error\""
 
 // SeedOf is the seed of a request that names none: the 64-bit FNV-1a hash of its ID.
 func SeedOf(id string) uint64 {

@@ -194,7 +194,7 @@ func restoreState(pr *propagate.Predictor, data []byte) (savedState, error) {
 // changes nothing.
 func (s *Scheduler) Answer(id string, body []byte) ([]byte, error) {
 	if !ValidID(id) {
-		return nil, badf("request ID %q: want 1 to 128 of A-Z a-z 0-9 . _ -, starting with a letter or digit", id)
+		return nil, badf("request ID %q: want %s", id, IDRule)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
