@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/envsched/envsched/record"
 )
 
 // Bounds of the request fields (PROTOCOL.md).
@@ -126,9 +128,10 @@ func (r *Request) set(k string, v json.RawMessage) error {
 		r.GroupSize, err = intIn(k, v, 1, MaxGroupSize)
 	case "step":
 		var s int64
-		s, err = int64Field(k, v, "an integer >= 0")
-		if err == nil && s < 0 {
-			err = badf("step is %d: want an integer >= 0 (or leave it out for the previous step + 1)", s)
+		s, err = int64Field(k, v, fmt.Sprintf("an integer from 0 to %d", record.MaxStep))
+		if err == nil && (s < 0 || s > record.MaxStep) {
+			err = badf("step is %d: want an integer from 0 to %d, the training step of the batch (or leave "+
+				"it out for the previous step + 1)", s, record.MaxStep)
 		}
 		r.Step = &s
 	case "envs":
