@@ -107,7 +107,7 @@ func newBatchScheduler(c *cli.Context, db *storage.DB, log *slog.Logger) (*sched
 func batchID(c *cli.Context, db *storage.DB) (string, error) {
 	if id := c.String("id"); id != "" {
 		if !schedule.ValidID(id) {
-			return "", usageError{fmt.Errorf("--id %q: want 1 to 128 of A-Z a-z 0-9 . _ -, starting with a letter or digit", id)}
+			return "", usageError{fmt.Errorf("--id %q: want %s", id, schedule.IDRule)}
 		}
 		return id, nil
 	}

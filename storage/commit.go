@@ -33,7 +33,7 @@ func (db *DB) Commit(b *Batch) (Result, error) {
 	defer db.writeMu.Unlock()
 	var res Result
 	var c *committer
-	err := db.bolt.Update(func(tx *bolt.Tx) error {
+	err := db.update(func(tx *bolt.Tx) error {
 		if err := db.ids.load(tx); err != nil {
 			return err
 		}
