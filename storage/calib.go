@@ -41,7 +41,7 @@ func pendingKey(taskSeq, answer uint64, rank int) []byte {
 
 func encodePending(buf []byte, p ledger.Pending) []byte {
 	return enc(buf[:0]).str(p.Request).svar(p.Step).u8(uint8(p.Channel)).uvar(uint64(p.GroupSize)).
-		f64(p.PDegenerate).f64(p.Mean).uvar(uint64(p.N)).f64(p.Min).f64(p.Max).f64(p.Sum)
+		f64(p.PDegenerate).f64(p.Mean).uvar(uint64(p.N)).f64(p.Min).f64(p.Max).f64(p.Sum).str(p.Group)
 }
 
 func decodePending(key, v []byte) (ledger.Pending, error) {
@@ -51,7 +51,7 @@ func decodePending(key, v []byte) (ledger.Pending, error) {
 	d := dec{b: v}
 	p := ledger.Pending{Answer: binary.BigEndian.Uint64(key[8:]), Rank: int(binary.BigEndian.Uint32(key[16:])),
 		Request: d.str(), Step: d.svar(), Channel: ledger.Channel(d.u8()), GroupSize: int(d.uvar()),
-		PDegenerate: d.f64(), Mean: d.f64(), N: int64(d.uvar()), Min: d.f64(), Max: d.f64(), Sum: d.f64()}
+		PDegenerate: d.f64(), Mean: d.f64(), N: int64(d.uvar()), Min: d.f64(), Max: d.f64(), Sum: d.f64(), Group: d.str()}
 	if d.bad || p.Channel >= ledger.NumChannels {
 		return ledger.Pending{}, fmt.Errorf("pending %x: %w", key, ErrCorrupt)
 	}
@@ -92,7 +92,8 @@ func decodeAnswerCell(key, v []byte) (ledger.AnswerCell, error) {
 }
 
 func encodeTotals(t ledger.Totals) []byte {
-	return enc(nil).uvar(uint64(t.Opened)).uvar(uint64(t.Measured)).uvar(uint64(t.Expired)).uvar(uint64(t.Unmatched))
+	return enc(nil).uvar(uint64(t.Opened)).uvar(uint64(t.Measured)).uvar(uint64(t.Expired)).uvar(uint64(t.Unmatched)).
+		uvar(uint64(t.Restarted))
 }
 
 func decodeTotals(v []byte) (ledger.Totals, error) {
@@ -100,7 +101,8 @@ func decodeTotals(v []byte) (ledger.Totals, error) {
 		return ledger.Totals{}, nil
 	}
 	d := dec{b: v}
-	t := ledger.Totals{Opened: int64(d.uvar()), Measured: int64(d.uvar()), Expired: int64(d.uvar()), Unmatched: int64(d.uvar())}
+	t := ledger.Totals{Opened: int64(d.uvar()), Measured: int64(d.uvar()), Expired: int64(d.uvar()), Unmatched: int64(d.uvar()),
+		Restarted: int64(d.uvar())}
 	if d.bad {
 		return ledger.Totals{}, fmt.Errorf("calibration totals: %w", ErrCorrupt)
 	}
@@ -174,29 +176,42 @@ type openPrediction struct {
 	deleted bool
 }
 
-// offer gives one rollout (normalised reward r) to the first open prediction it answers, and
-// counts the group when that completes it; it counts the rollout as unmatched when the task
-// has open predictions and it answers none.
-func (ct *calibTx) offer(env string, open []openPrediction, r float64, request string, step int64, hasStep bool) error {
-	live := false
+// offer gives one rollout sr (normalised reward r) to the first open prediction it answers, and
+// counts the group when that completes it. When none answers it but one of its batch has begun
+// a group under another key, that group begins again with it (a replayed step); when the task
+// has open predictions and none is of its batch, the rollout is counted as unmatched.
+func (ct *calibTx) offer(env string, open []openPrediction, r float64, sr *StoredRollout) error {
+	live, restart := false, -1
 	for i := range open {
 		op := &open[i]
 		if op.deleted {
 			continue
 		}
 		live = true
-		if !op.p.Matches(request, step, hasStep) {
-			continue
+		if op.p.Matches(sr.RequestID, sr.Step, sr.HasStep, sr.Group) {
+			return ct.fill(env, op, r, sr.Group)
 		}
-		op.dirty = true
-		if op.p.Add(r) {
-			op.deleted = true
-			return ct.count(env, op.p)
+		if restart < 0 && op.p.SameBatch(sr.RequestID, sr.Step, sr.HasStep) {
+			restart = i
 		}
-		return nil
+	}
+	if restart >= 0 {
+		ct.totals.Restarted++
+		open[restart].p.Restart()
+		return ct.fill(env, &open[restart], r, sr.Group)
 	}
 	if live {
 		ct.totals.Unmatched++
+	}
+	return nil
+}
+
+// fill adds one rollout to op's group and counts the group when it is complete.
+func (ct *calibTx) fill(env string, op *openPrediction, r float64, group string) error {
+	op.dirty = true
+	if op.p.Add(r, group) {
+		op.deleted = true
+		return ct.count(env, op.p)
 	}
 	return nil
 }
