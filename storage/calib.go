@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 
@@ -21,7 +22,7 @@ import (
 //	bins     channel, bin -> ledger.Cell: the reliability table
 //	answers  answer (8 bytes BE) -> request, step, picks, ledger.Cell
 //
-// and the key totals (opened, measured, expired, unmatched). A prediction is opened in the
+// and the key totals (opened, measured, expired, unmatched, restarted). A prediction is opened in the
 // transaction that stores its answer, and closed (its group counted) in the Commit that stores
 // the group's last rollout: so a group is measured exactly once, however its rollouts arrive.
 var (
@@ -319,8 +320,8 @@ func (ct *calibTx) flush() error {
 			return fmt.Errorf("put calibration cell: %w", err)
 		}
 	}
-	for k, c := range ct.bins {
-		if err := ct.bk.Bucket(calibBins).Put([]byte{k[0], k[1]}, enc(nil).cell(*c)); err != nil {
+	for _, k := range slices.SortedFunc(maps.Keys(ct.bins), func(a, b [2]byte) int { return bytes.Compare(a[:], b[:]) }) {
+		if err := ct.bk.Bucket(calibBins).Put([]byte{k[0], k[1]}, enc(nil).cell(*ct.bins[k])); err != nil {
 			return fmt.Errorf("put calibration bin: %w", err)
 		}
 	}
