@@ -187,7 +187,9 @@ func summarise(answer []byte) summary {
 // ingestAll runs a full ingest pass and logs what it found.
 func (d *Daemon) ingestAll(ctx context.Context, why string) error {
 	start := time.Now()
+	d.progress.begin(why)
 	rep, err := d.ingest.Scan(ctx)
+	d.progress.end(rep)
 	d.logIngest(why, rep, start)
 	if err != nil {
 		return fmt.Errorf("ingest (%s): %w", why, err)
@@ -198,7 +200,9 @@ func (d *Daemon) ingestAll(ctx context.Context, why string) error {
 // ingestPaths reads the files the watcher named.
 func (d *Daemon) ingestPaths(ctx context.Context, paths []string) error {
 	start := time.Now()
+	d.progress.begin("change")
 	rep, err := d.ingest.ScanPaths(ctx, paths)
+	d.progress.end(rep)
 	d.logIngest("change", rep, start)
 	if err != nil {
 		return fmt.Errorf("ingest: %w", err)

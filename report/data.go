@@ -14,6 +14,7 @@ import (
 	"github.com/envsched/envsched/schedule"
 	"github.com/envsched/envsched/stats"
 	"github.com/envsched/envsched/storage"
+	"github.com/envsched/envsched/summary"
 )
 
 // Data is everything the report shows, read from one consistent state of a database.
@@ -39,12 +40,8 @@ type Data struct {
 	Calib ledger.Detail
 }
 
-// EnvRow is one environment's totals.
-type EnvRow struct {
-	Name string
-	stats.Env
-	MeanReward float64 // in the configured reward range
-}
+// EnvRow is one environment's totals, its mean reward in the configured reward range.
+type EnvRow = summary.Env
 
 // StepStats are the rollouts of one environment counted at one round.
 type StepStats struct {
@@ -124,10 +121,7 @@ func (d *Data) readEnvs(r *storage.Reader) error {
 	if err != nil {
 		return err
 	}
-	for name, e := range envs {
-		d.Envs = append(d.Envs, EnvRow{Name: name, Env: e, MeanReward: d.scale(e.Mean(), e.Rollouts)})
-	}
-	slices.SortFunc(d.Envs, func(a, b EnvRow) int { return cmp.Compare(a.Name, b.Name) })
+	d.Envs, _ = summary.Envs(envs, d.Config.Reward)
 	return nil
 }
 
@@ -136,7 +130,7 @@ func (d *Data) scale(mean float64, n int64) float64 {
 	if n == 0 {
 		return 0
 	}
-	return d.Config.Reward.Min + mean*(d.Config.Reward.Max-d.Config.Reward.Min)
+	return d.Config.Reward.Scale(mean)
 }
 
 // groupRef names one group of rollouts: the request it answers (or the round, without one).
@@ -189,8 +183,7 @@ func (d *Data) addStep(sr *storage.StoredRollout) {
 		m[sr.Round] = s
 	}
 	s.Rollouts++
-	rg := d.Config.Reward
-	s.Sum += (sr.Reward - rg.Min) / (rg.Max - rg.Min)
+	s.Sum += d.Config.Reward.Normalise(sr.Reward)
 }
 
 // degTally counts groups of two or more and the degenerate ones.

@@ -70,16 +70,22 @@ func checkStats(r *Reader) []error {
 	return append(errs, checkIDIndex(r, rc)...)
 }
 
-// checkIDIndex checks that every stored rollout id is in the persisted dedupe index.
+// checkIDIndex checks that every stored rollout id is in the persisted dedupe index: a hash has
+// at least as many entries as there are distinct stored ids with that hash.
 func checkIDIndex(r *Reader, rc *recount) []error {
 	var x idIndex
 	if err := x.load(r.tx); err != nil {
 		return []error{err}
 	}
+	perHash := map[uint64]int{}
+	for id := range rc.ids {
+		perHash[hashID(id)]++
+	}
 	var errs []error
 	for id := range rc.ids {
-		if _, ok := x.get(hashID(id)); !ok {
-			errs = append(errs, fmt.Errorf("rollout id %q is not in the dedupe index", id))
+		if h := hashID(id); x.count(h) < perHash[h] {
+			errs = append(errs, fmt.Errorf("rollout id %q is not in the dedupe index (%d entries under its hash, %d ids)",
+				id, x.count(h), perHash[h]))
 		}
 	}
 	return errs
@@ -104,7 +110,7 @@ func recountRollouts(r *Reader) (*recount, error) {
 			g = new(stats.Group)
 			rc.groups[gk] = g
 		}
-		t.Add(normalise(sr.Reward, r.cfg.Reward), sr.Round, sr.Step, sr.HasStep, g, r.cfg.Decay)
+		t.Add(r.cfg.Reward.Normalise(sr.Reward), sr.Round, sr.Step, sr.HasStep, g, r.cfg.Decay)
 		rc.rollouts++
 		if sr.Clipped {
 			rc.clipped++

@@ -345,7 +345,7 @@ func (c *committer) addRollout(r *Rollout, h uint64, res *Result) error {
 	if err != nil {
 		return err
 	}
-	norm := c.normalise(sr.Reward)
+	norm := c.cfg.Reward.Normalise(sr.Reward)
 	ts.rec.Stats.Add(norm, sr.Round, sr.Step, sr.HasStep, g, c.cfg.Decay)
 	res.Rollouts++
 	return c.measure(ts, &sr, norm)
@@ -391,14 +391,11 @@ func (c *committer) seen(id string, h, seq uint64) (bool, error) {
 	if id == "" {
 		return false, nil
 	}
-	if prev, ok := c.ids.getOrInsert(h, seq); ok {
-		same, err := c.sameID(prev, id)
-		if same || err != nil {
-			return same, err
-		}
-		return false, nil // a hash collision: keep the first id indexed, store this rollout
+	found, err := c.ids.findOrInsert(h, seq, func(prev uint64) (bool, error) { return c.sameID(prev, id) })
+	if found || err != nil {
+		return found, err
 	}
-	c.newIDs = append(c.newIDs, idSlot{h, seq})
+	c.newIDs = append(c.newIDs, idSlot{h, seq}) // a colliding id too: it has an entry of its own
 	return false, nil
 }
 
@@ -477,16 +474,6 @@ func (c *committer) stored(r *Rollout) StoredRollout {
 		sr.Reward, sr.Clipped = c.cfg.Reward.Max, true
 	}
 	return sr
-}
-
-// normalise maps a clipped reward onto [0, 1].
-func (c *committer) normalise(r float64) float64 {
-	return normalise(r, c.cfg.Reward)
-}
-
-func normalise(r float64, rg Range) float64 {
-	n := (r - rg.Min) / (rg.Max - rg.Min)
-	return math.Min(1, math.Max(0, n))
 }
 
 // group returns the in-transaction state of one group.
