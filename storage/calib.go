@@ -52,7 +52,10 @@ func decodePending(key, v []byte) (ledger.Pending, error) {
 	d := dec{b: v}
 	p := ledger.Pending{Answer: binary.BigEndian.Uint64(key[8:]), Rank: int(binary.BigEndian.Uint32(key[16:])),
 		Request: d.str(), Step: d.svar(), Channel: ledger.Channel(d.u8()), GroupSize: int(d.uvar()),
-		PDegenerate: d.f64(), Mean: d.f64(), N: int64(d.uvar()), Min: d.f64(), Max: d.f64(), Sum: d.f64(), Group: d.str()}
+		PDegenerate: d.f64(), Mean: d.f64(), N: int64(d.uvar()), Min: d.f64(), Max: d.f64(), Sum: d.f64()}
+	if len(d.b) > 0 { // written without the group key by the first version of the ledger
+		p.Group = d.str()
+	}
 	if d.bad || p.Channel >= ledger.NumChannels {
 		return ledger.Pending{}, fmt.Errorf("pending %x: %w", key, ErrCorrupt)
 	}
@@ -102,8 +105,10 @@ func decodeTotals(v []byte) (ledger.Totals, error) {
 		return ledger.Totals{}, nil
 	}
 	d := dec{b: v}
-	t := ledger.Totals{Opened: int64(d.uvar()), Measured: int64(d.uvar()), Expired: int64(d.uvar()), Unmatched: int64(d.uvar()),
-		Restarted: int64(d.uvar())}
+	t := ledger.Totals{Opened: int64(d.uvar()), Measured: int64(d.uvar()), Expired: int64(d.uvar()), Unmatched: int64(d.uvar())}
+	if len(d.b) > 0 { // written without it by the first version of the ledger
+		t.Restarted = int64(d.uvar())
+	}
 	if d.bad {
 		return ledger.Totals{}, fmt.Errorf("calibration totals: %w", ErrCorrupt)
 	}
