@@ -222,7 +222,6 @@ func (d *Daemon) open(p parts) error {
 	}
 	d.watcher, err = watch.New(watch.Options{
 		Roots:          []string{d.dirs.catalog, d.dirs.rollouts, d.dirs.requests},
-		Boundary:       d.dirs.root,
 		Poll:           d.cfg.Poll,
 		PollInterval:   d.cfg.PollInterval,
 		SafetyInterval: d.cfg.SafetyInterval,

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/envsched/envsched/ledger"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -252,5 +253,10 @@ func (d *Daemon) status() (Status, error) {
 		last := c.LastRequest
 		s.LastRequest = &last
 	}
+	cal, err := d.db.Calibration(ledger.RecentAnswers)
+	if err != nil {
+		return Status{}, fmt.Errorf("read calibration: %w", err)
+	}
+	s.Calibration = ledger.Summarize(cal, ledger.EnvMeans(envs))
 	return s, nil
 }

@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/envsched/envsched/internal/chart"
+	"github.com/envsched/envsched/ledger"
 )
 
 // Figure is one plot of the report.
@@ -32,10 +33,11 @@ const (
 	FigShares     = "env-shares"
 	FigDegenerate = "degenerate-calibration"
 	FigPredicted  = "predicted-success"
+	FigReliable   = "reliability"
 )
 
 // FigureIDs lists every figure of a report.
-var FigureIDs = []string{FigRollouts, FigReward, FigShares, FigDegenerate, FigPredicted}
+var FigureIDs = []string{FigRollouts, FigReward, FigShares, FigDegenerate, FigReliable, FigPredicted}
 
 // MaxPanels is the most panels of a per-environment figure: with more environments, the
 // MaxPanels−1 with the most rollouts get panels of their own and the rest share "others".
@@ -53,7 +55,8 @@ const (
 
 // Figures draws every figure of d.
 func Figures(d *Data) ([]Figure, error) {
-	makers := []func(*Data) (Figure, error){rolloutsFigure, rewardFigure, sharesFigure, degenerateFigure, predictedFigure}
+	makers := []func(*Data) (Figure, error){rolloutsFigure, rewardFigure, sharesFigure, degenerateFigure,
+		reliabilityFigure, predictedFigure}
 	out := make([]Figure, 0, len(makers))
 	for _, m := range makers {
 		f, err := m(d)
@@ -313,6 +316,45 @@ func degenerateFigure(d *Data) (Figure, error) {
 	}
 	f.PNG = png
 	return f, nil
+}
+
+// reliabilityFigure is the reliability diagram of the calibration ledger: per bin of predicted
+// p_degenerate, the mean prediction against the realised share, per channel and over all.
+func reliabilityFigure(d *Data) (Figure, error) {
+	f := Figure{ID: FigReliable, Title: "Reliability of the predicted degenerate chance",
+		Caption: "Every measured group (a chosen task's group of rollouts, complete) in bins of its predicted " +
+			"p_degenerate: the mean prediction of the bin (x) against the share of its groups that came back " +
+			"all-equal (y), over all channels and per channel. Points on the diagonal mean the predictions can be " +
+			"taken at their word; above it, more groups were wasted than predicted."}
+	if d.Calib.Overall.Groups == 0 {
+		f.Empty = "No group has been measured yet (a chosen task's group of group_size rollouts, naming its request or step)."
+		return f, nil
+	}
+	w := vg.Points(1.8)
+	lines := []chart.Line{{Name: allEnvs, XYs: binXYs(d.Calib.Reliability), Style: chart.Style{Color: chart.Black, Width: w}}}
+	styles := []chart.Style{{Color: chart.Blue, Dashes: chart.Dashed}, {Color: chart.Orange, Dashes: chart.DashDot}, {Color: chart.Green, Dashes: chart.Dotted}}
+	for i, ch := range []ledger.Channel{ledger.Untried, ledger.Rechosen, ledger.Random} {
+		lines = append(lines, chart.Line{Name: ch.String(), XYs: binXYs(d.Calib.ChannelReliability[ch.String()]), Style: styles[i]})
+	}
+	lines = append(lines, chart.Line{Name: "perfect", XYs: plotter.XYs{{X: 0, Y: 0}, {X: 1, Y: 1}}, Style: chart.Style{Color: chart.LightGrey, Dashes: chart.LongDash}})
+	pn := chart.Panel{X: "predicted p_degenerate (mean of the bin)", Y: "realised degenerate share",
+		XMin: 0, XMax: 1, YMin: 0, YMax: 1, Legend: true, Lines: lines}
+	png, err := chart.Figure{Cols: 1, PanelWidth: plotWidth, PanelHeight: plotHeight, LegendWidth: legendWidth}.PNG([]chart.Panel{pn})
+	if err != nil {
+		return f, err
+	}
+	f.PNG = png
+	return f, nil
+}
+
+func binXYs(rows []ledger.BinRow) plotter.XYs {
+	var xys plotter.XYs
+	for _, r := range rows {
+		if r.Groups > 0 {
+			xys = append(xys, plotter.XY{X: r.PredictedDegenerate, Y: r.RealisedDegenerate})
+		}
+	}
+	return xys
 }
 
 func predictedFigure(d *Data) (Figure, error) {
