@@ -60,8 +60,12 @@ log = logging.getLogger("envsched")
 
 
 def valid_id(request_id: str) -> bool:
-    """Return True when request_id is a valid request ID of PROTOCOL.md."""
-    return bool(_ID_RE.match(request_id))
+    """Return True when request_id is a valid request ID of PROTOCOL.md.
+
+    1 to 128 characters from ``A-Z a-z 0-9 . _ -``, starting with a letter or digit, and not ending
+    in ``.error`` (the answer ``ID.json`` of such an ID would be another ID's error file).
+    """
+    return bool(_ID_RE.match(request_id)) and not request_id.endswith(".error")
 
 
 class BatchError(RuntimeError):
