@@ -436,5 +436,33 @@ class RealDaemonAdapterTest(unittest.TestCase):
         self.assertEqual(len(set(keys_of(rows[:6]))), 6)
 
 
+    def test_metrics_with_the_real_daemons_calibration(self) -> None:
+        d = tempdir(self)
+        write_catalog(d)
+        daemon = Daemon(d)
+        self.addCleanup(daemon.stop)
+        client = ec.EnvschedClient(d, prefix="met", timeout=30)
+        with client.rollout_writer() as out:
+            for step in (1, 2):
+                batch = client.next_batch(size=6, group_size=4, step=step)
+                for i, task in enumerate(batch.tasks):
+                    out.write_group(batch, task, [1.0, 1.0, 1.0, 1.0] if i % 2 else [1.0, 0.0, 1.0, 0.0], step=step)
+                out.flush_step()
+        client.next_batch(size=1, group_size=4, step=3)  # its barrier reads both steps' groups
+        import time
+        deadline = time.monotonic() + 30
+        status = ec.read_status(d)  # status.json is rewritten just after the answer is published
+        while (status or {}).get("last_request") != "met-000003" and time.monotonic() < deadline:
+            time.sleep(0.02)
+            status = ec.read_status(d)
+        m = client.metrics()
+        self.assertEqual(status["calibration"]["overall"]["groups"], 12, status.get("calibration"))
+        self.assertEqual(m["envsched/realised_degenerate_overall"], 0.5)
+        for key in ("envsched/predicted_degenerate", "envsched/realised_degenerate", "envsched/calibration_gap",
+                    "envsched/rollouts_saved_est", "envsched/rollouts_seen"):
+            self.assertIn(key, m)
+        self.assertEqual(m["envsched/rollouts_seen"], 48.0)
+
+
 if __name__ == "__main__":
     unittest.main()
