@@ -153,6 +153,16 @@ class VerlDatasetTest(unittest.TestCase):
         self.assertFalse(val.envsched_train)
         self.assertEqual(self.responder.answered, {}, "the validation dataset asked envsched")
 
+    def test_validation_rows_score_plainly_and_write_nothing(self) -> None:
+        cfg = dict(self.cfg, train_files="train.parquet", val_files=ROWS[:6])
+        val = self.cls(data_files=ROWS[:6], tokenizer=None, config=cfg)
+        row = val[0]
+        self.assertEqual(row["extra_info"]["envsched"], {"validation": True})
+        self.assertNotIn("envsched", ROWS[0]["extra_info"], "the dataset's own row was changed")
+        fn = val.__class__.__init__.__globals__["compute_score"]  # the module verl loaded by path
+        self.assertEqual(fn(row["data_source"], "0", "0", row["extra_info"]), 1.0)
+        self.assertFalse(os.path.exists(os.path.join(self.dir, "rollouts", "verl-reward")))
+
     def test_reads_are_stamped_for_the_reward_wrapper(self) -> None:
         cfg = dict(self.cfg, envsched=dict(self.cfg["envsched"], group_size=4))
         ds = self.cls(data_files=ROWS, tokenizer=None, config=cfg)
