@@ -553,7 +553,13 @@ def compute_score(data_source: str, solution_str: str, ground_truth: Any, extra_
 
 
 def _make_sampler_class() -> type:
-    from verl.experimental.dataset.sampler import AbstractCurriculumSampler  # type: ignore
+    try:
+        from verl.experimental.dataset.sampler import AbstractCurriculumSampler  # type: ignore
+    except ImportError as e:
+        raise ImportError(
+            "envsched: EnvschedCurriculumSampler needs verl's verl/experimental/dataset/sampler.py, which "
+            "verl has from v0.5.0 to v0.7.1 (legacy trainer); with this verl use EnvschedDataset "
+            "(data.custom_cls) and the reward wrapper instead, which work from v0.5.0 on") from e
 
     class EnvschedCurriculumSampler(SamplerCore, AbstractCurriculumSampler):
         """verl (v0.5.0 to v0.7.1, legacy trainer) curriculum sampler whose batches envsched chooses (see SamplerCore)."""

@@ -94,6 +94,16 @@ class VerlSamplerTest(unittest.TestCase):
         it = iter(sampler)
         self.assertEqual(keys_of([next(it) for _ in range(12)]), batch_file(self.dir, "v7-000001"))
 
+    def test_verl_without_the_sampler_module_says_which_versions(self) -> None:
+        """verl from v0.8.0 has no verl/experimental/dataset/sampler.py (issue 15)."""
+        saved = sys.modules.pop("verl.experimental.dataset.sampler")
+        sys.modules["verl.experimental.dataset.sampler"] = None  # an import of it fails, as in verl 0.8
+        try:
+            with self.assertRaisesRegex(ImportError, "v0.5.0 to v0.7.1.*EnvschedDataset"):
+                load_like_verl("EnvschedCurriculumSampler")
+        finally:
+            sys.modules["verl.experimental.dataset.sampler"] = saved
+
     def test_missing_settings(self) -> None:
         cfg = {"train_batch_size": 8, "sampler": {}}
         old = os.environ.pop("ENVSCHED_DIR", None)
