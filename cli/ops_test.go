@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -75,6 +76,15 @@ func TestExportCommand(t *testing.T) {
 	rows, err := csv.NewReader(f).ReadAll()
 	if err != nil || len(rows) != run.Tasks+1 {
 		t.Fatalf("CSV by extension: %d rows, %v", len(rows), err)
+	}
+	bfile := filepath.Join(t.TempDir(), "batches.csv")
+	code, _, errOut = opsApp(t, "export", "--dir", dir, "--what", "batches", "--out", bfile)
+	bf, _ := os.Open(bfile)
+	defer bf.Close()
+	brows, err := csv.NewReader(bf).ReadAll()
+	want := fmt.Sprintf("exported %d rows (the chosen tasks of %d batches)", len(brows)-1, run.Answers)
+	if code != 0 || err != nil || !strings.Contains(errOut, want) || len(brows)-1 <= run.Answers {
+		t.Errorf("batches as CSV: exit %d, %v, said %q, want %q", code, err, errOut, want)
 	}
 	if code, _, _ := opsApp(t, "export", "--dir", dir, "--what", "everything"); code != exitUsage {
 		t.Fatalf("unknown --what: exit %d, want %d", code, exitUsage)

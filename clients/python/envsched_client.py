@@ -62,7 +62,8 @@ log = logging.getLogger("envsched")
 def valid_id(request_id: str) -> bool:
     """Return True when request_id is a valid request ID of PROTOCOL.md.
 
-    An ID may not end in ``.error``: ``ID.error.json`` is the error file of ``ID``.
+    1 to 128 characters from ``A-Z a-z 0-9 . _ -``, starting with a letter or digit, and not ending
+    in ``.error`` (the answer ``ID.json`` of such an ID would be another ID's error file).
     """
     return bool(_ID_RE.match(request_id)) and not request_id.endswith(".error")
 
