@@ -168,7 +168,7 @@ func (r *run) markUnseenGone() error {
 		return err
 	}
 	for _, f := range missing {
-		if present[identOfState(f)] {
+		if present[identOfState(f)] || r.in.underSkipped(f.Path) {
 			r.in.opts.Logger.Info("file moved while scanning: kept", "path", f.Path, "file", f.ID)
 			continue
 		}
@@ -251,9 +251,11 @@ func (r *run) file(c candidate) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("open %s: %w", c.rel, err)
+		r.unreadable(c, err)
+		return nil
 	}
 	defer f.Close()
+	r.in.faults.clear(c.rel)
 	fi, err := f.Stat()
 	if err != nil {
 		return fmt.Errorf("stat %s: %w", c.rel, err)
