@@ -312,4 +312,4 @@ func mix(x uint64) uint64 {
 	return x ^ x>>31
 }
 
-var clamp01 = num.Clamp01
+func clamp01(x float64) float64 { return num.Clamp01(x) }

@@ -94,7 +94,7 @@ func betaSD(a, b float64) float64 {
 	return math.Sqrt(a * b / (n * n * (n + 1)))
 }
 
-var clamp01 = num.Clamp01
+func clamp01(x float64) float64 { return num.Clamp01(x) }
 
 func logit(p float64) float64 {
 	p = min(max(p, 1e-6), 1-1e-6)
