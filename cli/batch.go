@@ -25,11 +25,11 @@ func batchCommand() *cli.Command {
 		&cli.IntFlag{Name: "group-size", EnvVars: []string{"ENVSCHED_GROUP_SIZE"}, Value: schedule.DefaultGroupSize,
 			Usage: fmt.Sprintf("rollouts the trainer runs per task (1 to %d); sets the degenerate chance shown", schedule.MaxGroupSize)},
 		&cli.StringFlag{Name: "id", Usage: "the request `ID` to store the batch under (default batch-STEP)"},
-		&cli.Int64Flag{Name: "step", Usage: "the training step the batch is for (default: the previous answered step + 1)"},
+		&cli.Int64Flag{Name: "step", Usage: "the training step the batch is for", DefaultText: "the previous answered step + 1"},
 		&cli.StringSliceFlag{Name: "env", Usage: "only this environment (repeat for several)"},
 		&cli.StringSliceFlag{Name: "exclude-env", Usage: "never this environment (repeat for several)"},
 		&cli.BoolFlag{Name: "allow-repeats", Usage: "repeat tasks when fewer are eligible than --size"},
-		&cli.Int64Flag{Name: "seed", Usage: "seed of every random choice (default: derived from the ID)"},
+		&cli.Int64Flag{Name: "seed", Usage: "seed of every random choice", DefaultText: "derived from the ID"},
 		&cli.BoolFlag{Name: "json", Usage: "print the batch object of PROTOCOL.md instead of a table"},
 	}
 	return &cli.Command{
@@ -107,7 +107,7 @@ func newBatchScheduler(c *cli.Context, db *storage.DB, log *slog.Logger) (*sched
 func batchID(c *cli.Context, db *storage.DB) (string, error) {
 	if id := c.String("id"); id != "" {
 		if !schedule.ValidID(id) {
-			return "", usageError{fmt.Errorf("--id %q: want 1 to 128 of A-Z a-z 0-9 . _ -, starting with a letter or digit", id)}
+			return "", usageError{fmt.Errorf("--id %q: want %s", id, schedule.IDRule)}
 		}
 		return id, nil
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/envsched/envsched/batcher"
 	"github.com/envsched/envsched/graph"
 	"github.com/envsched/envsched/propagate"
+	"github.com/envsched/envsched/record"
 	"github.com/envsched/envsched/stats"
 	"github.com/envsched/envsched/storage"
 )
@@ -189,7 +190,7 @@ func restoreState(pr *propagate.Predictor, data []byte) (savedState, error) {
 // changes nothing.
 func (s *Scheduler) Answer(id string, body []byte) ([]byte, error) {
 	if !ValidID(id) {
-		return nil, badf("request ID %q: want 1 to 128 of A-Z a-z 0-9 . _ -, starting with a letter or digit", id)
+		return nil, badf("request ID %q: want %s", id, IDRule)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -247,15 +248,29 @@ func (s *Scheduler) Warm() error {
 	return err
 }
 
+// nextStep is the step of a request: the one it names, or the previous answer's step + 1. A
+// previous step beyond record.MaxStep (stored before steps were bounded) gives no default: the
+// request must name its step.
+func nextStep(last int64, asked *int64) (int64, error) {
+	if asked != nil {
+		return *asked, nil
+	}
+	if last < 0 || last >= record.MaxStep {
+		return 0, badf("the previous answer's step is %d, so the next one cannot be that + 1: give \"step\" "+
+			"(an integer from 0 to %d) in the request", last, record.MaxStep)
+	}
+	return last + 1, nil
+}
+
 // choose loads the state, predicts and selects.
 func (s *Scheduler) choose(id string, req Request) (*Answer, []storage.TaskKey, []baselineEntry, error) {
 	st, err := s.load.load()
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	step := st.lastStep + 1
-	if req.Step != nil {
-		step = *req.Step
+	step, err := nextStep(st.lastStep, req.Step)
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	seed := SeedOf(id)
 	if req.Seed != nil {

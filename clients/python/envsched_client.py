@@ -60,8 +60,12 @@ log = logging.getLogger("envsched")
 
 
 def valid_id(request_id: str) -> bool:
-    """Return True when request_id is a valid request ID of PROTOCOL.md."""
-    return bool(_ID_RE.match(request_id))
+    """Return True when request_id is a valid request ID of PROTOCOL.md.
+
+    1 to 128 characters from ``A-Z a-z 0-9 . _ -``, starting with a letter or digit, and not ending
+    in ``.error`` (the answer ``ID.json`` of such an ID would be another ID's error file).
+    """
+    return bool(_ID_RE.match(request_id)) and not request_id.endswith(".error")
 
 
 class BatchError(RuntimeError):
@@ -296,7 +300,10 @@ class EnvschedClient:
         read without writing the request again.
         """
         if not valid_id(request_id):
-            raise ValueError(f"request ID {request_id!r} does not match [A-Za-z0-9][A-Za-z0-9._-]{{0,127}}")
+            raise ValueError(
+                f"request ID {request_id!r} does not match [A-Za-z0-9][A-Za-z0-9._-]{{0,127}} "
+                "or ends in .error"
+            )
         if not os.path.exists(self._batch_path(request_id)):
             data = json.dumps(dict(body), sort_keys=True).encode() + b"\n"
             write_atomic(os.path.join(self.requests_dir, f"{request_id}.json"), data)

@@ -266,6 +266,23 @@ class DatasetCore:
         return out
 
 
+def stamp_validation(item: Any) -> Any:
+    """Return item with ``extra_info.envsched = {"validation": True}`` (extra_info copied).
+
+    The reward wrapper then leaves the score as the scorer returned it: no rollout line (a
+    validation sample is not a training rollout) and no extra keys (verl averages every reward
+    extra key over validation samples, and strings there would break it).
+    """
+    if not isinstance(item, dict):
+        return item
+    extra = item.get("extra_info")
+    extra = dict(extra) if isinstance(extra, Mapping) else {}
+    extra[STAMP_KEY] = {"validation": True}
+    out = dict(item)
+    out["extra_info"] = extra
+    return out
+
+
 class Read(NamedTuple):
     """One read of the dataset: its row and where it sits in the run."""
 
@@ -407,6 +424,8 @@ def with_env_and_task(score_fn: Callable[..., Any]) -> Callable[..., Dict[str, A
       group_id, rollout_id; see ``RolloutSink``) and returns the scorer's result unchanged, so
       nothing depends on which keys verl dumps. Keep ``trainer.rollout_data_dir`` out of
       ``DIR/rollouts`` then, or each rollout would arrive twice.
+    * **Stamped as validation** (a validation row of EnvschedDataset): the result unchanged, no
+      line.
     * **Not stamped** (the sampler adapter, verl v0.5.0 to v0.7.1, legacy trainer): the result
       gains ``data_source``, ``task_id`` and ``group_id`` (this process's token) as reward extra
       info, which the legacy trainer's ``trainer.rollout_data_dir`` dump writes into every line
@@ -421,7 +440,8 @@ def with_env_and_task(score_fn: Callable[..., Any]) -> Callable[..., Dict[str, A
         out: Dict[str, Any] = dict(result) if isinstance(result, Mapping) else {"score": float(result)}
         stamp = extra_info.get(STAMP_KEY) if isinstance(extra_info, Mapping) else None
         if isinstance(stamp, Mapping):
-            _SINK.write(stamp, out.get("score"))
+            if not stamp.get("validation"):
+                _SINK.write(stamp, out.get("score"))
             return dict(result) if isinstance(result, Mapping) else result
         if isinstance(extra_info, Mapping) and extra_info.get("split") in _VALIDATION_SPLITS:
             return out  # validation metrics average every extra key: keep them numeric there
@@ -533,7 +553,13 @@ def compute_score(data_source: str, solution_str: str, ground_truth: Any, extra_
 
 
 def _make_sampler_class() -> type:
-    from verl.experimental.dataset.sampler import AbstractCurriculumSampler  # type: ignore
+    try:
+        from verl.experimental.dataset.sampler import AbstractCurriculumSampler  # type: ignore
+    except ImportError as e:
+        raise ImportError(
+            "envsched: EnvschedCurriculumSampler needs verl's verl/experimental/dataset/sampler.py, which "
+            "verl has from v0.5.0 to v0.7.1 (legacy trainer); with this verl use EnvschedDataset "
+            "(data.custom_cls) and the reward wrapper instead, which work from v0.5.0 on") from e
 
     class EnvschedCurriculumSampler(SamplerCore, AbstractCurriculumSampler):
         """verl (v0.5.0 to v0.7.1, legacy trainer) curriculum sampler whose batches envsched chooses (see SamplerCore)."""
@@ -561,7 +587,7 @@ def _make_dataset_class() -> type:
 
         def __getitem__(self, item: int) -> Any:
             if not self.envsched_train:
-                return RLHFDataset.__getitem__(self, item)
+                return stamp_validation(RLHFDataset.__getitem__(self, item))
             read = self.next_read()
             return self.stamp(RLHFDataset.__getitem__(self, read.row), read)
 
