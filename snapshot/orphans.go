@@ -7,14 +7,13 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-
-	"github.com/envsched/envsched/fsutil"
 )
 
 // A reader killed while it waits for its copy (SIGKILL, or any death before it unlinks the
 // copy) leaves NAME.want or a whole copy NAME.db behind. Every request name carries the reader's
 // process id (r<PID>-<random>), so the daemon removes, before it writes the next copy (and when
-// it starts serving), every file of a name whose process is gone. MaxAge stays as the net under
+// it starts serving), every file of a name whose process is gone: requests, copies, error files
+// and the temporary files of either side (a temporary file of a live reader is never touched). MaxAge stays as the net under
 // names of other shapes and reused process ids.
 
 // ownerOf returns the process id in a file name of the folder ("r123-ab.db", ".r123-ab.db.tmp-x"),
@@ -57,12 +56,4 @@ func (s server) sweepOrphans() int {
 		}
 	}
 	return n
-}
-
-// sweepTemp removes the temporary files of copies this server's process did not finish (a
-// daemon killed while writing one): only the process holding the database writes copies.
-func (s server) sweepTemp() {
-	if n, err := fsutil.SweepTemp(s.folder); err == nil && n > 0 {
-		s.opts.Logger.Info("removed unfinished snapshot copies", "files", n)
-	}
 }

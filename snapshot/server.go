@@ -53,7 +53,6 @@ func Serve(ctx context.Context, src Source, dir string, opts ServeOptions) error
 		return err
 	}
 	s := server{src: src, folder: folder, opts: opts}
-	s.sweepTemp()
 	s.sweepOrphans()
 	tick := time.NewTicker(opts.PollInterval)
 	defer tick.Stop()
