@@ -77,6 +77,9 @@ type Options struct {
 	// noBirth, in tests, ignores birth times, as on a filesystem that keeps none.
 	noBirth bool
 
+	// onOpen, in tests, is told of every candidate a scan opens.
+	onOpen func(rel string)
+
 	// readBuf is the size of the read buffer per file (tests make it tiny).
 	readBuf int
 	// maxLine is record.MaxLine except in tests.
