@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/envsched/envsched/daemon"
+	"github.com/envsched/envsched/ledger"
 	"github.com/envsched/envsched/report"
 	"github.com/envsched/envsched/report/reporttest"
 	"github.com/envsched/envsched/storage"
@@ -167,6 +168,9 @@ func TestStatusCommand(t *testing.T) {
 		s := daemon.Status{Version: "test", PID: pid, StartedAt: "2026-12-02T17:00:00Z",
 			UpdatedAt: updated.UTC().Format(time.RFC3339), DB: "x.db", Rollouts: 42, Tasks: 7, Envs: 2,
 			RequestsAnswered: 3, LastRequest: &last, WatchMode: "notify"}
+		s.Calibration.Overall = ledger.Window{Groups: 24, PredictedDegenerate: 0.25, RealisedDegenerate: 0.375}
+		s.Calibration.Recent, s.Calibration.RecentAnswers = s.Calibration.Overall, 3
+		s.Calibration.Savings = ledger.Savings{Source: "env_means", RandomDegenerate: 0.5, RolloutsSaved: 38}
 		data, _ := json.Marshal(s)
 		if err := os.WriteFile(filepath.Join(dir, "status.json"), data, 0o644); err != nil {
 			t.Fatal(err)
@@ -176,6 +180,10 @@ func TestStatusCommand(t *testing.T) {
 	code, out, errOut := opsApp(t, "status", "--dir", dir)
 	if code != 0 || !strings.Contains(out, "running") || !strings.Contains(out, "42") || !strings.Contains(out, last) {
 		t.Fatalf("fresh heartbeat: exit %d, %q %q", code, out, errOut)
+	}
+	if !strings.Contains(out, "25.0% of groups predicted degenerate, 37.5% were (24 groups)") ||
+		!strings.Contains(out, "about 38 rollouts against random choice (an estimate") {
+		t.Errorf("status does not show the calibration and the savings estimate: %q", out)
 	}
 	code, out, _ = opsApp(t, "status", "--dir", dir, "--json")
 	var s daemon.Status

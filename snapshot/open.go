@@ -115,7 +115,8 @@ func localCopy(db *storage.DB, opts Options) (*DB, error) {
 
 // openCopy opens the copy at path and unlinks it: the open file stays readable.
 func openCopy(path, source string, opts Options) (*DB, error) {
-	db, err := storage.Open(path, storage.Options{ReadOnly: true, Timeout: opts.LockTimeout, Logger: opts.Logger})
+	db, err := storage.Open(path, storage.Options{ReadOnly: true, Timeout: opts.LockTimeout, Logger: opts.Logger,
+		Name: source})
 	os.Remove(path)
 	if err != nil {
 		return nil, fmt.Errorf("open snapshot of %s: %w", source, err)

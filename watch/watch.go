@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"sort"
 	"sync"
 	"time"
@@ -74,7 +75,11 @@ type Watcher struct {
 	mode     Mode
 	out      chan Change
 	overflow chan struct{}
+	relist   chan struct{}
 	tree     *tree
+	// skipped are the paths a listing or a watch could not take, with the error last logged
+	// for each: each is logged once, not at every poll.
+	skipped map[string]string
 
 	closeOnce sync.Once
 	closeErr  error
@@ -92,8 +97,16 @@ func New(opts Options) (*Watcher, error) {
 		mode:     ModePoll,
 		out:      make(chan Change),
 		overflow: make(chan struct{}, 1),
+		relist:   make(chan struct{}, 1),
 		tree:     newTree(),
+		skipped:  map[string]string{},
 	}
+	for _, root := range opts.Roots {
+		if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+			return nil, fmt.Errorf("watch %s: not an existing folder", root)
+		}
+	}
+	w.tree.onSkip = w.logSkip
 	if !opts.Poll {
 		w.startNotify()
 	}
@@ -150,10 +163,33 @@ func (w *Watcher) addWatch(dir string) {
 	if w.fsw == nil {
 		return
 	}
-	if err := w.fsw.Add(dir); err != nil && !errors.Is(err, fsnotify.ErrClosed) {
+	if err := w.fsw.Add(dir); err != nil && !errors.Is(err, fsnotify.ErrClosed) && w.firstTime(dir, err) {
 		w.log.Warn("cannot watch folder; the poll will cover it", "path", dir, "err", err)
 	}
 }
+
+// logSkip logs, once per path and error, an entry a listing could not read.
+func (w *Watcher) logSkip(path string, err error) {
+	if w.firstTime(path, err) {
+		w.log.Warn("cannot list folder; skipped", "path", path, "err", err)
+	}
+}
+
+// firstTime records err for path and reports whether it was not the error last recorded.
+// Only Run's goroutine (and New, before Run) call it.
+func (w *Watcher) firstTime(path string, err error) bool {
+	if w.skipped[path] == err.Error() {
+		return false
+	}
+	if len(w.skipped) >= maxSkipped {
+		clear(w.skipped) // forget old reports rather than grow without bound
+	}
+	w.skipped[path] = err.Error()
+	return true
+}
+
+// maxSkipped bounds the paths whose fault is remembered.
+const maxSkipped = 4096
 
 // Mode returns where hints come from: ModeNotify or ModePoll.
 func (w *Watcher) Mode() Mode { return w.mode }
@@ -167,6 +203,16 @@ func (w *Watcher) Changes() <-chan Change { return w.out }
 func (w *Watcher) InjectOverflow() {
 	select {
 	case w.overflow <- struct{}{}:
+	default:
+	}
+}
+
+// Relist makes Run list the roots again soon, watching every folder found, and ask the consumer
+// for a full rescan: the consumer made a removed root again, which has no watch yet. It never
+// blocks.
+func (w *Watcher) Relist() {
+	select {
+	case w.relist <- struct{}{}:
 	default:
 	}
 }
@@ -286,6 +332,8 @@ func (w *Watcher) Run(ctx context.Context) error {
 			w.onError(err, &dirty, &ready)
 		case <-w.overflow:
 			w.onOverflow(&dirty, &ready, "overflow (injected)")
+		case <-w.relist:
+			w.rescan(&dirty, &ready, "folders made again")
 		case <-debounce.C:
 			armed = false
 			ready.merge(&dirty)

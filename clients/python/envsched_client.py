@@ -300,7 +300,10 @@ class EnvschedClient:
         read without writing the request again.
         """
         if not valid_id(request_id):
-            raise ValueError(f"request ID {request_id!r} does not match [A-Za-z0-9][A-Za-z0-9._-]{{0,127}}")
+            raise ValueError(
+                f"request ID {request_id!r} does not match [A-Za-z0-9][A-Za-z0-9._-]{{0,127}} "
+                "or ends in .error"
+            )
         if not os.path.exists(self._batch_path(request_id)):
             data = json.dumps(dict(body), sort_keys=True).encode() + b"\n"
             write_atomic(os.path.join(self.requests_dir, f"{request_id}.json"), data)

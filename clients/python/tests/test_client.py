@@ -162,8 +162,12 @@ class IdsAndKeysTest(unittest.TestCase):
         self.assertTrue(ec.valid_id("step-000001"))
         self.assertTrue(ec.valid_id("a" * 128))
         self.assertTrue(ec.valid_id("step-1.errors") and ec.valid_id("error"))
+        self.assertTrue(ec.valid_id("x.error.1"))
         for bad in ("", "-x", ".x", "a/b", "a b", "a" * 129, "step-1.error", "x.error"):
             self.assertFalse(ec.valid_id(bad), bad)
+        client = ec.EnvschedClient(tempdir(self), prefix="p")
+        with self.assertRaises(ValueError):
+            client.ask("x.error", {})  # its batch file would be x's error file
         with self.assertRaises(ValueError):
             ec.EnvschedClient(tempdir(self), prefix="../x")
 
