@@ -183,11 +183,20 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 // writeRequest writes DIR/requests/ID.json the protocol's way.
 func writeRequest(t testing.TB, dir, id, body string) {
 	t.Helper()
+	must(t, tryWriteRequest(dir, id, body))
+}
+
+// tryWriteRequest is writeRequest for goroutines other than the test's: it returns the error.
+func tryWriteRequest(dir, id, body string) error {
 	reqs := filepath.Join(dir, "requests")
-	must(t, os.MkdirAll(reqs, 0o755))
+	if err := os.MkdirAll(reqs, 0o755); err != nil {
+		return err
+	}
 	tmp := filepath.Join(reqs, "."+id+".json.tmp")
-	must(t, os.WriteFile(tmp, []byte(body), 0o644))
-	must(t, os.Rename(tmp, filepath.Join(reqs, id+".json")))
+	if err := os.WriteFile(tmp, []byte(body), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(reqs, id+".json"))
 }
 
 // waitBatch waits for DIR/batches/ID.json and returns it.
