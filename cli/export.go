@@ -76,8 +76,24 @@ func exportAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.App.ErrWriter, "exported %d %s to %s\n", n, what, out)
+	fmt.Fprintf(c.App.ErrWriter, "exported %s to %s\n", exportedWhat(db.DB, what, format, n), out)
 	return nil
+}
+
+// exportedWhat says what n records of the export are: for batches as CSV, rows of chosen tasks
+// of so many batches ("240 rows (the chosen tasks of 30 batches)"), else n of the kind.
+func exportedWhat(db *storage.DB, what export.What, format export.Format, n int64) string {
+	if what != export.Batches || format != export.CSV {
+		return fmt.Sprintf("%d %s", n, what)
+	}
+	var batches int
+	err := db.View(func(r *storage.Reader) error {
+		return r.Answers(func(string, []byte) error { batches++; return nil })
+	})
+	if err != nil {
+		return fmt.Sprintf("%d rows (chosen tasks)", n)
+	}
+	return fmt.Sprintf("%d rows (the chosen tasks of %d batches)", n, batches)
 }
 
 // exportFormat is --format, or the format --out's extension suggests.

@@ -86,7 +86,7 @@ func TestStatusHasExactlyTheProtocolFields(t *testing.T) {
 		calKeys = append(calKeys, k)
 	}
 	sort.Strings(calKeys)
-	wantCal := []string{"channels", "expired", "open", "overall", "recent", "recent_answers", "savings", "unmatched"}
+	wantCal := []string{"channels", "expired", "open", "overall", "recent", "recent_answers", "restarted", "savings", "unmatched"}
 	if !reflect.DeepEqual(calKeys, wantCal) {
 		t.Errorf("status.json calibration keys %v\nwant %v", calKeys, wantCal)
 	}

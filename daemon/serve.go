@@ -140,7 +140,8 @@ func (d *Daemon) pendingRequests() ([]string, error) {
 }
 
 // needsAnswer reports whether a request file has no batch file, and no error file written
-// after the request.
+// after the request. Only regular files count as answers: a FIFO (or a link, a folder) put under
+// an answer's name is replaced by the answer.
 func (d *Daemon) needsAnswer(name string) bool {
 	id, _ := requestID(name)
 	if fi, err := os.Lstat(filepath.Join(d.dirs.batches, batchFileName(id))); err == nil && fi.Mode().IsRegular() {
@@ -151,7 +152,7 @@ func (d *Daemon) needsAnswer(name string) bool {
 		return false
 	}
 	efi, err := os.Lstat(filepath.Join(d.dirs.batches, errorFileName(id)))
-	return err != nil || changedAt(req).After(efi.ModTime())
+	return err != nil || !efi.Mode().IsRegular() || changedAt(req).After(efi.ModTime())
 }
 
 // changedAt is when a file was last written or renamed (its status change time): a request

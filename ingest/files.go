@@ -177,6 +177,18 @@ func (g *registry) markGone(f *storage.FileState) *storage.FileState {
 	return f
 }
 
+// unchanged reports whether the file found at rel with identity id and stamp stp is a tracked
+// file of that kind and path, read to its end, whose content was checked once it had settled,
+// and whose stamp is the same since: there is nothing to read, nor to check.
+func (g *registry) unchanged(rel string, kind storage.FileKind, id ident, stp stamp) bool {
+	f := g.byIdent[id]
+	if f == nil || f.Path != rel || f.Kind != kind || f.Offset != stp.size {
+		return false
+	}
+	s, ok := g.settled[f.ID]
+	return ok && s == stp
+}
+
 // evidence is what a file holds now where its state says what was read: its size, its first
 // bytes, and the bytes just before the state's offset (nil when the file is shorter).
 type evidence struct {

@@ -284,6 +284,10 @@ func (r *run) file(c candidate) error {
 
 // state resolves the file's identity and content generation; nil means nothing to do.
 func (r *run) state(c candidate, id ident, f *os.File, fi os.FileInfo) (*storage.FileState, error) {
+	stp := stampOf(fi)
+	if r.in.reg.unchanged(c.rel, c.kind, id, stp) {
+		return nil, nil // read to its end, checked by content when settled, and unchanged since
+	}
 	var gone []*storage.FileState
 	var birth int64
 	if !r.in.opts.noBirth {
@@ -300,10 +304,7 @@ func (r *run) state(c candidate, id ident, f *os.File, fi os.FileInfo) (*storage
 		}
 		r.dirty[st.ID] = st
 	}
-	size, mtime, stp := fi.Size(), fi.ModTime().UnixNano(), stampOf(fi)
-	if ch == changeNone && st.Offset == size && r.in.reg.settled[st.ID] == stp {
-		return nil, nil // read to its end, checked by content when settled, and unchanged since
-	}
+	size, mtime := fi.Size(), fi.ModTime().UnixNano()
 	delete(r.in.reg.settled, st.ID)
 	checked := time.Now()
 	ev, err := readEvidence(f, size, st)

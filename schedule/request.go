@@ -13,11 +13,22 @@ import (
 	"github.com/envsched/envsched/record"
 )
 
-// Bounds of the request fields (PROTOCOL.md).
+// The batch size and the group size: their defaults (when neither the request nor the
+// configuration gives one) and bounds (PROTOCOL.md), for the whole program. The daemon's
+// configuration, the scheduler's options, request validation and the command line all take them
+// from here.
 const (
-	MaxSize      = 100000
-	MaxGroupSize = 1024
+	DefaultSize      = 64     // tasks in a batch
+	DefaultGroupSize = 8      // rollouts the trainer runs per task
+	MaxSize          = 100000 // sizes are 1 to MaxSize
+	MaxGroupSize     = 1024   // group sizes are 1 to MaxGroupSize
 )
+
+// ValidSize reports whether n is a batch size within the bounds.
+func ValidSize(n int) bool { return n >= 1 && n <= MaxSize }
+
+// ValidGroupSize reports whether n is a group size within the bounds.
+func ValidGroupSize(n int) bool { return n >= 1 && n <= MaxGroupSize }
 
 // Request is a parsed and validated request body. Nil pointers are fields the body left out.
 type Request struct {

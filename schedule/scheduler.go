@@ -20,15 +20,10 @@ import (
 // Policy names the algorithm in every answer.
 const Policy = "envsched/1"
 
-// Defaults of Options.
-const (
-	DefaultSize      = 64
-	DefaultGroupSize = 8
-)
-
 // Options configure a Scheduler. Zero fields take their defaults.
 type Options struct {
-	// Size and GroupSize are the defaults of a request's size and group_size.
+	// Size and GroupSize are the defaults of a request's size and group_size; 0 takes
+	// DefaultSize and DefaultGroupSize.
 	Size, GroupSize int
 	// Predict are the prediction parameters; the zero value means propagate.DefaultParams
 	// with the database's decay. A Decay different from the database's is an error.
@@ -51,7 +46,7 @@ func (o Options) withDefaults(decay float64) (Options, error) {
 	if o.GroupSize == 0 {
 		o.GroupSize = DefaultGroupSize
 	}
-	if o.Size < 1 || o.Size > MaxSize || o.GroupSize < 1 || o.GroupSize > MaxGroupSize {
+	if !ValidSize(o.Size) || !ValidGroupSize(o.GroupSize) {
 		return o, fmt.Errorf("default batch size %d and group size %d: want 1 to %d and 1 to %d", o.Size, o.GroupSize, MaxSize, MaxGroupSize)
 	}
 	if o.Predict == nil {

@@ -179,7 +179,7 @@ func answered(folder, name string) (path string, done bool, err error) {
 		return path, true, nil
 	}
 	epath := filepath.Join(folder, name+errorSuffix)
-	msg, err := os.ReadFile(epath)
+	msg, err := fsutil.ReadRegular(epath) // a FIFO put there must not block the reader
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", false, nil
 	}
