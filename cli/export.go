@@ -7,8 +7,10 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -143,6 +145,17 @@ func openForReading(c *cli.Context) (*snapshot.DB, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	// An interrupt while the copy is asked for or made ends the wait and removes what was
+	// written; the copy, once open, is already unlinked.
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	return snapshot.Open(ctx, c.String("dir"), path, snapshot.Options{Wait: c.Duration("snapshot-wait"), Logger: log})
+	db, err := snapshot.Open(ctx, c.String("dir"), path, snapshot.Options{Wait: c.Duration("snapshot-wait"), Logger: log})
+	if ctx.Err() != nil {
+		if err == nil {
+			db.Close()
+		}
+		return nil, fmt.Errorf("read %s: interrupted", path)
+	}
+	return db, err
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -16,6 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/envsched/envsched/daemon"
+	"github.com/envsched/envsched/fsutil"
 	"github.com/envsched/envsched/ledger"
 )
 
@@ -50,7 +50,7 @@ func statusCommand() *cli.Command {
 
 func statusAction(c *cli.Context) error {
 	path := filepath.Join(c.String("dir"), "status.json")
-	data, err := os.ReadFile(path)
+	data, err := fsutil.ReadRegular(path) // a FIFO put there must not block the command
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%s: %w: no status.json (start it with `envsched run --dir %s`)",
 			c.String("dir"), errNotRunning, c.String("dir"))

@@ -352,7 +352,7 @@ func (d *Daemon) onChange(ctx context.Context, c watch.Change) error {
 	d.later.add(data)
 	if len(reqs) > 0 {
 		d.later.take() // the barrier's full pass reads them
-		return d.answerAll(ctx, reqs)
+		return d.answerAll(ctx, reqs, c.Since)
 	}
 	return nil
 }
@@ -387,12 +387,19 @@ func (d *Daemon) touchesFolders(paths []string) bool {
 func within(dir, p string) bool { return strings.HasPrefix(p, dir+string(filepath.Separator)) }
 
 // answerAll passes the barrier once and answers each request.
-func (d *Daemon) answerAll(ctx context.Context, names []string) error {
-	seen := time.Now()
+//
+// seen is when the requests were noticed (the watcher's hint, or the listing that found them);
+// the logged ms of each answer counts from there, the time the requests queued behind earlier
+// work included (queue_ms).
+func (d *Daemon) answerAll(ctx context.Context, names []string, seen time.Time) error {
+	start := time.Now()
+	if seen.IsZero() || seen.After(start) {
+		seen = start
+	}
 	if err := d.ingestAll(ctx, "barrier"); err != nil {
 		return err
 	}
-	tm := timing{seen: seen, barrier: time.Since(seen)}
+	tm := timing{seen: seen, queued: start.Sub(seen), barrier: time.Since(start)}
 	answered := 0
 	for _, name := range names {
 		ok, err := d.handle(name, tm)

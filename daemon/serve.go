@@ -23,6 +23,7 @@ import (
 // its answer.
 type timing struct {
 	seen    time.Time
+	queued  time.Duration // from seen to the start of the barrier
 	barrier time.Duration
 	choose  time.Duration
 }
@@ -75,7 +76,7 @@ func (d *Daemon) publish(id string, answer []byte, tm timing) (bool, error) {
 	}
 	sum := summarise(answer)
 	d.log.Info("answered", "id", id, "size", sum.Size, "ms", time.Since(tm.seen).Milliseconds(),
-		"rollouts_seen", sum.RolloutsSeen, "barrier_ms", tm.barrier.Milliseconds(),
+		"rollouts_seen", sum.RolloutsSeen, "queue_ms", tm.queued.Milliseconds(), "barrier_ms", tm.barrier.Milliseconds(),
 		"choose_ms", tm.choose.Milliseconds(), "publish_ms", published.Milliseconds())
 	d.observeRequest(time.Since(tm.seen))
 	return true, nil
@@ -117,11 +118,12 @@ func (d *Daemon) canPublish(name string) bool {
 // a newer error file (a batch file that went missing is written again from the database).
 func (d *Daemon) sweepRequests(ctx context.Context) error {
 	d.repairDirs()
+	seen := time.Now()
 	todo, err := d.pendingRequests()
 	if err != nil || len(todo) == 0 {
 		return err
 	}
-	return d.answerAll(ctx, todo)
+	return d.answerAll(ctx, todo, seen)
 }
 
 // pendingRequests lists the request files that need an answer.
@@ -138,7 +140,8 @@ func (d *Daemon) pendingRequests() ([]string, error) {
 }
 
 // needsAnswer reports whether a request file has no batch file, and no error file written
-// after the request.
+// after the request. Only regular files count as answers: a FIFO (or a link, a folder) put under
+// an answer's name is replaced by the answer.
 func (d *Daemon) needsAnswer(name string) bool {
 	id, _ := requestID(name)
 	if fi, err := os.Lstat(filepath.Join(d.dirs.batches, batchFileName(id))); err == nil && fi.Mode().IsRegular() {
@@ -149,7 +152,7 @@ func (d *Daemon) needsAnswer(name string) bool {
 		return false
 	}
 	efi, err := os.Lstat(filepath.Join(d.dirs.batches, errorFileName(id)))
-	return err != nil || changedAt(req).After(efi.ModTime())
+	return err != nil || !efi.Mode().IsRegular() || changedAt(req).After(efi.ModTime())
 }
 
 // changedAt is when a file was last written or renamed (its status change time): a request

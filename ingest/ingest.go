@@ -37,6 +37,10 @@ type Ingester struct {
 	buf  []byte // read buffer, reused across files
 
 	refused map[string]bool // candidates refused (path and reason) since New: logged once
+	// ctimes are the status change times of the files opened by this process, by identity: a
+	// file listed with the same identity, change time, size and modification time as when it
+	// was read to its end is not opened again (see unchanged).
+	ctimes map[ident]int64
 	// faults are the unreadable files and folders reported so far; skipped are the folders the
 	// last listing could not read (relative, '/' separated).
 	faults  problems
@@ -49,7 +53,7 @@ type Ingester struct {
 // from db.
 func New(db *storage.DB, dir string, opts Options) (*Ingester, error) {
 	in := &Ingester{db: db, dir: filepath.Clean(dir), opts: opts.withDefaults(), refused: map[string]bool{},
-		faults: problems{}}
+		faults: problems{}, ctimes: map[ident]int64{}}
 	if err := in.reload(); err != nil {
 		return nil, err
 	}
@@ -111,6 +115,11 @@ func (in *Ingester) ScanPaths(ctx context.Context, paths []string) (Summary, err
 type candidate struct {
 	rel  string // relative to the exchange directory, '/' separated
 	kind storage.FileKind
+	// listed is what the listing of a full scan found (lstat), nil for a hinted path. A full
+	// scan reads such a file only up to the size it had then (the barrier is what was written
+	// before it started; a torrent written during it waits for the next pass), and skips it
+	// without opening it when nothing about it changed since it was last read.
+	listed os.FileInfo
 }
 
 // ignored reports whether a file or folder name marks an unfinished write.
@@ -171,7 +180,8 @@ func (in *Ingester) walkDir(root string) ([]candidate, error) {
 		}
 		rel := in.relOf(p)
 		if kind, ok := classify(rel); ok {
-			out = append(out, candidate{rel, kind})
+			fi, _ := d.Info() // nil when it vanished: the open settles it
+			out = append(out, candidate{rel: rel, kind: kind, listed: fi})
 		}
 		return nil
 	})
@@ -208,7 +218,7 @@ func (in *Ingester) expand(p string) ([]candidate, error) {
 		return in.expandDir(p, rel)
 	}
 	if kind, ok := classify(rel); ok {
-		return []candidate{{rel, kind}}, nil
+		return []candidate{{rel: rel, kind: kind}}, nil
 	}
 	return nil, nil
 }

@@ -42,6 +42,9 @@ type Change struct {
 	Rescan bool
 	// Reason says why a rescan is asked for ("overflow", "watcher error: ..."); empty otherwise.
 	Reason string
+	// Since is when the oldest hint of this Change was noticed (an event, or the poll that
+	// found it): the consumer's latency starts there, not when it received the Change.
+	Since time.Time
 }
 
 // Options configure a Watcher.
@@ -230,6 +233,7 @@ func (w *Watcher) Close() error {
 
 // pending accumulates hints between flushes; only Run's goroutine touches it.
 type pending struct {
+	since  time.Time // when the first hint since the last flush came
 	paths  map[string]struct{}
 	rescan bool
 	reason string
@@ -237,6 +241,7 @@ type pending struct {
 }
 
 func (p *pending) add(path string) {
+	p.noticed(time.Now())
 	if p.paths == nil {
 		p.paths = make(map[string]struct{})
 	}
@@ -244,7 +249,15 @@ func (p *pending) add(path string) {
 	p.built = nil
 }
 
+// noticed keeps the earliest time a hint came.
+func (p *pending) noticed(t time.Time) {
+	if p.since.IsZero() || t.Before(p.since) {
+		p.since = t
+	}
+}
+
 func (p *pending) askRescan(reason string) {
+	p.noticed(time.Now())
 	p.rescan = true
 	if p.reason == "" {
 		p.reason = reason
@@ -256,6 +269,9 @@ func (p *pending) empty() bool { return len(p.paths) == 0 && !p.rescan }
 
 // merge moves the hints of q into p.
 func (p *pending) merge(q *pending) {
+	if !q.since.IsZero() {
+		p.noticed(q.since)
+	}
 	for path := range q.paths {
 		p.add(path)
 	}
@@ -271,7 +287,7 @@ func (p *pending) change() Change {
 	if p.built != nil {
 		return *p.built
 	}
-	c := Change{Rescan: p.rescan, Reason: p.reason}
+	c := Change{Rescan: p.rescan, Reason: p.reason, Since: p.since}
 	for path := range p.paths {
 		c.Paths = append(c.Paths, path)
 	}

@@ -465,9 +465,9 @@ class RolloutSink:
     Each process appends to its own file, ``DIR/rollouts/verl-reward/HOST-PID.jsonl`` (a forked
     child opens its own), one whole line per sample, flushed at once. The line's group is the
     read's attempt, step and slot: the samples of one prompt in one step form one group, and a
-    step replayed after a resume (a new attempt token) forms new groups. Its ``rollout_id`` is
-    unique to the process and the sample, so a copy of the file read again is skipped, but
-    every sample written counts once.
+    step replayed after a resume (a new attempt token) forms new groups. Its ``rollout_id``
+    (attempt, step, slot, pid, the sink's random bits, a sequence number) is unique to the
+    sample, so a copy of the file read again is skipped, but every sample written counts once.
     """
 
     def __init__(self) -> None:
@@ -475,6 +475,9 @@ class RolloutSink:
         self._writers: Dict[Tuple[str, int], ec.RolloutWriter] = {}
         self._seq = 0
         self._warned = False
+        # verl may load this file more than once in one process (by path, as a new module, for
+        # each reward manager): each sink names its rollouts with bits of its own.
+        self._token = os.urandom(3).hex()
 
     def line(self, stamp: Mapping[str, Any], score: Any, pid: int, seq: int) -> Optional[Dict[str, Any]]:
         """The rollout record of one stamped sample; None when the score is not a finite number."""
@@ -487,7 +490,7 @@ class RolloutSink:
         rec: Dict[str, Any] = {"env": str(stamp["env"]), "task_id": str(stamp["task_id"]), "reward": reward,
                                "step": int(stamp["step"]),
                                "group_id": f"{stamp['attempt']}/{stamp['step']}/{stamp['slot']}",
-                               "rollout_id": f"{stamp['attempt']}/{stamp['step']}/{stamp['slot']}/{pid}.{seq}"}
+                               "rollout_id": f"{stamp['attempt']}/{stamp['step']}/{stamp['slot']}/{pid}-{self._token}.{seq}"}
         if stamp.get("request_id"):
             rec["request_id"] = str(stamp["request_id"])
         return rec

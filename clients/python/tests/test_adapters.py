@@ -229,6 +229,18 @@ class StampedRewardTest(unittest.TestCase):
         self.assertEqual({g.split("/")[0] for g in groups}, {a["attempt"], b["attempt"]})
         self.assertEqual(len({r["rollout_id"] for r in recs}), len(recs))
 
+    def test_two_loads_of_the_wrapper_in_one_process_never_share_an_id(self) -> None:
+        """verl's legacy main_ppo loads the reward function file twice (reward_fn, val_reward_fn)."""
+        stamp = {"dir": self.dir, "env": "alpha", "task_id": "1", "step": 1, "slot": 0, "request_id": "r",
+                 "attempt": "a"}
+        first, second = load_like_verl("compute_score"), load_like_verl("compute_score")
+        for fn in (first, second, first, second):
+            fn("alpha", "x", "x", {"envsched": stamp})
+        recs = self.lines()
+        self.assertEqual(len(recs), 4)
+        self.assertEqual(len({r["rollout_id"] for r in recs}), 4)
+        self.assertEqual({r["group_id"] for r in recs}, {"a/1/0"})
+
     def test_non_finite_score_writes_nothing(self) -> None:
         stamp = {"dir": self.dir, "env": "alpha", "task_id": "1", "step": 1, "slot": 0, "request_id": None,
                  "attempt": "a"}
