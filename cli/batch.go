@@ -159,7 +159,7 @@ func printBatch(w io.Writer, data []byte, asJSON bool) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "rank\tenv\ttask\tscore\tmean\tvariance\tp(degenerate)\texploit\tcoverage\tpenalty\treason")
 	for _, t := range a.Tasks {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%.3f\t%.2f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%s\n", t.Rank, t.Env, t.TaskID,
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%.3f\t%.2f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%s\n", t.Rank, cell(t.Env), cell(t.TaskID),
 			t.Score, t.PredictedMean, t.PredictedVariance, t.PDegenerate, t.Exploit, t.Coverage, t.Penalty, t.Reason)
 	}
 	return tw.Flush()

@@ -58,13 +58,12 @@ func (d *Daemon) repairDirs() bool {
 	return ok
 }
 
-// plainTarget reports whether name in dir can be published: free, or anything a rename
-// replaces (a file, and a FIFO or a link put there, which are replaced, never followed or
-// opened). A folder cannot be replaced: it is logged once and left alone.
+// plainTarget reports whether name in dir is free or a plain file that envsched may replace;
+// anything else (a folder, a link) is logged once and left alone.
 func (d *Daemon) plainTarget(dir, name string) bool {
 	path := filepath.Join(dir, name)
 	fi, err := os.Lstat(path)
-	if err != nil || !fi.IsDir() {
+	if err != nil || fi.Mode().IsRegular() {
 		delete(d.faults, path)
 		return true
 	}

@@ -282,7 +282,6 @@ func (r *run) file(c candidate) error {
 		return err
 	}
 	r.seen[id] = true
-	r.in.ctimes[id] = ctimeOf(fi)
 	st, err := r.state(c, id, f, fi)
 	if err != nil || st == nil {
 		return err
@@ -323,12 +322,19 @@ func (r *run) state(c candidate, id ident, f *os.File, fi os.FileInfo) (*storage
 		return nil, err
 	}
 	r.content(st, ch, ev)
-	if ch != changeNone || size != st.Size || mtime != st.ModTime {
+	stamped := size == st.Size && mtime == st.ModTime
+	if ch != changeNone || !stamped {
 		r.dirty[st.ID] = st // an unfinished line alone changes nothing worth a commit
 	}
 	st.Size, st.ModTime = size, mtime
 	if checked.UnixNano()-max(stp.mtime, stp.ctime) > int64(r.in.opts.settleAfter) {
 		r.in.reg.settled[st.ID] = stp // nothing written after the check can leave this stamp
+	}
+	if stamped && st.Offset >= size && !isJSONL(c.rel) && st.Kind == storage.KindCatalog {
+		// A file read whole, with the size, time and bytes it had when read: reading it again
+		// would store its rows again and quarantine a bad file once more (after it settled,
+		// and at every restart).
+		return nil, nil
 	}
 	return st, nil
 }
