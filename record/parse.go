@@ -18,10 +18,12 @@ const (
 	ReasonBadEnv      = "env not a string"
 	ReasonEmptyEnv    = "empty env"
 	ReasonEnvUTF8     = "env not valid UTF-8"
+	ReasonEnvNUL      = "env contains a NUL character"
 	ReasonMissingTask = "missing task"
 	ReasonBadTask     = "task not a string or number"
 	ReasonEmptyTask   = "empty task"
 	ReasonTaskUTF8    = "task not valid UTF-8"
+	ReasonTaskNUL     = "task contains a NUL character"
 
 	ReasonMissingReward   = "missing reward"
 	ReasonBadReward       = "reward not a number"

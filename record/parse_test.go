@@ -23,6 +23,10 @@ func TestParseRolloutBytes(t *testing.T) {
 		{"invalid UTF-8 in an ignored value", []byte("{\"env\":\"E\",\"task\":\"t\",\"reward\":1,\"x\":\"\xff\"}"), ok, ""},
 		{"invalid UTF-8 in env", []byte("{\"env\":\"E\xff\",\"task\":\"t\",\"reward\":1}"), Rollout{}, ReasonEnvUTF8},
 		{"invalid UTF-8 in task", []byte("{\"env\":\"E\",\"task\":\"\xc3\",\"reward\":1}"), Rollout{}, ReasonTaskUTF8},
+		// The database joins env and task with a NUL: "a\x00b"/"c" would be stored as "a"/"b\x00c".
+		{"NUL in env", []byte(`{"env":"a\u0000b","task":"c","reward":1}`), Rollout{}, ReasonEnvNUL},
+		{"NUL in task", []byte(`{"env":"a","task":"b\u0000c","reward":1}`), Rollout{}, ReasonTaskNUL},
+		{"NUL ending a task", []byte(`{"env":"a","task_id":"n\u0000","reward":1}`), Rollout{}, ReasonTaskNUL},
 		{"invalid UTF-8 in group is absent", []byte("{\"env\":\"E\",\"task\":\"t\",\"reward\":1,\"uid\":\"\xff\"}"), ok, ""},
 		{"empty", nil, Rollout{}, ReasonEmpty},
 		{"blank", []byte(" \t\r\n"), Rollout{}, ReasonEmpty},

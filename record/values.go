@@ -47,14 +47,14 @@ func (d *doc) envTask() (env, task []byte, err error) {
 	default:
 		return nil, nil, &BadLineError{Reason: ReasonBadEnv}
 	}
-	if env, err = d.name(sp, ReasonEmptyEnv, ReasonEnvUTF8); err != nil {
+	if env, err = d.name(sp, ReasonEmptyEnv, ReasonEnvUTF8, ReasonEnvNUL); err != nil {
 		return nil, nil, err
 	}
 	switch sp = d.f.first(taskKeys...); sp.kind {
 	case none:
 		return nil, nil, &BadLineError{Reason: ReasonMissingTask}
 	case jString:
-		task, err = d.name(sp, ReasonEmptyTask, ReasonTaskUTF8)
+		task, err = d.name(sp, ReasonEmptyTask, ReasonTaskUTF8, ReasonTaskNUL)
 	case jNumber:
 		var ok bool
 		if task, ok = numberBytes(d.raw(sp)); !ok {
@@ -66,8 +66,10 @@ func (d *doc) envTask() (env, task []byte, err error) {
 	return env, task, err
 }
 
-// name returns the non-empty, valid UTF-8 string at sp.
-func (d *doc) name(sp span, empty, badUTF8 string) ([]byte, error) {
+// name returns the non-empty, valid UTF-8 string without NUL at sp. The database joins an
+// environment and a task with a NUL byte: a name holding one would make two tasks one
+// ("a\x00b"/"c" and "a"/"b\x00c").
+func (d *doc) name(sp span, empty, badUTF8, nul string) ([]byte, error) {
 	b, ok := d.str(sp)
 	switch {
 	case !ok:
@@ -76,6 +78,8 @@ func (d *doc) name(sp span, empty, badUTF8 string) ([]byte, error) {
 		return nil, &BadLineError{Reason: empty}
 	case !utf8.Valid(b):
 		return nil, &BadLineError{Reason: badUTF8}
+	case bytes.IndexByte(b, 0) >= 0:
+		return nil, &BadLineError{Reason: nul}
 	}
 	return b, nil
 }
