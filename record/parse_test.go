@@ -3,6 +3,7 @@ package record
 import (
 	"bytes"
 	"errors"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -27,6 +28,10 @@ func TestParseRolloutBytes(t *testing.T) {
 		{"NUL in env", []byte(`{"env":"a\u0000b","task":"c","reward":1}`), Rollout{}, ReasonEnvNUL},
 		{"NUL in task", []byte(`{"env":"a","task":"b\u0000c","reward":1}`), Rollout{}, ReasonTaskNUL},
 		{"NUL ending a task", []byte(`{"env":"a","task_id":"n\u0000","reward":1}`), Rollout{}, ReasonTaskNUL},
+		// The database keys groups by it, and bbolt keys are at most 32 KiB.
+		{"group id too long", []byte(`{"env":"a","task":"t","reward":1,"group_id":"` + strings.Repeat("g", MaxGroupLen+1) + `"}`), Rollout{}, ReasonGroupTooLong},
+		{"uid too long", []byte(`{"env":"a","task":"t","reward":1,"uid":"` + strings.Repeat("u", MaxGroupLen+1) + `_1_2"}`), Rollout{}, ReasonGroupTooLong},
+		{"group id at the bound", []byte(`{"env":"E","task":"t","reward":1,"group_id":"` + strings.Repeat("g", MaxGroupLen) + `"}`), Rollout{Env: "E", Task: "t", Reward: 1, Group: strings.Repeat("g", MaxGroupLen)}, ""},
 		{"invalid UTF-8 in group is absent", []byte("{\"env\":\"E\",\"task\":\"t\",\"reward\":1,\"uid\":\"\xff\"}"), ok, ""},
 		{"empty", nil, Rollout{}, ReasonEmpty},
 		{"blank", []byte(" \t\r\n"), Rollout{}, ReasonEmpty},

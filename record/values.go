@@ -182,12 +182,20 @@ func (d *doc) integral(sp span) bool {
 // group reads group_id, uid or group_index. A verl V1 uid PROMPT_SESSION_INDEX (two trailing
 // "_digits" segments after a non-empty prefix) counts as PROMPT, so that every rollout of one
 // prompt shares a group whatever its session and index.
+// A group key longer than MaxGroupLen makes the line bad.
 func (d *doc) group() ([]byte, error) {
+	var g []byte
+	var err error
 	if d.f[kGroupID].kind == none && d.f[kUID].kind != none {
-		g, err := d.optionalID(d.f[kUID])
-		return uidPrompt(g), err
+		g, err = d.optionalID(d.f[kUID])
+		g = uidPrompt(g)
+	} else {
+		g, err = d.optionalID(d.f.first(kGroupID, kGroupIndex))
 	}
-	return d.optionalID(d.f.first(kGroupID, kGroupIndex))
+	if err == nil && len(g) > MaxGroupLen {
+		return nil, &BadLineError{Reason: ReasonGroupTooLong}
+	}
+	return g, err
 }
 
 // uidPrompt strips the _SESSION_INDEX suffix of a verl V1 uid.
