@@ -134,6 +134,10 @@ func TestStatsShowsPredictions(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatal(err)
 	}
+	// Every environment of the exchange directory, or the loop below checks nothing.
+	if want := []string{"env-0", "env-1", "env-2"}; len(rep.Envs) != len(want) {
+		t.Fatalf("stats --json has %d environments under \"envs\"; want %v:\n%s", len(rep.Envs), want, out)
+	}
 	for name, e := range rep.Envs {
 		// Half the rolled-out tasks are fair coins: variance well above 0, degenerate well below 1.
 		if e.Var <= 0.05 || e.Var > 0.25 || e.Deg <= 0 || e.Deg >= 0.5 {

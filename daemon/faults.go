@@ -58,17 +58,16 @@ func (d *Daemon) repairDirs() bool {
 	return ok
 }
 
-// plainTarget reports whether name in dir is free or anything a rename can replace (a file, a
-// FIFO, a link: the rename replaces the name itself and never opens or follows what is there);
-// a folder, which a rename cannot replace, is logged once and left alone.
+// plainTarget reports whether name in dir is free or a plain file that envsched may replace;
+// anything else (a folder, a link) is logged once and left alone.
 func (d *Daemon) plainTarget(dir, name string) bool {
 	path := filepath.Join(dir, name)
 	fi, err := os.Lstat(path)
-	if err != nil || !fi.IsDir() {
+	if err != nil || fi.Mode().IsRegular() {
 		delete(d.faults, path)
 		return true
 	}
-	msg := fmt.Sprintf("%s is a %s; envsched cannot write its file there: remove it", path, kindOf(fi))
+	msg := fmt.Sprintf("%s is a %s, not a plain file; envsched cannot write it: remove it", path, kindOf(fi))
 	if d.faults.once(path, msg) {
 		d.log.Error("cannot publish", "path", path, "err", msg)
 	}

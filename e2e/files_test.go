@@ -162,7 +162,8 @@ func TestNotRegularFilesAreRefused(t *testing.T) {
 	for _, mode := range []struct {
 		name string
 		o    opts
-	}{{"notify", opts{}}, {"poll", opts{args: []string{"--poll"}}}} {
+	}{{"notify", opts{args: []string{"--rescan-interval", "300ms"}}},
+		{"poll", opts{args: []string{"--poll", "--rescan-interval", "300ms"}}}} {
 		t.Run(mode.name, func(t *testing.T) {
 			dir := t.TempDir()
 			outside := filepath.Join(t.TempDir(), "secret.jsonl")
@@ -192,9 +193,15 @@ func TestNotRegularFilesAreRefused(t *testing.T) {
 			if got := barrier(t, d, "after"); got != 20 {
 				t.Errorf("rollouts_seen %d; want the 20 lines of ok.jsonl (nothing through a link)", got)
 			}
+			// The daemon leaves a FIFO under an answer's name alone and says so (it never opens
+			// it); once the trainer removes it, the next sweep publishes the answer.
 			for _, name := range []string{"fb.json", "fe.error.json"} {
 				p := filepath.Join(dir, "batches", name)
-				waitUntil(t, "batches/"+name+" a regular file in place of the FIFO", func() bool {
+				waitUntil(t, "the log naming batches/"+name, func() bool {
+					return strings.Contains(d.stderr.String(), p)
+				})
+				must(t, os.Remove(p))
+				waitUntil(t, "batches/"+name+" a regular file once the FIFO is gone", func() bool {
 					fi, err := os.Lstat(p) // never open the FIFO here: that would block the test
 					return err == nil && fi.Mode().IsRegular()
 				})

@@ -274,7 +274,6 @@ func (r *run) file(c candidate) error {
 		return err
 	}
 	r.seen[id] = true
-	r.in.ctimes[id] = ctimeOf(fi)
 	st, err := r.state(c, id, f, fi)
 	if err != nil || st == nil {
 		return err
