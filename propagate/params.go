@@ -42,8 +42,8 @@ type Params struct {
 	VarPrior float64
 	// DriftRate is the smoothing ρ of the per-environment logit offset: each call moves the
 	// offset by ρ towards the latest measured gap between realised and predicted means of
-	// the tasks that got new rollouts. 0 turns drift correction off. A Predictor measures
-	// drift against its previous call, or against a baseline given by SetBaseline.
+	// the tasks that got new rollouts. 0 turns drift correction off. A call measures drift
+	// against the baselines of the State it is given.
 	DriftRate float64
 	// DriftMax bounds the absolute logit offset of an environment.
 	DriftMax float64

@@ -65,9 +65,7 @@ func storedState(t *testing.T, db *storage.DB) savedState {
 	return st
 }
 
-func stateOf(s *Scheduler) savedState {
-	return savedState{DriftOffsets: s.pred.Offsets(), Rechosen: s.pred.Rechosen()}
-}
+func stateOf(s *Scheduler) savedState { return s.saved }
 
 func sameState(a, b savedState) bool {
 	return maps.Equal(a.DriftOffsets, b.DriftOffsets) && a.Rechosen == b.Rechosen
@@ -234,8 +232,9 @@ func TestDriftMeasuredAcrossARestart(t *testing.T) {
 	}
 }
 
-// TestRestorePredictorGivesTheStoredState: what report uses to predict as the scheduler would.
-func TestRestorePredictorGivesTheStoredState(t *testing.T) {
+// TestDecodeStateGivesTheStoredState: what report and stats predict with, as the scheduler
+// would.
+func TestDecodeStateGivesTheStoredState(t *testing.T) {
 	db := openFile(t, filepath.Join(t.TempDir(), "a.db"))
 	defer db.Close()
 	fill(t, db, 2, 30)
@@ -249,16 +248,22 @@ func TestRestorePredictorGivesTheStoredState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pr, _ := propagate.NewPredictor(propagate.DefaultParams())
-	if err := RestorePredictor(pr, data); err != nil {
+	got, err := DecodeState(data)
+	if err != nil {
 		t.Fatal(err)
 	}
 	want := stateOf(s)
-	if got := (savedState{DriftOffsets: pr.Offsets(), Rechosen: pr.Rechosen()}); !sameState(got, want) || len(want.DriftOffsets) == 0 {
-		t.Errorf("restored %+v, the scheduler's %+v", got, want)
+	if !sameState(savedState{DriftOffsets: got.Offsets, Rechosen: got.Rechosen}, want) || len(want.DriftOffsets) == 0 ||
+		len(got.Baseline) != len(want.Baseline) || len(got.Baseline) < 12 {
+		t.Errorf("decoded %+v, the scheduler's %+v", got, want)
 	}
-	if err := RestorePredictor(pr, []byte("{")); err == nil {
-		t.Error("a state that does not decode restored without an error")
+	for i := range got.Baseline {
+		if got.Baseline[i] != want.Baseline[i].Baseline {
+			t.Errorf("baseline %d: decoded %+v, the scheduler's %+v", i, got.Baseline[i], want.Baseline[i])
+		}
+	}
+	if _, err := DecodeState([]byte("{")); err == nil {
+		t.Error("a state that does not decode decoded without an error")
 	}
 }
 

@@ -63,13 +63,15 @@ func envschedVariant(name string) (ablation, bool) {
 
 // envschedPolicy is envsched itself: the graph built by graph.Builder from the catalogue
 // text, per-task statistics kept with stats.Task.Add exactly as storage keeps them, a
-// propagate.Predictor called every step (so that it measures drift) and batcher.Select.
+// propagate.Predictor called every step with the drift state of the step before (so that it
+// measures drift) and batcher.Select.
 type envschedPolicy struct {
 	name   string
 	params EnvschedParams
 	g      *graph.Graph
 	pred   *propagate.Predictor
-	tasks  []stats.Task // indexed like g.Nodes
+	state  propagate.State // the drift state the next prediction takes
+	tasks  []stats.Task    // indexed like g.Nodes
 	node   []int        // world task index → graph node
 	task   []int        // graph node → world task index
 	seed   uint64
@@ -137,9 +139,22 @@ func (p *envschedPolicy) index(w *World) error {
 
 func (p *envschedPolicy) Name() string { return p.name }
 
+// predict predicts every node for step with the drift state the previous call returned, and
+// keeps the state after it with the baselines of every node, so that the next call measures
+// drift against this one.
+func (p *envschedPolicy) predict(step int64) ([]propagate.Prediction, error) {
+	preds, next, err := p.pred.Predict(p.g, p.tasks, step, p.state)
+	if err != nil {
+		return nil, err
+	}
+	next.Baseline = propagate.Baselines(p.g, p.tasks, preds, nil)
+	p.state = next
+	return preds, nil
+}
+
 func (p *envschedPolicy) Choose(v *View) ([]int, error) {
 	step := int64(v.Step)
-	preds, err := p.pred.Predict(p.g, p.tasks, step)
+	preds, err := p.predict(step)
 	if err != nil {
 		return nil, fmt.Errorf("policy %s: %w", p.name, err)
 	}
