@@ -72,8 +72,8 @@ type envschedPolicy struct {
 	pred   *propagate.Predictor
 	state  propagate.State // the drift state the next prediction takes
 	tasks  []stats.Task    // indexed like g.Nodes
-	node   []int        // world task index → graph node
-	task   []int        // graph node → world task index
+	node   []int           // world task index → graph node
+	task   []int           // graph node → world task index
 	seed   uint64
 	// truth makes the variant envsched-truth: batcher.Select gets the true success
 	// probabilities instead of propagate's predictions. It is a reference that tells apart
