@@ -79,7 +79,11 @@ type envschedPolicy struct {
 	// probabilities instead of propagate's predictions. It is a reference that tells apart
 	// what envsched loses by predicting from what it loses by choosing.
 	truth bool
+	calib calibRecorder
 }
+
+// Calibration is what the policy's predictions of degenerate groups were against what came.
+func (p *envschedPolicy) Calibration() *Calibration { return &p.calib.cal }
 
 func newEnvsched(name string, change ablation, w *World, cfg Config) (Policy, error) {
 	p := DefaultEnvschedParams()
@@ -168,11 +172,23 @@ func (p *envschedPolicy) Choose(v *View) ([]int, error) {
 	}
 	out := make([]int, 0, len(b.Picks))
 	for _, pk := range b.Picks {
+		p.calib.pick(p.task[pk.Node], channelOf(pk, &p.tasks[pk.Node]), preds[pk.Node].PDegenerate(v.Group))
 		p.tasks[pk.Node].Chosen++
 		p.tasks[pk.Node].LastChosen = step
 		out = append(out, p.task[pk.Node])
 	}
 	return out, nil
+}
+
+// channelOf is the calibration channel of a pick of a task with statistics t.
+func channelOf(pk batcher.Pick, t *stats.Task) Channel {
+	switch {
+	case pk.Random:
+		return ChannelRandom
+	case t.Rollouts == 0:
+		return ChannelNew
+	}
+	return ChannelRechosen
 }
 
 // truthCount is the effective count of the Beta posteriors that envsched-truth hands the
@@ -193,6 +209,7 @@ func (p *envschedPolicy) useTruth(preds []propagate.Prediction, v *View) {
 
 // Observe counts every reward of every group with stats.Task.Add, as ingestion does.
 func (p *envschedPolicy) Observe(step int, groups []Group) {
+	p.calib.observe(step, groups)
 	for _, g := range groups {
 		st := &p.tasks[p.node[g.Task]]
 		var grp stats.Group
