@@ -20,6 +20,9 @@ type State struct {
 	// predicted means as of an earlier call. Nodes it does not name are not measured; nil
 	// measures nothing.
 	Baseline []Baseline
+	// Dispersion is what the dispersion correction has measured (see
+	// Params.DispersionMemory).
+	Dispersion Dispersion
 }
 
 // Baseline is what the drift measurement of one node needs from the call before: the node's
@@ -34,6 +37,11 @@ type Baseline struct {
 	// rollouts then measure the re-chosen offset, else its environment's. A caller that
 	// brings Rollouts and Sum up to date keeps Tried and Mean.
 	Tried bool `json:"tried,omitempty"`
+	// Pred and Count are the mean predicted for the task (after the offsets) and its
+	// posterior's count before the dispersion scale: how sure the prediction was, which the
+	// dispersion correction measures. 0 Count measures nothing.
+	Pred  float64 `json:"pred,omitempty"`
+	Count float64 `json:"count,omitempty"`
 }
 
 // Baselines returns the baselines of the given nodes for a later call, from the statistics
@@ -44,7 +52,7 @@ func Baselines(g *graph.Graph, tasks []stats.Task, preds []Prediction, nodes []i
 	one := func(i int) Baseline {
 		nd := g.Nodes[i]
 		return Baseline{Env: g.Envs[nd.Env], Task: nd.Task, Rollouts: tasks[i].Rollouts, Sum: tasks[i].Sum,
-			Mean: preds[i].base, Tried: tasks[i].Rollouts > 0}
+			Mean: preds[i].base, Tried: tasks[i].Rollouts > 0, Pred: preds[i].Mean, Count: preds[i].count}
 	}
 	if nodes == nil {
 		out := make([]Baseline, len(tasks))
@@ -74,6 +82,13 @@ type drift struct {
 
 	offset map[string]float64 // by environment name, so that it survives new graphs
 	cur    []float64          // offset per environment index of the call in progress
+
+	// dispersion correction: what was measured, its memory and prior weight (memory 0: off),
+	// and the scales of the call in progress (per environment index, and re-chosen)
+	disp          Dispersion
+	memory, prior float64
+	scale         []float64
+	scaleRe       float64
 }
 
 // start takes the State of a call: offsets clamped to ±DriftMax and the re-chosen offset to
@@ -93,13 +108,18 @@ func (d *drift) start(st State, p Params) {
 	if d.reRate > 0 && finite(st.Rechosen) {
 		d.re = min(max(st.Rechosen, -d.reMax), d.reMax)
 	}
+	d.memory, d.prior = p.DispersionMemory, p.DispersionPrior
+	d.disp = Dispersion{}
+	if d.memory > 0 {
+		d.disp = st.Dispersion.clone()
+	}
 }
 
 // state is the State after the call, without baselines (the caller chooses them).
-func (d *drift) state() State { return State{Offsets: d.offset, Rechosen: d.re} }
+func (d *drift) state() State { return State{Offsets: d.offset, Rechosen: d.re, Dispersion: d.disp} }
 
-// active reports whether any channel corrects drift.
-func (d *drift) active() bool { return d.rate > 0 || d.reRate > 0 }
+// active reports whether any channel corrects drift or dispersion.
+func (d *drift) active() bool { return d.rate > 0 || d.reRate > 0 || d.memory > 0 }
 
 // measure updates the offsets from the rollouts that arrived since base. With the re-chosen
 // channel on, nodes rolled out when their baseline was taken measure it, and the others their
@@ -120,6 +140,7 @@ func (d *drift) measure(g *graph.Graph, tasks []stats.Task, base []Baseline) {
 	count := make([]int64, len(g.Envs))
 	var reReal, rePred float64
 	var reCount int64
+	var groups []group
 	for i := range tasks {
 		nd := g.Nodes[i]
 		b, ok := pending[[2]string{g.Envs[nd.Env], nd.Task}]
@@ -128,6 +149,9 @@ func (d *drift) measure(g *graph.Graph, tasks []stats.Task, base []Baseline) {
 		}
 		dn := tasks[i].Rollouts - b.Rollouts
 		real, pred := tasks[i].Sum-b.Sum, float64(dn)*b.Mean
+		if k, ok := binaryGroup(real, dn); ok && d.memory > 0 && b.Count > 0 && b.Pred > 0 && b.Pred < 1 {
+			groups = append(groups, group{b: b, k: k, n: dn})
+		}
 		if d.reRate > 0 && b.Tried {
 			reReal, rePred, reCount = reReal+real, rePred+pred, reCount+dn
 			continue
@@ -141,18 +165,86 @@ func (d *drift) measure(g *graph.Graph, tasks []stats.Task, base []Baseline) {
 			d.update(name, realised[e], predicted[e], float64(count[e]))
 		}
 	}
-	if reCount > 0 && reCount >= d.minRollouts {
+	if d.reRate > 0 && reCount > 0 && reCount >= d.minRollouts {
 		gap := logit((reReal+0.5)/(float64(reCount)+1)) - logit((rePred+0.5)/(float64(reCount)+1))
 		d.re = min(max((1-d.reRate)*d.re+d.reRate*gap, -d.reMax), d.reMax)
 	}
+	d.measureDispersion(groups)
 }
 
-// current fills cur with the offsets of g's environments.
+// group is one task's new rollouts since its baseline, all 0 or 1: k successes of n.
+type group struct {
+	b    Baseline
+	k, n int64
+}
+
+// measureDispersion forgets a share 1 − DispersionMemory of what was measured before and
+// adds the likelihood of groups, each in its channel.
+func (d *drift) measureDispersion(groups []group) {
+	if len(groups) == 0 {
+		return
+	}
+	for _, l := range d.disp.Env {
+		l.decay(d.memory)
+	}
+	for _, l := range []*Likelihood{d.disp.Global, d.disp.Rechose} {
+		if l != nil {
+			l.decay(d.memory)
+		}
+	}
+	for _, gr := range groups {
+		for _, l := range d.channel(gr.b) {
+			l.add(gr.k, gr.n, gr.b.Pred, gr.b.Count)
+		}
+	}
+}
+
+// channel returns the likelihoods a group of b's task measures, made when first needed.
+func (d *drift) channel(b Baseline) []*Likelihood {
+	if b.Tried {
+		if d.disp.Rechose == nil {
+			d.disp.Rechose = newLikelihood()
+		}
+		return []*Likelihood{d.disp.Rechose}
+	}
+	if d.disp.Env == nil {
+		d.disp.Env = map[string]*Likelihood{}
+	}
+	if d.disp.Env[b.Env] == nil {
+		d.disp.Env[b.Env] = newLikelihood()
+	}
+	if d.disp.Global == nil {
+		d.disp.Global = newLikelihood()
+	}
+	return []*Likelihood{d.disp.Env[b.Env], d.disp.Global}
+}
+
+// current fills cur with the offsets of g's environments, and scale with their dispersion
+// scales.
 func (d *drift) current(g *graph.Graph) {
 	d.cur = resize(d.cur, len(g.Envs))
+	d.scale = resize(d.scale, len(g.Envs))
+	d.scaleRe = 1
+	if d.memory > 0 {
+		d.scaleRe = scaleOf(d.disp.Rechose, nil, 0)
+	}
 	for e, name := range g.Envs {
 		d.cur[e] = d.offset[name]
+		d.scale[e] = 1
+		if d.memory > 0 {
+			d.scale[e] = scaleOf(d.disp.Env[name], d.disp.Global, d.prior)
+		}
 	}
+}
+
+// spread scales a posterior's count by the measured dispersion of its channel: the
+// environment's for a node never rolled out, the re-chosen one's for the others.
+func (d *drift) spread(env int32, alpha, beta float64, tried bool) (float64, float64) {
+	s := d.scale[env]
+	if tried {
+		s = d.scaleRe
+	}
+	return s * alpha, s * beta
 }
 
 func (d *drift) update(env string, realised, predicted, n float64) {

@@ -93,7 +93,7 @@ func TestStateRechosenClamped(t *testing.T) {
 }
 
 // TestRestoredOffsetsPredictLikeTheOriginal measures drift in one chain of calls, gives its
-// offsets to a new Predictor and checks that both predict the same over the same graph and
+// offsets (and dispersion) to a new Predictor and checks that both predict the same over the same graph and
 // statistics; without them the task never rolled out is predicted otherwise.
 func TestRestoredOffsetsPredictLikeTheOriginal(t *testing.T) {
 	g := graph.New([]string{"a", "b"}, []graph.Node{{Env: 0, Task: "x"}, {Env: 0, Task: "y"}, {Env: 0, Task: "z"},
@@ -115,7 +115,7 @@ func TestRestoredOffsetsPredictLikeTheOriginal(t *testing.T) {
 		t.Fatalf("no rollouts arrived, yet the original's offsets moved: %v, were %v", orig.st.Offsets, offsets)
 	}
 	restored, _ := NewPredictor(DefaultParams())
-	got, _, _ := restored.Predict(g, tasks, 2, State{Offsets: offsets})
+	got, _, _ := restored.Predict(g, tasks, 2, State{Offsets: offsets, Dispersion: orig.st.Dispersion})
 	for i := range want {
 		if got[i] != want[i] {
 			t.Errorf("node %s: restored %+v, original %+v", g.Nodes[i].Task, got[i], want[i])

@@ -251,10 +251,11 @@ func (pr *Predictor) finish(g *graph.Graph, tasks []stats.Task, round int64, lo,
 		a, b := t.A*f, t.B*f
 		ba, bb := pr.borrowed(g, i)
 		alpha, beta := pr.posterior(i, env, a, b, ba, bb)
-		base := alpha / (alpha + beta)
+		base, count := alpha/(alpha+beta), alpha+beta
+		alpha, beta = pr.drift.spread(env, alpha, beta, t.Rollouts > 0)
 		alpha, beta = pr.drift.shift(env, alpha, beta, t.Rollouts > 0, stale(t, f))
 		pr.out[i] = pr.prediction(t, env, alpha, beta, f)
-		pr.out[i].Own, pr.out[i].Borrowed, pr.out[i].base = a+b, ba+bb, base
+		pr.out[i].Own, pr.out[i].Borrowed, pr.out[i].base, pr.out[i].count = a+b, ba+bb, base, count
 	}
 }
 

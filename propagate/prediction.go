@@ -28,6 +28,7 @@ type Prediction struct {
 	degShare, degGroups float32 // observed share of degenerate groups and their number
 	varPrior            float32 // weight of the Beta-Binomial against degShare
 	base                float64 // the mean before the drift offset: what drift is measured against
+	count               float64 // Alpha+Beta before the dispersion scale
 }
 
 // Count is the effective number of observations behind the prediction: prior, own and

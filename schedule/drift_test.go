@@ -8,6 +8,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/envsched/envsched/record"
@@ -68,7 +69,7 @@ func storedState(t *testing.T, db *storage.DB) savedState {
 func stateOf(s *Scheduler) savedState { return s.saved }
 
 func sameState(a, b savedState) bool {
-	return maps.Equal(a.DriftOffsets, b.DriftOffsets) && a.Rechosen == b.Rechosen
+	return maps.Equal(a.DriftOffsets, b.DriftOffsets) && a.Rechosen == b.Rechosen && reflect.DeepEqual(a.Dispersion, b.Dispersion)
 }
 
 // TestDriftOffsetsSurviveARestart answers r1..r5 over two databases in the same state: one
@@ -86,8 +87,8 @@ func TestDriftOffsetsSurviveARestart(t *testing.T) {
 		}
 	}
 	want := stateOf(sA)
-	if len(want.DriftOffsets) == 0 || want.Rechosen == 0 {
-		t.Fatalf("predictor state %+v: want environment offsets and a re-chosen offset, else this test proves nothing", want)
+	if len(want.DriftOffsets) == 0 || want.Rechosen == 0 || want.Dispersion == nil || want.Dispersion.Global == nil || want.Dispersion.Rechose == nil {
+		t.Fatalf("predictor state %+v: want environment offsets, a re-chosen offset and measured dispersion, else this test proves nothing", want)
 	}
 	if got := storedState(t, dbB); !sameState(got, want) {
 		t.Errorf("stored state %+v, want %+v", got, want)
@@ -253,7 +254,7 @@ func TestDecodeStateGivesTheStoredState(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := stateOf(s)
-	if !sameState(savedState{DriftOffsets: got.Offsets, Rechosen: got.Rechosen}, want) || len(want.DriftOffsets) == 0 ||
+	if !sameState(savedState{DriftOffsets: got.Offsets, Rechosen: got.Rechosen, Dispersion: &got.Dispersion}, want) || len(want.DriftOffsets) == 0 ||
 		len(got.Baseline) != len(want.Baseline) || len(got.Baseline) < 12 {
 		t.Errorf("decoded %+v, the scheduler's %+v", got, want)
 	}

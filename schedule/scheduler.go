@@ -116,6 +116,8 @@ type savedState struct {
 	// rollouts may still be coming (a trainer whose rollouts lag its requests), each with its
 	// statistics as of the last answer.
 	Baseline []baselineEntry `json:"baseline,omitempty"`
+	// Dispersion is what the dispersion correction measured (propagate.Dispersion).
+	Dispersion *propagate.Dispersion `json:"dispersion,omitempty"`
 }
 
 // baselineEntry is one task's drift baseline and the number of answers it has been carried
@@ -134,7 +136,11 @@ func (st savedState) predictState() propagate.State {
 	for i, e := range st.Baseline {
 		base[i] = e.Baseline
 	}
-	return propagate.State{Offsets: st.DriftOffsets, Rechosen: st.Rechosen, Baseline: base}
+	out := propagate.State{Offsets: st.DriftOffsets, Rechosen: st.Rechosen, Baseline: base}
+	if st.Dispersion != nil {
+		out.Dispersion = *st.Dispersion
+	}
+	return out
 }
 
 // DecodeState decodes the predictor state stored with the last answer (storage's
@@ -214,7 +220,10 @@ func (s *Scheduler) Answer(id string, body []byte) ([]byte, error) {
 	if p.RechosenRate > 0 {
 		saved.Rechosen = next.Rechosen
 	}
-	if p.DriftRate > 0 || p.RechosenRate > 0 {
+	if p.DispersionMemory > 0 {
+		saved.Dispersion = next.Dispersion
+	}
+	if p.DriftRate > 0 || p.RechosenRate > 0 || p.DispersionMemory > 0 {
 		saved.Baseline = next.Baseline
 		if state, err = json.Marshal(saved); err != nil {
 			return nil, fmt.Errorf("encode predictor state of %s: %w", id, err)
@@ -270,7 +279,7 @@ func (s *Scheduler) choose(id string, req Request) (*Answer, []storage.TaskKey, 
 	for i, pk := range b.Picks {
 		nodes[i] = pk.Node
 	}
-	saved := savedState{DriftOffsets: next.Offsets, Rechosen: next.Rechosen,
+	saved := savedState{DriftOffsets: next.Offsets, Rechosen: next.Rechosen, Dispersion: &next.Dispersion,
 		Baseline: s.nextBaseline(st, propagate.Baselines(st.g, st.tasks, preds, nodes))}
 	return ans, chosenKeys(st, b), saved, nil
 }
