@@ -121,18 +121,18 @@ func TestDispersionFitsEachEnvironment(t *testing.T) {
 func TestDispersionShrinksAnEnvironmentWithFewGroups(t *testing.T) {
 	glob := newLikelihood()
 	for range 200 {
-		glob.add(0, 8, 0.5, 2) // every group degenerate: a small scale
+		glob.add(0, 8, 0.5, 2, 0) // every group degenerate: a small scale
 	}
 	one := newLikelihood()
-	one.add(4, 8, 0.5, 2) // one group half solved: alone, the largest scale
-	if s := scaleOf(one, nil, 0); s != dispersionGrid[len(dispersionGrid)-1] {
+	one.add(4, 8, 0.5, 2, 0) // one group half solved: alone, the largest scale
+	if s := correctionOf(one, nil, 0).scale; s != scaleGrid[len(scaleGrid)-1] {
 		t.Fatalf("one even group alone chooses scale %v", s)
 	}
-	if s, g := scaleOf(one, glob, 16), scaleOf(glob, nil, 0); s > 2*g {
+	if s, g := correctionOf(one, glob, 16).scale, correctionOf(glob, nil, 0).scale; s > 2*g {
 		t.Errorf("shrunk towards the global scale %v, one group gives %v", g, s)
 	}
-	if s := scaleOf(nil, nil, 16); s != 1 {
-		t.Errorf("nothing measured: scale %v, want 1", s)
+	if k := correctionOf(nil, nil, 16); k != (correction{1, 1}) {
+		t.Errorf("nothing measured: %+v, want scale 1 and slope 1", k)
 	}
 }
 
@@ -143,7 +143,7 @@ func TestDispersionCorrectsRechosenOverconfidence(t *testing.T) {
 	p := DefaultParams()
 	_, _, still := runDispersion(t, p, 0)
 	_, _, jumps := runDispersion(t, p, 2.5)
-	sStill, sJump := scaleOf(still.Dispersion.Rechose, nil, 0), scaleOf(jumps.Dispersion.Rechose, nil, 0)
+	sStill, sJump := correctionOf(still.Dispersion.Rechose, nil, 0).scale, correctionOf(jumps.Dispersion.Rechose, nil, 0).scale
 	if !(sJump < 1) || !(sJump < sStill) {
 		t.Errorf("re-chosen scale %v when tried tasks jump, %v when they stand: want below 1 and below", sJump, sStill)
 	}
@@ -168,5 +168,46 @@ func TestDispersionStateIsAValue(t *testing.T) {
 	bad := Dispersion{Global: &Likelihood{LL: []float64{1, 2}, N: 3}, Rechose: &Likelihood{LL: make([]float64, len(dispersionGrid)), N: math.NaN()}}
 	if c := bad.clone(); c.Global != nil || c.Rechose != nil {
 		t.Errorf("malformed likelihoods kept: %+v", c)
+	}
+}
+
+func TestExplorationReturn(t *testing.T) {
+	cases := []struct {
+		name    string
+		new, re *Signal
+		want    float64
+	}{
+		{"nothing measured", nil, nil, 1},
+		{"too few groups", &Signal{Sum: 3, N: 31}, &Signal{Sum: 30, N: 40}, 1},
+		{"untried return half", &Signal{Sum: 20, N: 40}, &Signal{Sum: 40, N: 40}, 0.5},
+		{"untried return more", &Signal{Sum: 60, N: 40}, &Signal{Sum: 20, N: 40}, 2},
+		{"known tasks return nothing", &Signal{Sum: 6, N: 40}, &Signal{Sum: 0, N: 40}, 1},
+	}
+	for _, c := range cases {
+		st := State{Dispersion: Dispersion{NewSignal: c.new, ReSignal: c.re}}
+		if got := st.ExplorationReturn(); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestExplorationReturnIsMeasured: the state's exploration return is the ratio of the
+// signal the groups of untried and of tried tasks returned: when tried tasks jump to
+// extremes (trained on), known tasks teach less and exploring returns more.
+func TestExplorationReturnIsMeasured(t *testing.T) {
+	var got [2]float64
+	for i, jump := range []float64{0, 2.5} {
+		_, _, st := runDispersion(t, DefaultParams(), jump)
+		n, r := st.Dispersion.NewSignal, st.Dispersion.ReSignal
+		if n == nil || r == nil || n.N < minSignalGroups || r.N < minSignalGroups {
+			t.Fatalf("jump %v: signals %+v %+v", jump, n, r)
+		}
+		got[i] = st.ExplorationReturn()
+		if want := n.mean() / r.mean(); got[i] != want || got[i] == 1 {
+			t.Errorf("jump %v: exploration return %v, the groups' %v", jump, got[i], want)
+		}
+	}
+	if !(got[1] > got[0]+0.2) {
+		t.Errorf("exploration return %v with tried tasks standing, %v with them jumping: want more", got[0], got[1])
 	}
 }

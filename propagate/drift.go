@@ -37,11 +37,13 @@ type Baseline struct {
 	// rollouts then measure the re-chosen offset, else its environment's. A caller that
 	// brings Rollouts and Sum up to date keeps Tried and Mean.
 	Tried bool `json:"tried,omitempty"`
-	// Pred and Count are the mean predicted for the task (after the offsets) and its
-	// posterior's count before the dispersion scale: how sure the prediction was, which the
-	// dispersion correction measures. 0 Count measures nothing.
-	Pred  float64 `json:"pred,omitempty"`
-	Count float64 `json:"count,omitempty"`
+	// Pred, Count and Centre are the mean predicted for the task (after the offsets) and its
+	// posterior's count, both before the dispersion correction, and the logit of its
+	// environment's mean then: what the dispersion correction measures. 0 Count measures
+	// nothing.
+	Pred   float64 `json:"pred,omitempty"`
+	Count  float64 `json:"count,omitempty"`
+	Centre float64 `json:"centre,omitempty"`
 }
 
 // Baselines returns the baselines of the given nodes for a later call, from the statistics
@@ -52,7 +54,7 @@ func Baselines(g *graph.Graph, tasks []stats.Task, preds []Prediction, nodes []i
 	one := func(i int) Baseline {
 		nd := g.Nodes[i]
 		return Baseline{Env: g.Envs[nd.Env], Task: nd.Task, Rollouts: tasks[i].Rollouts, Sum: tasks[i].Sum,
-			Mean: preds[i].base, Tried: tasks[i].Rollouts > 0, Pred: preds[i].Mean, Count: preds[i].count}
+			Mean: preds[i].base, Tried: tasks[i].Rollouts > 0, Pred: preds[i].pre, Count: preds[i].count, Centre: preds[i].centre}
 	}
 	if nodes == nil {
 		out := make([]Baseline, len(tasks))
@@ -87,8 +89,8 @@ type drift struct {
 	// and the scales of the call in progress (per environment index, and re-chosen)
 	disp          Dispersion
 	memory, prior float64
-	scale         []float64
-	scaleRe       float64
+	scale         []correction
+	scaleRe       correction
 }
 
 // start takes the State of a call: offsets clamped to ±DriftMax and the re-chosen offset to
@@ -192,9 +194,23 @@ func (d *drift) measureDispersion(groups []group) {
 			l.decay(d.memory)
 		}
 	}
+	if d.disp.NewSignal == nil {
+		d.disp.NewSignal = &Signal{}
+	}
+	if d.disp.ReSignal == nil {
+		d.disp.ReSignal = &Signal{}
+	}
+	for _, sg := range []*Signal{d.disp.NewSignal, d.disp.ReSignal} {
+		sg.Sum, sg.N = sg.Sum*d.memory, sg.N*d.memory
+	}
 	for _, gr := range groups {
 		for _, l := range d.channel(gr.b) {
-			l.add(gr.k, gr.n, gr.b.Pred, gr.b.Count)
+			l.add(gr.k, gr.n, gr.b.Pred, gr.b.Count, gr.b.Centre)
+		}
+		if gr.b.Tried {
+			d.disp.ReSignal.add(gr.k, gr.n)
+		} else {
+			d.disp.NewSignal.add(gr.k, gr.n)
 		}
 	}
 }
@@ -224,27 +240,32 @@ func (d *drift) channel(b Baseline) []*Likelihood {
 func (d *drift) current(g *graph.Graph) {
 	d.cur = resize(d.cur, len(g.Envs))
 	d.scale = resize(d.scale, len(g.Envs))
-	d.scaleRe = 1
+	d.scaleRe = dispersionGrid[unitScale]
 	if d.memory > 0 {
-		d.scaleRe = scaleOf(d.disp.Rechose, nil, 0)
+		d.scaleRe = correctionOf(d.disp.Rechose, nil, 0)
 	}
 	for e, name := range g.Envs {
 		d.cur[e] = d.offset[name]
-		d.scale[e] = 1
+		d.scale[e] = dispersionGrid[unitScale]
 		if d.memory > 0 {
-			d.scale[e] = scaleOf(d.disp.Env[name], d.disp.Global, d.prior)
+			d.scale[e] = correctionOf(d.disp.Env[name], d.disp.Global, d.prior)
 		}
 	}
 }
 
-// spread scales a posterior's count by the measured dispersion of its channel: the
-// environment's for a node never rolled out, the re-chosen one's for the others.
-func (d *drift) spread(env int32, alpha, beta float64, tried bool) (float64, float64) {
-	s := d.scale[env]
+// spread corrects a posterior by the measured dispersion of its channel (the environment's
+// for a node never rolled out, the re-chosen one's for the others): its mean moved by the
+// slope about centre, its count scaled.
+func (d *drift) spread(env int32, alpha, beta, centre float64, tried bool) (float64, float64) {
+	k := d.scale[env]
 	if tried {
-		s = d.scaleRe
+		k = d.scaleRe
 	}
-	return s * alpha, s * beta
+	if k == dispersionGrid[unitScale] {
+		return alpha, beta
+	}
+	m, n := k.apply(alpha/(alpha+beta), alpha+beta, centre)
+	return m * n, (1 - m) * n
 }
 
 func (d *drift) update(env string, realised, predicted, n float64) {

@@ -252,10 +252,12 @@ func (pr *Predictor) finish(g *graph.Graph, tasks []stats.Task, round int64, lo,
 		ba, bb := pr.borrowed(g, i)
 		alpha, beta := pr.posterior(i, env, a, b, ba, bb)
 		base, count := alpha/(alpha+beta), alpha+beta
-		alpha, beta = pr.drift.spread(env, alpha, beta, t.Rollouts > 0)
 		alpha, beta = pr.drift.shift(env, alpha, beta, t.Rollouts > 0, stale(t, f))
+		pre, centre := alpha/(alpha+beta), logit(pr.envs[env].mean)
+		alpha, beta = pr.drift.spread(env, alpha, beta, centre, t.Rollouts > 0)
 		pr.out[i] = pr.prediction(t, env, alpha, beta, f)
-		pr.out[i].Own, pr.out[i].Borrowed, pr.out[i].base, pr.out[i].count = a+b, ba+bb, base, count
+		o := &pr.out[i]
+		o.Own, o.Borrowed, o.base, o.count, o.pre, o.centre = a+b, ba+bb, base, count, pre, centre
 	}
 }
 

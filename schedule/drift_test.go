@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/envsched/envsched/batcher"
 	"github.com/envsched/envsched/propagate"
 	"maps"
 	"os"
@@ -419,4 +420,18 @@ func answerBoth(t *testing.T, sA, sB *Scheduler, id string, body []byte) []byte 
 		t.Fatalf("%s: the two databases are not in the same state:\n%s\n%s", id, a, b)
 	}
 	return a
+}
+
+// TestSelectionFollowsExplorationReturn: the coverage weight of a request is the configured
+// one times what exploring returned, as stored; with nothing measured it is the configured one.
+func TestSelectionFollowsExplorationReturn(t *testing.T) {
+	p := batcher.DefaultParams()
+	half := propagate.State{Dispersion: propagate.Dispersion{
+		NewSignal: &propagate.Signal{Sum: 20, N: 40}, ReSignal: &propagate.Signal{Sum: 40, N: 40}}}
+	if got := selectParams(p, half).CoverageWeight; got != p.CoverageWeight/2 {
+		t.Errorf("untried tasks returned half the signal: coverage weight %v, want %v", got, p.CoverageWeight/2)
+	}
+	if got := selectParams(p, propagate.State{}); got != p {
+		t.Errorf("nothing measured: %+v, want %+v", got, p)
+	}
 }

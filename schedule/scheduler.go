@@ -270,7 +270,7 @@ func (s *Scheduler) choose(id string, req Request) (*Answer, []storage.TaskKey, 
 	}
 	breq := batcher.Request{Size: req.Size, GroupSize: req.GroupSize, Step: step, Envs: req.Envs,
 		ExcludeEnvs: req.ExcludeEnvs, AllowRepeats: req.AllowRepeats, Seed: seed}
-	b, err := s.sel.Select(st.g, preds, st.tasks, breq, *s.opts.Select)
+	b, err := s.sel.Select(st.g, preds, st.tasks, breq, selectParams(*s.opts.Select, next))
 	if err != nil {
 		return nil, nil, savedState{}, selectError(err)
 	}
@@ -311,6 +311,14 @@ func (s *Scheduler) nextBaseline(st *state, picked []propagate.Baseline) []basel
 		out = append(out, e)
 	}
 	return out
+}
+
+// selectParams are the selection parameters of a request: p with its coverage weight
+// multiplied by what exploring has measurably returned (propagate.State.ExplorationReturn of
+// the state the prediction left), so that the share of exploration follows its return.
+func selectParams(p batcher.Params, next propagate.State) batcher.Params {
+	p.CoverageWeight *= next.ExplorationReturn()
+	return p
 }
 
 // selectError makes the batcher's errors about the request RequestErrors.

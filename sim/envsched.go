@@ -166,7 +166,9 @@ func (p *envschedPolicy) Choose(v *View) ([]int, error) {
 		p.useTruth(preds, v)
 	}
 	req := batcher.Request{Size: v.Size, GroupSize: v.Group, Step: step, Seed: mix(p.seed ^ uint64(step)<<20)}
-	b, err := batcher.Select(p.g, preds, p.tasks, req, p.params.Select)
+	sel := p.params.Select
+	sel.CoverageWeight *= p.state.ExplorationReturn() // as the scheduler does
+	b, err := batcher.Select(p.g, preds, p.tasks, req, sel)
 	if err != nil {
 		return nil, fmt.Errorf("policy %s: step %d: %w", p.name, v.Step, err)
 	}
