@@ -138,6 +138,88 @@ class VerlDatasetTest(unittest.TestCase):
         self.assertEqual(self.responder.answered, {}, "the validation dataset asked envsched")
 
 
+    def test_validation_dataset_with_listconfig_files_stays_plain(self) -> None:
+        """verl hands data.val_files over as given: an OmegaConf ListConfig for a list of files.
+
+        omegaconf is not installed here; ListConfigStandIn has the shape the adapter meets (a
+        MutableSequence that is not a list, iterating its items, equal to an equal list).
+        """
+        val_files = fakes.ListConfigStandIn(["test-a.parquet", "test-b.parquet"])
+        cfg = dict(self.cfg, train_files=fakes.ListConfigStandIn(["train.parquet"]), val_files=val_files)
+        self.assertNotIsInstance(val_files, (list, tuple))
+        self.assertFalse(envsched_verl.is_train_files(val_files, cfg))
+        self.assertTrue(envsched_verl.is_train_files(cfg["train_files"], cfg))
+        val = self.cls(data_files=val_files, tokenizer=None, config=cfg)
+        self.assertFalse(val.envsched_train)
+        self.assertEqual(self.responder.answered, {}, "the validation dataset asked envsched")
+
+    def test_reads_are_stamped_for_the_reward_wrapper(self) -> None:
+        cfg = dict(self.cfg, envsched=dict(self.cfg["envsched"], group_size=4))
+        ds = self.cls(data_files=ROWS, tokenizer=None, config=cfg)
+        item = ds[0]
+        stamp = item["extra_info"]["envsched"]
+        self.assertEqual((stamp["env"], stamp["task_id"]), batch_file(self.dir, "v8-000001")[0])
+        self.assertEqual({k: stamp[k] for k in ("dir", "step", "slot", "request_id")},
+                         {"dir": self.dir, "step": 1, "slot": 0, "request_id": "v8-000001"})
+        self.assertEqual(item["extra_info"]["index"], ROWS[ds.reads[0]]["extra_info"]["index"])
+        self.assertNotIn("envsched", ROWS[ds.reads[0]]["extra_info"], "the dataset's own row was changed")
+
+
+class StampedRewardTest(unittest.TestCase):
+    """The reward wrapper's own rollout lines (verl_flow.py plays verl between the adapters)."""
+
+    def setUp(self) -> None:
+        self.dir = tempdir(self)
+        self.responder = Responder(self.dir).start()
+        self.addCleanup(self.responder.stop)
+        self.ckpt = tempdir(self)
+
+    def lines(self) -> List[Dict[str, Any]]:
+        out = []
+        folder = os.path.join(self.dir, "rollouts", "verl-reward")
+        for name in sorted(os.listdir(folder)):
+            with open(os.path.join(folder, name)) as f:
+                out += [json.loads(line) for line in f]
+        return out
+
+    def test_one_line_per_sample_grouped_per_prompt(self) -> None:
+        import verl_flow
+        res = verl_flow.run(self.dir, steps=2, batch=6, group=4, checkpoint=self.ckpt)
+        recs = self.lines()
+        self.assertEqual(len(recs), 2 * 6 * 4)
+        first = [r for r in recs if r["group_id"] == f"{res['attempt']}/1/0"]
+        self.assertEqual(len(first), 4)
+        want_key = batch_file(self.dir, "verl-000001")[0]
+        for r in first:
+            self.assertEqual((r["env"], r["task_id"]), want_key)
+            self.assertEqual((r["step"], r["request_id"]), (1, "verl-000001"))
+            self.assertIn(r["reward"], (0.0, 1.0))
+        self.assertEqual(len({r["rollout_id"] for r in recs}), len(recs))
+
+    def test_replayed_step_counts_again_in_new_groups(self) -> None:
+        import verl_flow
+        a = verl_flow.run(self.dir, steps=1, batch=6, group=4, checkpoint=self.ckpt)
+        b = verl_flow.run(self.dir, steps=1, batch=6, group=4, checkpoint=self.ckpt)  # resumed: replays step 1
+        self.assertEqual(a["reads"], b["reads"])
+        recs = self.lines()
+        self.assertEqual(len(recs), 2 * 6 * 4)
+        self.assertEqual({r["request_id"] for r in recs}, {"verl-000001"})
+        groups = {r["group_id"] for r in recs}
+        self.assertEqual(len(groups), 12)
+        self.assertEqual({g.split("/")[0] for g in groups}, {a["attempt"], b["attempt"]})
+        self.assertEqual(len({r["rollout_id"] for r in recs}), len(recs))
+
+    def test_non_finite_score_writes_nothing(self) -> None:
+        stamp = {"dir": self.dir, "env": "alpha", "task_id": "1", "step": 1, "slot": 0, "request_id": None,
+                 "attempt": "a"}
+        sink = envsched_verl.RolloutSink()
+        sink.write(stamp, float("nan"))
+        sink.write(stamp, 0.5)
+        recs = self.lines()
+        self.assertEqual(len(recs), 1)
+        self.assertNotIn("request_id", recs[0], "a fallback batch has no request to name")
+
+
 class RewardWrapperTest(unittest.TestCase):
     def write_scorer(self, body: str) -> str:
         path = os.path.join(tempdir(self), "score.py")
@@ -148,15 +230,16 @@ class RewardWrapperTest(unittest.TestCase):
     def test_adds_env_and_task_to_float_and_dict_scores(self) -> None:
         fn = load_like_verl("compute_score")
         extra = {"index": 17, "split": "train"}
+        token = fn.__globals__["_PROCESS_TOKEN"]  # loaded by path, as verl does: its own module
         self.assertEqual(fn("gsm8k", "42", "42", extra),
-                         {"score": 1.0, "data_source": "gsm8k", "task_id": "17"})
+                         {"score": 1.0, "data_source": "gsm8k", "task_id": "17", "group_id": token})
         path = self.write_scorer("""
             def my_score(data_source, solution_str, ground_truth, extra_info=None, bonus=0.0):
                 return {"score": 0.5 + bonus, "acc": True}
         """)
         got = fn("math", "x", "y", {"task_id": "t-3", "index": 9}, envsched_inner_path=path,
                  envsched_inner_name="my_score", bonus=0.25)
-        self.assertEqual(got, {"score": 0.75, "acc": True, "data_source": "math", "task_id": "t-3"})
+        self.assertEqual(got, {"score": 0.75, "acc": True, "data_source": "math", "task_id": "t-3", "group_id": token})
 
     def test_validation_rows_stay_numeric(self) -> None:
         fn = load_like_verl("compute_score")
@@ -227,6 +310,113 @@ class TRLSamplerTest(unittest.TestCase):
             recs = [json.loads(line) for line in f]
         self.assertEqual(recs[0], {"env": "alpha", "task_id": "1", "reward": 1.0, "step": 5})
         self.assertEqual(len(recs), 3)
+
+
+class TRLAsyncAndIterableTest(unittest.TestCase):
+    def setUp(self) -> None:
+        self.dir = tempdir(self)
+        self.client = ec.EnvschedClient(self.dir, prefix="trl", timeout=10)
+
+    def test_async_reward_function_stays_async_and_logs(self) -> None:
+        import asyncio
+        import inspect
+
+        async def reward(prompts, completions, **kw):
+            await asyncio.sleep(0)
+            return [1.0 if c == "ok" else 0.0 for c in completions]
+
+        wrapped = envsched_trl.logging_reward(reward, self.client, name="async-rewards")
+        # TRL v0.27.0 sorts reward functions with asyncio.iscoroutinefunction; v1.9.0 with inspect's.
+        self.assertTrue(inspect.iscoroutinefunction(wrapped))
+        out = asyncio.run(wrapped(prompts=["p", "p"], completions=["ok", "no"],
+                                  data_source=["alpha", "alpha"], extra_info=[{"index": 1}, {"index": 1}]))
+        self.assertEqual(out, [1.0, 0.0])
+        with open(os.path.join(self.dir, "rollouts", "async-rewards.jsonl")) as f:
+            self.assertEqual([json.loads(line)["reward"] for line in f], [1.0, 0.0])
+
+    def test_iterable_dataset_is_refused_loudly(self) -> None:
+        args = SimpleNamespace(num_generations=4)
+        with self.assertRaisesRegex(TypeError, "iterable dataset.*never choose"):
+            envsched_trl.EnvschedGRPOTrainer(model=None, args=args, train_dataset=fakes.IterableDataset(ROWS),
+                                             reward_funcs=[], envsched_client=self.client)
+        with self.assertRaisesRegex(TypeError, "iterable dataset"):  # by position, as GRPOTrainer allows
+            envsched_trl.EnvschedGRPOTrainer(None, args, fakes.IterableDataset(ROWS), [], envsched_client=self.client)
+        envsched_trl.EnvschedGRPOTrainer(model=None, args=args, train_dataset=ROWS, reward_funcs=[],
+                                         envsched_client=self.client)  # a map-style dataset is fine
+
+
+CALIBRATION = {"overall": {"groups": 400, "predicted_degenerate": 0.2, "realised_degenerate": 0.25,
+                           "degenerate_gap": 0.05, "predicted_mean": 0.5, "realised_mean": 0.48},
+               "recent": {"groups": 120, "predicted_degenerate": 0.18, "realised_degenerate": 0.15,
+                          "degenerate_gap": -0.03, "predicted_mean": 0.5, "realised_mean": 0.5},
+               "recent_answers": 20, "savings": {"source": "env_means", "rollouts_saved_est": 512.5}}
+
+
+class MetricsTest(unittest.TestCase):
+    def setUp(self) -> None:
+        self.dir = tempdir(self)
+        self.responder = Responder(self.dir).start()
+        self.addCleanup(self.responder.stop)
+
+    def write_status(self, **extra: Any) -> None:
+        body = {"version": "0.1.0", "rollouts": 10, **extra}
+        ec.write_atomic(os.path.join(self.dir, "status.json"), json.dumps(body).encode())
+
+    def test_batch_metrics_from_batch_and_status(self) -> None:
+        client = ec.EnvschedClient(self.dir, prefix="m", timeout=10)
+        self.assertEqual(client.metrics(), {})
+        batch = client.next_batch(size=6, group_size=4)
+        tasks = batch.raw["tasks"]
+        self.write_status()  # no calibration yet: predicted figures only
+        m = client.metrics()
+        self.assertAlmostEqual(m["envsched/predicted_degenerate"], sum(t["p_degenerate"] for t in tasks) / 6)
+        self.assertEqual(m["envsched/envs_in_batch"], float(len({t["env"] for t in tasks})))
+        self.assertEqual(m["envsched/rollouts_seen"], 0.0)
+        self.assertEqual(m["envsched/fallback"], 0.0)
+        self.assertNotIn("envsched/realised_degenerate", m)
+        self.assertTrue(all(k.startswith("envsched/") and isinstance(v, float) for k, v in m.items()))
+        self.write_status(calibration=CALIBRATION)
+        m = client.metrics()
+        self.assertEqual((m["envsched/realised_degenerate"], m["envsched/calibration_gap"],
+                          m["envsched/realised_degenerate_overall"], m["envsched/rollouts_saved_est"]),
+                         (0.15, -0.03, 0.25, 512.5))
+
+    def test_fallback_batch_says_so(self) -> None:
+        client = ec.EnvschedClient(tempdir(self), prefix="fb", timeout=0.05, fallback_tasks=[("a", "1"), ("b", "2")])
+        client.next_batch(size=2)  # nobody answers in that folder
+        self.assertEqual(client.metrics(), {"envsched/fallback": 1.0, "envsched/envs_in_batch": 2.0})
+
+    def test_verl_tracking_logs_envsched_metrics_per_step(self) -> None:
+        cfg = {"train_batch_size": 6, "shuffle": False,
+               "envsched": {"dir": self.dir, "prefix": "vm", "timeout": 10, "checkpoint_dir": tempdir(self)}}
+        ds = load_like_verl("EnvschedDataset")(data_files=ROWS, tokenizer=None, config=cfg)
+        self.write_status(calibration=CALIBRATION)
+        for i in range(12):
+            ds[i]
+        tracking = sys.modules["verl.utils.tracking"].Tracking()
+        tracking.log({"actor/loss": 0.5, "envsched/fallback": 7.0}, step=1)
+        tracking.log({"actor/loss": 0.4}, step=1)  # a second call for the same step adds nothing
+        tracking.log(data={"actor/loss": 0.3}, step=2)
+        (s1, d1), (_, d1b), (s2, d2) = tracking.logged
+        self.assertEqual((s1, s2), (1, 2))
+        with open(os.path.join(self.dir, "batches", "vm-000001.json")) as f:
+            tasks = json.load(f)["tasks"]
+        self.assertAlmostEqual(d1["envsched/predicted_degenerate"], sum(t["p_degenerate"] for t in tasks) / 6)
+        self.assertEqual(d1["envsched/realised_degenerate"], 0.15)
+        self.assertEqual(d1["envsched/fallback"], 7.0, "the trainer's own key wins")
+        self.assertEqual(d1b, {"actor/loss": 0.4})
+        self.assertIn("envsched/predicted_degenerate", d2)
+
+    def test_trl_log_adds_envsched_metrics(self) -> None:
+        client = ec.EnvschedClient(self.dir, prefix="tm", timeout=10)
+        args = SimpleNamespace(num_generations=4)
+        trainer = envsched_trl.EnvschedGRPOTrainer(model=None, args=args, train_dataset=ROWS, reward_funcs=[],
+                                                   envsched_client=client)
+        client.next_batch(size=3)
+        trainer.log({"loss": 1.0})
+        trainer.log({"eval_loss": 2.0})
+        self.assertIn("envsched/predicted_degenerate", trainer.logged[0])
+        self.assertEqual(trainer.logged[1], {"eval_loss": 2.0})
 
 
 @unittest.skipUnless(envsched_bin(), "ENVSCHED_BIN not set: the real daemon is tested from Go (clients/python e2e)")

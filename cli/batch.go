@@ -1,0 +1,171 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/envsched/envsched/catalog"
+	"github.com/envsched/envsched/graph"
+	"github.com/envsched/envsched/ingest"
+	"github.com/envsched/envsched/schedule"
+	"github.com/envsched/envsched/storage"
+)
+
+func batchCommand() *cli.Command {
+	flags := []cli.Flag{
+		ingestDirFlag(),
+		ingestDBFlag(),
+		&cli.IntFlag{Name: "size", EnvVars: []string{"ENVSCHED_BATCH_SIZE"}, Value: schedule.DefaultSize,
+			Usage: "tasks in the batch (1 to 100000)"},
+		&cli.IntFlag{Name: "group-size", EnvVars: []string{"ENVSCHED_GROUP_SIZE"}, Value: schedule.DefaultGroupSize,
+			Usage: "rollouts the trainer runs per task (1 to 1024); sets the degenerate chance shown"},
+		&cli.StringFlag{Name: "id", Usage: "the request `ID` to store the batch under (default batch-STEP)"},
+		&cli.Int64Flag{Name: "step", Usage: "the training step the batch is for (default: the previous answered step + 1)"},
+		&cli.StringSliceFlag{Name: "env", Usage: "only this environment (repeat for several)"},
+		&cli.StringSliceFlag{Name: "exclude-env", Usage: "never this environment (repeat for several)"},
+		&cli.BoolFlag{Name: "allow-repeats", Usage: "repeat tasks when fewer are eligible than --size"},
+		&cli.Int64Flag{Name: "seed", Usage: "seed of every random choice (default: derived from the ID)"},
+		&cli.BoolFlag{Name: "json", Usage: "print the batch object of PROTOCOL.md instead of a table"},
+	}
+	return &cli.Command{
+		Name:  "batch",
+		Usage: "choose a batch now, as the daemon would answer a request",
+		Description: "batch ingests what is new under DIR/catalog and DIR/rollouts, chooses a batch exactly as " +
+			"`envsched run` answers a request file, stores it in the database under the ID and prints it. " +
+			"The same ID again prints the stored batch unchanged. It cannot run while `envsched run` holds " +
+			"the database (exit code 3).",
+		Flags:  append(flags, schedulerFlags()...),
+		Action: batchAction,
+	}
+}
+
+func batchAction(c *cli.Context) error {
+	dir := c.String("dir")
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return usageError{fmt.Errorf("--dir %s: not a folder", dir)}
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	db, err := storage.Open(ingestDBPath(c), storage.Options{Logger: log})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if err := ingestNew(c, db, dir, log); err != nil {
+		return err
+	}
+	sch, err := newBatchScheduler(c, db, log)
+	if err != nil {
+		return err
+	}
+	id, err := batchID(c, db)
+	if err != nil {
+		return err
+	}
+	data, err := sch.Answer(id, batchBody(c))
+	if err != nil {
+		return err
+	}
+	if err := printBatch(c.App.Writer, data, c.Bool("json")); err != nil {
+		return err
+	}
+	return db.Close()
+}
+
+// ingestNew reads what is new in DIR, as the daemon does before it answers, and says what on
+// standard error.
+func ingestNew(c *cli.Context, db *storage.DB, dir string, log *slog.Logger) error {
+	edges := schedule.NewEdgeKeeper(graph.Options{})
+	in, err := ingest.New(db, dir, ingest.Options{Logger: log, ReadCatalogFile: catalog.ReadFile,
+		OnTasks: edges.OnTasks, OnCommitError: edges.Reset})
+	if err != nil {
+		return err
+	}
+	sum, err := in.Scan(c.Context)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(c.App.ErrWriter, sum.String())
+	return nil
+}
+
+func newBatchScheduler(c *cli.Context, db *storage.DB, log *slog.Logger) (*schedule.Scheduler, error) {
+	pp, bp, err := schedulerParams(c, db.Config().Decay)
+	if err != nil {
+		return nil, err
+	}
+	size, group := c.Int("size"), c.Int("group-size")
+	if size < 1 || size > schedule.MaxSize || group < 1 || group > schedule.MaxGroupSize {
+		return nil, usageError{fmt.Errorf("--size %d and --group-size %d: want 1 to %d and 1 to %d", size, group, schedule.MaxSize, schedule.MaxGroupSize)}
+	}
+	return schedule.New(db, schedule.Options{Size: size, GroupSize: group, Predict: &pp, Select: &bp,
+		BuildGraph: schedule.DefaultBuildGraph, Logger: log})
+}
+
+// batchID is --id, or batch-STEP with STEP the step the batch will be for.
+func batchID(c *cli.Context, db *storage.DB) (string, error) {
+	if id := c.String("id"); id != "" {
+		if !schedule.ValidID(id) {
+			return "", usageError{fmt.Errorf("--id %q: want 1 to 128 of A-Z a-z 0-9 . _ -, starting with a letter or digit", id)}
+		}
+		return id, nil
+	}
+	step := c.Int64("step")
+	if !c.IsSet("step") {
+		last, err := schedule.LastStep(db)
+		if err != nil {
+			return "", err
+		}
+		step = last + 1
+	}
+	return fmt.Sprintf("batch-%d", step), nil
+}
+
+// batchBody is the request the flags make, in the file format a trainer would write.
+func batchBody(c *cli.Context) []byte {
+	req := map[string]any{"size": c.Int("size"), "group_size": c.Int("group-size")}
+	if c.IsSet("step") {
+		req["step"] = c.Int64("step")
+	}
+	if envs := c.StringSlice("env"); len(envs) > 0 {
+		req["envs"] = envs
+	}
+	if envs := c.StringSlice("exclude-env"); len(envs) > 0 {
+		req["exclude_envs"] = envs
+	}
+	if c.Bool("allow-repeats") {
+		req["allow_repeats"] = true
+	}
+	if c.IsSet("seed") {
+		req["seed"] = c.Int64("seed")
+	}
+	data, _ := json.Marshal(req)
+	return data
+}
+
+// printBatch prints the stored answer: as it is with asJSON, else as a table.
+func printBatch(w io.Writer, data []byte, asJSON bool) error {
+	if asJSON {
+		_, err := w.Write(data)
+		return err
+	}
+	var a schedule.Answer
+	if err := json.Unmarshal(data, &a); err != nil {
+		return errors.New("the stored answer is not a batch object: " + err.Error())
+	}
+	fmt.Fprintf(w, "batch %s  step %d  %d tasks × %d rollouts  from %d eligible  (%d rollouts seen, %s)\n",
+		a.ID, a.Step, a.Size, a.GroupSize, a.Eligible, a.RolloutsSeen, a.CreatedAt)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "rank\tenv\ttask\tscore\tmean\tvariance\tp(degenerate)\texploit\tcoverage\tpenalty\treason")
+	for _, t := range a.Tasks {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%.3f\t%.2f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%s\n", t.Rank, t.Env, t.TaskID,
+			t.Score, t.PredictedMean, t.PredictedVariance, t.PDegenerate, t.Exploit, t.Coverage, t.Penalty, t.Reason)
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,132 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/envsched/envsched/export"
+	"github.com/envsched/envsched/fsutil"
+	"github.com/envsched/envsched/snapshot"
+	"github.com/envsched/envsched/storage"
+)
+
+func exportCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "export",
+		Usage:     "export rollouts, tasks, batches or quarantined lines as JSON lines or CSV",
+		UsageText: "envsched export --dir DIR --what rollouts|tasks|batches|quarantine [--format jsonl|csv] [--out FILE]",
+		Description: "export writes everything the database holds of one kind, for pandas or a spreadsheet: " +
+			"rollouts (one per line, in the order each task's were counted), tasks (catalogue metadata and " +
+			"statistics), batches (JSON lines: each stored answer; CSV: one row per chosen task) or " +
+			"quarantine (lines set aside and why). Exported rollouts and tasks as JSON lines are valid " +
+			"rollout and catalogue files: ingested into a fresh directory they give the same statistics. " +
+			"While `envsched run` holds the database, export reads a consistent copy the daemon writes " +
+			"into DIR/snapshots. Output goes to standard output unless --out names a file (written whole, " +
+			"then renamed into place).",
+		Flags: []cli.Flag{
+			ingestDirFlag(),
+			ingestDBFlag(),
+			&cli.StringFlag{Name: "what", Required: true, Usage: "`KIND` to export: rollouts, tasks, batches or quarantine"},
+			&cli.StringFlag{Name: "format", EnvVars: []string{"ENVSCHED_EXPORT_FORMAT"},
+				Usage: "`FORMAT`: jsonl or csv (default: csv when --out ends in .csv, else jsonl)"},
+			&cli.StringFlag{Name: "out", Usage: "write to `FILE` instead of standard output"},
+			snapshotWaitFlag(),
+		},
+		Action: exportAction,
+	}
+}
+
+func exportAction(c *cli.Context) error {
+	what := export.What(strings.ToLower(c.String("what")))
+	format, err := exportFormat(c.String("format"), c.String("out"))
+	if err != nil {
+		return err
+	}
+	db, err := openForReading(c)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	out := c.String("out")
+	write := func(w io.Writer) (n int64, err error) {
+		err = db.View(func(r *storage.Reader) error {
+			n, err = export.Write(w, r, db.Config(), what, format)
+			return err
+		})
+		if errors.Is(err, export.ErrUnknown) {
+			return n, usageError{err}
+		}
+		return n, err
+	}
+	if out == "" {
+		_, err := write(c.App.Writer)
+		return err
+	}
+	n, err := writeFileWith(out, write)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.App.ErrWriter, "exported %d %s to %s\n", n, what, out)
+	return nil
+}
+
+// exportFormat is --format, or the format --out's extension suggests.
+func exportFormat(flag, out string) (export.Format, error) {
+	switch strings.ToLower(flag) {
+	case "jsonl", "json":
+		return export.JSONL, nil
+	case "csv":
+		return export.CSV, nil
+	case "":
+		if strings.EqualFold(filepath.Ext(out), ".csv") {
+			return export.CSV, nil
+		}
+		return export.JSONL, nil
+	}
+	return "", usageError{fmt.Errorf("--format %q: use jsonl or csv", flag)}
+}
+
+// writeFileWith writes path through fn atomically (fsutil.WriteAtomic): a reader never sees
+// half an export, and the file survives a crash once it is in place.
+func writeFileWith(path string, fn func(io.Writer) (int64, error)) (int64, error) {
+	var n int64
+	err := fsutil.WriteAtomic(path, 0o644, func(w io.Writer) error {
+		var err error
+		n, err = fn(w)
+		return err
+	}, fsutil.Hooks{})
+	if err != nil {
+		return n, fmt.Errorf("write %s: %w", path, err)
+	}
+	return n, nil
+}
+
+func snapshotWaitFlag() cli.Flag {
+	return &cli.DurationFlag{Name: "snapshot-wait", EnvVars: []string{"ENVSCHED_SNAPSHOT_WAIT"},
+		Value: snapshot.DefaultWait,
+		Usage: "while envsched run holds the database, how long (`DURATION`) to wait for the copy it writes"}
+}
+
+// openForReading opens --db (default DIR/envsched.db) for reading: directly when it is free, or
+// through a consistent copy from the running daemon (package snapshot).
+func openForReading(c *cli.Context) (*snapshot.DB, error) {
+	path := ingestDBPath(c)
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("no database at %s: start `envsched run --dir %s` (or `envsched ingest`) first",
+			path, c.String("dir"))
+	}
+	ctx := c.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	return snapshot.Open(ctx, c.String("dir"), path, snapshot.Options{Wait: c.Duration("snapshot-wait"), Logger: log})
+}

@@ -1,0 +1,116 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/urfave/cli/v2"
+
+	"github.com/envsched/envsched/catalog"
+	"github.com/envsched/envsched/graph"
+	"github.com/envsched/envsched/ingest"
+	"github.com/envsched/envsched/schedule"
+	"github.com/envsched/envsched/storage"
+)
+
+// progressMinBytes is the backlog above which `ingest` shows a progress bar (on a terminal).
+const progressMinBytes = 64 << 20
+
+func ingestCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "ingest",
+		Usage: "read everything new under DIR/catalog and DIR/rollouts into the database",
+		Description: "ingest reads every complete line that is new in DIR/catalog/*.jsonl and " +
+			"DIR/rollouts/**/*.jsonl, and every changed DIR/catalog/*.parquet, commits it, and prints a " +
+			"one-line summary. Run again with nothing new, it adds nothing. It cannot run while `envsched run` holds the database (exit code 3).",
+		Flags: []cli.Flag{
+			ingestDirFlag(),
+			ingestDBFlag(),
+			&cli.Float64Flag{Name: "reward-min", EnvVars: []string{"ENVSCHED_REWARD_MIN"}, Value: 0,
+				Usage: "lowest reward; lower rewards are clipped to it and counted (fixed when the database is created)"},
+			&cli.Float64Flag{Name: "reward-max", EnvVars: []string{"ENVSCHED_REWARD_MAX"}, Value: 1,
+				Usage: "highest reward; higher rewards are clipped to it and counted (fixed when the database is created)"},
+		},
+		Action: ingestAction,
+	}
+}
+
+// ingestRewardRange is the range asked for on the command line; nil when neither flag was given, so
+// that an existing database keeps its own.
+func ingestRewardRange(c *cli.Context) (*storage.Range, error) {
+	if !c.IsSet("reward-min") && !c.IsSet("reward-max") {
+		return nil, nil
+	}
+	r := &storage.Range{Min: c.Float64("reward-min"), Max: c.Float64("reward-max")}
+	if !(r.Min < r.Max) {
+		return nil, usageError{fmt.Errorf("--reward-min %g must be below --reward-max %g", r.Min, r.Max)}
+	}
+	return r, nil
+}
+
+func ingestAction(c *cli.Context) error {
+	dir := c.String("dir")
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return usageError{fmt.Errorf("--dir %s: not a folder", dir)}
+	}
+	rg, err := ingestRewardRange(c)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	db, err := storage.Open(ingestDBPath(c), storage.Options{Reward: rg, Logger: log})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	bar := newIngestBar(os.Stderr)
+	edges := schedule.NewEdgeKeeper(graph.Options{})
+	in, err := ingest.New(db, dir, ingest.Options{Logger: log, Progress: bar.update, ReadCatalogFile: catalog.ReadFile,
+		OnTasks: edges.OnTasks, OnCommitError: edges.Reset})
+	if err != nil {
+		return err
+	}
+	sum, err := in.Scan(c.Context)
+	bar.finish()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(c.App.Writer, sum.String())
+	return db.Close()
+}
+
+// ingestBar shows a progress bar on a terminal when the backlog is large; elsewhere it does
+// nothing.
+type ingestBar struct {
+	w   io.Writer
+	tty bool
+	bar *progressbar.ProgressBar
+}
+
+func newIngestBar(f *os.File) *ingestBar {
+	return &ingestBar{w: f, tty: terminal(f)}
+}
+
+func (b *ingestBar) update(p ingest.Progress) {
+	if !b.tty || p.Total < progressMinBytes {
+		return
+	}
+	if b.bar == nil {
+		b.bar = progressbar.NewOptions64(p.Total, progressbar.OptionSetWriter(b.w),
+			progressbar.OptionShowBytes(true), progressbar.OptionSetDescription("ingesting"),
+			progressbar.OptionThrottle(100e6), progressbar.OptionClearOnFinish())
+	}
+	if err := b.bar.Set64(min(p.Done, p.Total)); err != nil && !errors.Is(err, io.ErrShortWrite) {
+		b.tty = false // the terminal went away: stop drawing
+	}
+}
+
+func (b *ingestBar) finish() {
+	if b.bar != nil {
+		_ = b.bar.Finish()
+	}
+}

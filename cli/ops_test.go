@@ -1,0 +1,214 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/envsched/envsched/daemon"
+	"github.com/envsched/envsched/report"
+	"github.com/envsched/envsched/report/reporttest"
+	"github.com/envsched/envsched/storage"
+	"github.com/envsched/envsched/storage/storagetest"
+)
+
+// runApp runs the app in-process with args and returns the exit code and what it printed.
+func opsApp(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	app := NewApp()
+	app.Writer, app.ErrWriter = &out, &errOut
+	err := app.Run(append([]string{"envsched"}, args...))
+	if err != nil {
+		errOut.WriteString(err.Error())
+		return ExitCode(err), out.String(), errOut.String()
+	}
+	return exitOK, out.String(), errOut.String()
+}
+
+// generatedDir is an exchange directory whose database holds a generated run (closed).
+func generatedDir(t *testing.T) (string, reporttest.Run) {
+	t.Helper()
+	dir := t.TempDir()
+	db, err := storage.Open(filepath.Join(dir, "envsched.db"), storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := reporttest.Generate(db, reporttest.Options{Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return dir, run
+}
+
+func TestExportCommand(t *testing.T) {
+	dir, run := generatedDir(t)
+	code, out, errOut := opsApp(t, "export", "--dir", dir, "--what", "rollouts")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != run.Rollouts {
+		t.Fatalf("%d lines, want %d", len(lines), run.Rollouts)
+	}
+	var first map[string]any
+	if err := json.Unmarshal([]byte(lines[0]), &first); err != nil || first["env"] == nil || first["reward"] == nil {
+		t.Fatalf("first line %s: %v", lines[0], err)
+	}
+	file := filepath.Join(t.TempDir(), "tasks.csv")
+	if code, _, errOut := opsApp(t, "export", "--dir", dir, "--what", "tasks", "--out", file); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	f, _ := os.Open(file)
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(rows) != run.Tasks+1 {
+		t.Fatalf("CSV by extension: %d rows, %v", len(rows), err)
+	}
+	if code, _, _ := opsApp(t, "export", "--dir", dir, "--what", "everything"); code != exitUsage {
+		t.Fatalf("unknown --what: exit %d, want %d", code, exitUsage)
+	}
+}
+
+func TestCompactCommand(t *testing.T) {
+	dir, _ := generatedDir(t)
+	path := filepath.Join(dir, "envsched.db")
+	before := counts(t, path)
+	fi, _ := os.Stat(path)
+	code, out, errOut := opsApp(t, "compact", "--dir", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "compacted") || !strings.Contains(out, "->") {
+		t.Fatalf("output %q", out)
+	}
+	after := counts(t, path)
+	if before != after {
+		t.Fatalf("counts changed: %+v -> %+v", before, after)
+	}
+	if fi2, _ := os.Stat(path); fi2.Size() > fi.Size() {
+		t.Fatalf("compacted file grew: %d -> %d", fi.Size(), fi2.Size())
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".*")); len(left) != 0 {
+		t.Fatalf("temporary files left: %v", left)
+	}
+	db, err := storage.Open(path, storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	storagetest.MustCheck(t, db, "")
+	code, _, errOut = opsApp(t, "compact", "--dir", dir)
+	if code != exitLocked || !strings.Contains(errOut, "stop `envsched run`") {
+		t.Fatalf("compact of a held database: exit %d, %s", code, errOut)
+	}
+}
+
+// dbCounts are what compaction must keep.
+type dbCounts struct {
+	storage.Counters
+	tasks, rollouts, answers int
+}
+
+func counts(t *testing.T, path string) dbCounts {
+	t.Helper()
+	db, err := storage.Open(path, storage.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var c dbCounts
+	err = db.View(func(r *storage.Reader) error {
+		var err error
+		if c.Counters, err = r.Counters(); err != nil {
+			return err
+		}
+		err = errors.Join(
+			r.Tasks(true, func(storage.TaskInfo) error { c.tasks++; return nil }),
+			r.Rollouts(func(*storage.StoredRollout) error { c.rollouts++; return nil }),
+			r.Answers(func(string, []byte) error { c.answers++; return nil }))
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestStatusCommand(t *testing.T) {
+	dir := t.TempDir()
+	code, _, errOut := opsApp(t, "status", "--dir", dir)
+	if code != exitError || !strings.Contains(errOut, "not running") {
+		t.Fatalf("missing status.json: exit %d, %q", code, errOut)
+	}
+	last := "step-000003"
+	pid := os.Getpid()
+	write := func(updated time.Time) {
+		s := daemon.Status{Version: "test", PID: pid, StartedAt: "2026-12-02T17:00:00Z",
+			UpdatedAt: updated.UTC().Format(time.RFC3339), DB: "x.db", Rollouts: 42, Tasks: 7, Envs: 2,
+			RequestsAnswered: 3, LastRequest: &last, WatchMode: "notify"}
+		data, _ := json.Marshal(s)
+		if err := os.WriteFile(filepath.Join(dir, "status.json"), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(time.Now())
+	code, out, errOut := opsApp(t, "status", "--dir", dir)
+	if code != 0 || !strings.Contains(out, "running") || !strings.Contains(out, "42") || !strings.Contains(out, last) {
+		t.Fatalf("fresh heartbeat: exit %d, %q %q", code, out, errOut)
+	}
+	code, out, _ = opsApp(t, "status", "--dir", dir, "--json")
+	var s daemon.Status
+	if code != 0 || json.Unmarshal([]byte(out), &s) != nil || s.Rollouts != 42 {
+		t.Fatalf("--json: exit %d, %q", code, out)
+	}
+	write(time.Now().Add(-time.Hour))
+	code, out, errOut = opsApp(t, "status", "--dir", dir)
+	if code != exitError || !strings.Contains(out, "NOT RUNNING") || !strings.Contains(out, "stuck") ||
+		!strings.Contains(errOut, "not running") {
+		t.Fatalf("stale heartbeat of a live process: exit %d, %q %q", code, out, errOut)
+	}
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	pid = gone.Process.Pid
+	write(time.Now())
+	code, out, _ = opsApp(t, "status", "--dir", dir)
+	if code != exitError || !strings.Contains(out, "is gone") {
+		t.Fatalf("fresh heartbeat of an exited process: exit %d, %q", code, out)
+	}
+}
+
+func TestReportCommand(t *testing.T) {
+	dir, _ := generatedDir(t)
+	out := filepath.Join(t.TempDir(), "report.html")
+	code, _, errOut := opsApp(t, "report", "--dir", dir, "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil || !bytes.HasPrefix(data, []byte("<!DOCTYPE html>")) || bytes.Count(data, []byte("data:image/png;base64,")) != len(report.FigureIDs) {
+		t.Fatalf("report file: %d bytes, %v", len(data), err)
+	}
+	if code, _, errOut := opsApp(t, "report", "--dir", t.TempDir(), "--out", out); code != exitError || !strings.Contains(errOut, "no database") {
+		t.Fatalf("no database: exit %d, %s", code, errOut)
+	}
+}
+
+func TestRunRefusesBadMetricsAddr(t *testing.T) {
+	code, _, errOut := opsApp(t, "run", "--dir", t.TempDir(), "--metrics-addr", "9464")
+	if code != exitUsage || !strings.Contains(errOut, "HOST:PORT") {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+}

@@ -1,0 +1,158 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/envsched/envsched/daemon"
+	"github.com/envsched/envsched/metrics"
+	"github.com/envsched/envsched/stats"
+)
+
+// Test-only knobs of `envsched run`, read from the environment and deliberately not flags.
+const (
+	envCrashPoint    = "ENVSCHED_CRASHPOINT"          // name[:n]: die at the n-th pass of a named point
+	envOverflowEvery = "ENVSCHED_TEST_OVERFLOW_EVERY" // n: every n-th watcher event is a simulated overflow
+)
+
+func runCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "run",
+		Usage: "serve an exchange directory: ingest rollouts, answer batch requests",
+		Description: "run creates DIR's folders, ingests the rollouts and catalogue already there, answers " +
+			"the requests already there, then watches DIR until SIGINT or SIGTERM, answering each " +
+			"DIR/requests/ID.json with DIR/batches/ID.json. Exit codes: 0 stopped by a signal, 1 an " +
+			"error, 2 bad flags, 3 the database is held by another envsched.",
+		Flags:  append(runFlags(), schedulerFlags()...),
+		Action: runAction,
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
+			return usageError{err}
+		},
+	}
+}
+
+func runFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "dir", EnvVars: []string{"ENVSCHED_DIR"},
+			Usage: "the exchange `DIR` the trainer writes catalog/, rollouts/ and requests/ into"},
+		&cli.StringFlag{Name: "db", EnvVars: []string{"ENVSCHED_DB"},
+			Usage: "the database `PATH` (default DIR/envsched.db)"},
+		&cli.BoolFlag{Name: "poll", EnvVars: []string{"ENVSCHED_POLL"},
+			Usage: "find changes by polling alone (for NFS and other filesystems without events)"},
+		&cli.DurationFlag{Name: "poll-interval", EnvVars: []string{"ENVSCHED_POLL_INTERVAL"},
+			Value: daemon.DefaultPollInterval, Usage: "how often the folders are listed in poll mode"},
+		&cli.DurationFlag{Name: "rescan-interval", EnvVars: []string{"ENVSCHED_RESCAN_INTERVAL"},
+			Value: daemon.DefaultSafetyInterval,
+			Usage: "with file events, how often the folders are also listed, a net under lost events"},
+		&cli.DurationFlag{Name: "status-interval", EnvVars: []string{"ENVSCHED_STATUS_INTERVAL"},
+			Value: daemon.DefaultStatusInterval, Usage: "how often DIR/status.json is rewritten"},
+		&cli.IntFlag{Name: "batch-size", EnvVars: []string{"ENVSCHED_BATCH_SIZE"},
+			Value: daemon.DefaultBatchSize, Usage: "tasks in a batch when a request gives no size (1 to 100000)"},
+		&cli.IntFlag{Name: "group-size", EnvVars: []string{"ENVSCHED_GROUP_SIZE"},
+			Value: daemon.DefaultGroupSize, Usage: "rollouts per task when a request gives no group_size (1 to 1024)"},
+		&cli.Float64Flag{Name: "reward-min", EnvVars: []string{"ENVSCHED_REWARD_MIN"}, Value: 0,
+			Usage: "lowest reward; lower rewards are clipped to it and counted (fixed when the database is created)"},
+		&cli.Float64Flag{Name: "reward-max", EnvVars: []string{"ENVSCHED_REWARD_MAX"}, Value: 1,
+			Usage: "highest reward; higher rewards are clipped to it and counted (fixed when the database is created)"},
+		&cli.StringFlag{Name: "log-format", EnvVars: []string{"ENVSCHED_LOG_FORMAT"}, Value: "text",
+			Usage: "log lines on standard error as `text` (for people) or json"},
+		&cli.StringFlag{Name: "metrics-addr", EnvVars: []string{"ENVSCHED_METRICS_ADDR"},
+			Usage: "serve Prometheus metrics at http://`HOST:PORT`/metrics (off by default; an empty HOST is 127.0.0.1)"},
+		&cli.StringFlag{Name: "log-level", EnvVars: []string{"ENVSCHED_LOG_LEVEL"}, Value: "info",
+			Usage: "least severe log lines shown: debug, info, warn or error"},
+	}
+}
+
+// runAction builds the Config, starts the daemon and serves until SIGINT or SIGTERM.
+func runAction(c *cli.Context) error {
+	logger, err := runLogger(c.String("log-format"), c.String("log-level"), os.Stderr)
+	if err != nil {
+		return usageError{err}
+	}
+	cfg, err := runConfig(c)
+	if err != nil {
+		return usageError{err}
+	}
+	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return serveDir(ctx, cfg, logger)
+}
+
+// serveDir runs the daemon until ctx is done.
+func serveDir(ctx context.Context, cfg daemon.Config, logger *slog.Logger) error {
+	d, err := daemon.New(cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Run(ctx); err != nil {
+		return fmt.Errorf("daemon stopped: %w", err)
+	}
+	logger.Info("stopped")
+	return d.Close()
+}
+
+// runConfig reads the flags and the test-only variables into a Config and validates it.
+func runConfig(c *cli.Context) (daemon.Config, error) {
+	cfg := daemon.Config{
+		Dir:            c.String("dir"),
+		DB:             c.String("db"),
+		Poll:           c.Bool("poll"),
+		PollInterval:   c.Duration("poll-interval"),
+		SafetyInterval: c.Duration("rescan-interval"),
+		StatusInterval: c.Duration("status-interval"),
+		BatchSize:      c.Int("batch-size"),
+		GroupSize:      c.Int("group-size"),
+		RewardMin:      c.Float64("reward-min"),
+		RewardMax:      c.Float64("reward-max"),
+		RewardGiven:    c.IsSet("reward-min") || c.IsSet("reward-max"),
+		Version:        version,
+		CrashPoint:     os.Getenv(envCrashPoint),
+		MetricsAddr:    c.String("metrics-addr"),
+	}
+	// The decay is the database's; the daemon puts it in once the database is open.
+	pp, bp, err := schedulerParams(c, stats.DefaultDecay)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Predict, cfg.Select = &pp, &bp
+	if v := os.Getenv(envOverflowEvery); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return cfg, fmt.Errorf("%s=%q: must be a positive integer", envOverflowEvery, v)
+		}
+		cfg.OverflowEvery = n
+	}
+	if cfg.MetricsAddr != "" {
+		if err := metrics.CheckAddr(cfg.MetricsAddr); err != nil {
+			return cfg, fmt.Errorf("--metrics-addr: %w", err)
+		}
+	}
+	return cfg, cfg.Validate()
+}
+
+// runLogger builds the logger of `envsched run`.
+func runLogger(format, level string, w io.Writer) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", level)
+	}
+	opts := &slog.HandlerOptions{Level: lv}
+	switch strings.ToLower(format) {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	default:
+		return nil, fmt.Errorf("--log-format %q: use text or json", format)
+	}
+}

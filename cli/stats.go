@@ -1,0 +1,186 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/envsched/envsched/ledger"
+	"github.com/envsched/envsched/schedule"
+	"github.com/envsched/envsched/stats"
+	"github.com/envsched/envsched/storage"
+	"github.com/envsched/envsched/summary"
+)
+
+func statsCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "stats",
+		Usage: "print per-environment statistics",
+		Description: "stats prints, per environment and in total: tasks known, tasks with rollouts, " +
+			"rollouts, mean reward (in the configured reward range) and the share of groups of two or " +
+			"more rollouts whose rewards were all equal (degenerate). --json prints one JSON object.",
+		Flags: []cli.Flag{
+			ingestDirFlag(),
+			ingestDBFlag(),
+			&cli.BoolFlag{Name: "json", Usage: "print one JSON object instead of a table"},
+			&cli.StringFlag{Name: "env", Usage: "only the environment `NAME`"},
+			snapshotWaitFlag(),
+		},
+		Action: statsAction,
+	}
+}
+
+// statsRow is the statistics of one environment, or of several summed.
+type statsRow struct {
+	Tasks            int64   `json:"tasks"`
+	TasksSeen        int64   `json:"tasks_seen"`
+	Rollouts         int64   `json:"rollouts"`
+	MeanReward       float64 `json:"mean_reward"`
+	DegenerateGroups int64   `json:"degenerate_groups"`
+	Groups           int64   `json:"groups"`
+	// The predictions for the next step (package schedule): mean over the tasks of the
+	// predicted within-group variance, and of the chance that a group of 8 is degenerate.
+	PredictedVariance   float64 `json:"predicted_variance"`
+	PredictedDegenerate float64 `json:"predicted_degenerate"`
+}
+
+// statsReport is what `envsched stats` prints; later issues add fields.
+type statsReport struct {
+	Envs        map[string]statsRow `json:"envs"`
+	Totals      statsRow            `json:"totals"`
+	Quarantined int64               `json:"quarantined"`
+	Duplicates  int64               `json:"duplicates"`
+	Clipped     int64               `json:"clipped"`
+	// Calibration is envsched's measurement of its own predictions (package ledger)
+	Calibration ledger.Detail `json:"calibration"`
+}
+
+func statsAction(c *cli.Context) error {
+	db, err := openForReading(c)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	rep, err := buildStats(db.DB, c.String("env"))
+	if err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		enc := json.NewEncoder(c.App.Writer)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	return writeStatsTable(c.App.Writer, rep)
+}
+
+// buildStats reads the environments' statistics; only is one environment's name, or "" for all.
+func buildStats(db *storage.DB, only string) (statsReport, error) {
+	rep := statsReport{Envs: map[string]statsRow{}}
+	var envs map[string]stats.Env
+	var ctr storage.Counters
+	err := db.View(func(r *storage.Reader) error {
+		var err error
+		if envs, err = r.Envs(); err != nil {
+			return err
+		}
+		ctr, err = r.Counters()
+		return err
+	})
+	if err != nil {
+		return rep, fmt.Errorf("read stats of %s: %w", db.Path(), err)
+	}
+	all := envs // the calibration summary is over every environment
+	if only != "" {
+		e, ok := envs[only]
+		if !ok {
+			return rep, fmt.Errorf("no environment %q (known: %s)", only, knownEnvs(envs))
+		}
+		envs = map[string]stats.Env{only: e}
+	}
+	rows, total := summary.Envs(envs, db.Config().Reward)
+	for _, r := range rows {
+		rep.Envs[r.Name] = newStatsRow(r)
+	}
+	rep.Totals = newStatsRow(total)
+	rep.Quarantined, rep.Duplicates, rep.Clipped = ctr.Quarantined, ctr.Duplicates, ctr.Clipped
+	if rep.Calibration, err = readCalibration(db, all, only); err != nil {
+		return rep, err
+	}
+	return rep, addPredictions(db, &rep)
+}
+
+func knownEnvs(envs map[string]stats.Env) string {
+	if len(envs) == 0 {
+		return "none"
+	}
+	names := summary.Names(envs)
+	if len(names) > 10 {
+		return strings.Join(names[:10], ", ") + fmt.Sprintf(" and %d more", len(names)-10)
+	}
+	return strings.Join(names, ", ")
+}
+
+func newStatsRow(e summary.Env) statsRow {
+	return statsRow{Tasks: e.Tasks, TasksSeen: e.TasksSeen, Rollouts: e.Rollouts, Groups: e.Groups,
+		DegenerateGroups: e.Degenerate, MeanReward: e.MeanReward}
+}
+
+// degenerateShare is the share of degenerate groups as text ("-" without groups).
+func (r statsRow) degenerateShare() string {
+	if r.Groups == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", 100*float64(r.DegenerateGroups)/float64(r.Groups))
+}
+
+func writeStatsTable(w io.Writer, rep statsReport) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "env\ttasks\twith rollouts\trollouts\tmean reward\tdegenerate groups\tpredicted variance\tpredicted degenerate (G=%d)\t\n", statsGroupSize)
+	names := summary.Names(rep.Envs)
+	line := func(name string, r statsRow) {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.3f\t%s of %d\t%.3f\t%.1f%%\t\n", name, r.Tasks, r.TasksSeen, r.Rollouts,
+			r.MeanReward, r.degenerateShare(), r.Groups, r.PredictedVariance, 100*r.PredictedDegenerate)
+	}
+	for _, n := range names {
+		line(n, rep.Envs[n])
+	}
+	line("total", rep.Totals)
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if _, err := fmt.Fprintf(w, "quarantined %d, duplicates %d, clipped %d\n", rep.Quarantined, rep.Duplicates, rep.Clipped); err != nil {
+		return err
+	}
+	return writeCalibration(w, rep.Calibration)
+}
+
+// statsGroupSize is the group size of the predicted degenerate share: the default of requests.
+const statsGroupSize = schedule.DefaultGroupSize
+
+// addPredictions fills in the predicted variance and degenerate share of every row of rep, as
+// the scheduler predicts them for the next step (rewards normalised into [0, 1]).
+func addPredictions(db *storage.DB, rep *statsReport) error {
+	preds, err := schedule.PredictEnvs(db, schedule.Options{BuildGraph: schedule.DefaultBuildGraph}, statsGroupSize)
+	if err != nil {
+		return fmt.Errorf("predict: %w", err)
+	}
+	rep.Totals.PredictedVariance, rep.Totals.PredictedDegenerate = 0, 0
+	var tasks int
+	for _, name := range summary.Names(rep.Envs) {
+		row, p := rep.Envs[name], preds[name]
+		row.PredictedVariance, row.PredictedDegenerate = p.Variance, p.Degenerate
+		rep.Envs[name] = row
+		rep.Totals.PredictedVariance += p.Variance * float64(p.Tasks)
+		rep.Totals.PredictedDegenerate += p.Degenerate * float64(p.Tasks)
+		tasks += p.Tasks
+	}
+	if tasks > 0 {
+		rep.Totals.PredictedVariance /= float64(tasks)
+		rep.Totals.PredictedDegenerate /= float64(tasks)
+	}
+	return nil
+}

@@ -1,0 +1,134 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/envsched/envsched/daemon"
+)
+
+// statusStaleFactor times the daemon's default heartbeat interval is the age after which
+// status.json no longer means the daemon is running.
+const statusStaleFactor = 3
+
+// errNotRunning is returned after `status` has shown a daemon that is not running (exit 1).
+var errNotRunning = errors.New("not running")
+
+func statusCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "status",
+		Usage:     "show the daemon's DIR/status.json, and whether it is running",
+		UsageText: "envsched status --dir DIR [--json] [--stale-after DURATION]",
+		Description: "status prints what the daemon last wrote into DIR/status.json, with the age of the " +
+			"heartbeat. A heartbeat older than --stale-after (default three times the default " +
+			"--status-interval of envsched run; raise it if you run with a longer interval) means the " +
+			"daemon is not running, and so does a pid that no longer exists on this machine. Exit code 0 " +
+			"when it is running, 1 when it is not (or status.json " +
+			"is missing). --json prints status.json unchanged.",
+		Flags: []cli.Flag{
+			ingestDirFlag(),
+			&cli.BoolFlag{Name: "json", Usage: "print status.json as it is"},
+			&cli.DurationFlag{Name: "stale-after", EnvVars: []string{"ENVSCHED_STALE_AFTER"},
+				Value: statusStaleFactor * daemon.DefaultStatusInterval,
+				Usage: "a heartbeat older than `DURATION` means the daemon is not running"},
+		},
+		Action: statusAction,
+	}
+}
+
+func statusAction(c *cli.Context) error {
+	path := filepath.Join(c.String("dir"), "status.json")
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s: %w: no status.json (start it with `envsched run --dir %s`)",
+			c.String("dir"), errNotRunning, c.String("dir"))
+	}
+	if err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	var s daemon.Status
+	if err := json.Unmarshal(data, &s); err != nil {
+		return fmt.Errorf("%s is not a status file: %w", path, err)
+	}
+	age, ok := heartbeatAge(s, time.Now())
+	fresh := ok && age <= c.Duration("stale-after")
+	running := fresh && pidAlive(s.PID)
+	if c.Bool("json") {
+		_, err = c.App.Writer.Write(data)
+	} else {
+		err = writeStatusText(c.App.Writer, s, age, ok, fresh)
+	}
+	if err != nil {
+		return err
+	}
+	if !running {
+		return fmt.Errorf("%s: %w (heartbeat %s)", c.String("dir"), errNotRunning, ageText(age, ok))
+	}
+	return nil
+}
+
+// heartbeatAge is how long ago status.json was updated; false when updated_at is unreadable.
+func heartbeatAge(s daemon.Status, now time.Time) (time.Duration, bool) {
+	t, err := time.Parse(time.RFC3339, s.UpdatedAt)
+	if err != nil {
+		return 0, false
+	}
+	return max(0, now.Sub(t)), true
+}
+
+func ageText(age time.Duration, ok bool) string {
+	if !ok {
+		return "time unreadable"
+	}
+	return age.Round(time.Second).String() + " old"
+}
+
+// writeStatusText prints s for people. fresh says the heartbeat is recent; whether the process
+// exists on this machine decides between running, stopped and stuck.
+func writeStatusText(w io.Writer, s daemon.Status, age time.Duration, ok, fresh bool) error {
+	alive := pidAlive(s.PID)
+	var state string
+	switch {
+	case fresh && alive:
+		state = "running"
+	case fresh:
+		state = fmt.Sprintf("NOT RUNNING (process %d is gone from this machine; last heartbeat %s)", s.PID, ageText(age, ok))
+	case alive:
+		state = fmt.Sprintf("NOT RUNNING (last seen %s; process %d still exists: it may be stuck)", ageText(age, ok), s.PID)
+	default:
+		state = "NOT RUNNING (last seen " + ageText(age, ok) + ")"
+	}
+	fmt.Fprintf(w, "envsched %s: %s\n", s.Version, state)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	last := "none"
+	if s.LastRequest != nil {
+		last = *s.LastRequest
+	}
+	fmt.Fprintf(tw, "  heartbeat\t%s (%s)\n", ageText(age, ok), s.UpdatedAt)
+	fmt.Fprintf(tw, "  started\t%s (pid %d, watch mode %s)\n", s.StartedAt, s.PID, s.WatchMode)
+	fmt.Fprintf(tw, "  database\t%s\n", s.DB)
+	fmt.Fprintf(tw, "  rollouts\t%d (quarantined %d, duplicates %d, clipped %d)\n", s.Rollouts,
+		s.Quarantined, s.Duplicates, s.Clipped)
+	fmt.Fprintf(tw, "  tasks\t%d in %d environments\n", s.Tasks, s.Envs)
+	fmt.Fprintf(tw, "  requests\t%d answered, last %s\n", s.RequestsAnswered, last)
+	return tw.Flush()
+}
+
+// pidAlive reports whether a process with this id exists on this machine.
+func pidAlive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
