@@ -101,6 +101,7 @@ func TestBatchCommandErrors(t *testing.T) {
 		{[]string{"--gamma", "2"}, 2, "gamma"},
 		{[]string{"--feature-ridge", "-1"}, 2, "feature ridge"},
 		{[]string{"--rechosen-rate", "1.5"}, 2, "re-chosen rate"},
+		{[]string{"--dispersion-memory", "1"}, 2, "dispersion memory"},
 	}
 	for _, c := range cases {
 		code, _, msg := runApp(append([]string{"batch", "--dir", dir}, c.args...)...)

@@ -14,7 +14,7 @@ var scaleGrid = []float64{1.0 / 16, 1.0 / 11, 1.0 / 8, 1.0 / 5.6, 1.0 / 4, 1.0 /
 // predicted mean m to sigmoid(c + a·(logit m − c)), c the logit of its environment's mean,
 // so that below 1 the prediction's departures from its environment were too bold, above 1
 // too timid.
-var slopeGrid = []float64{0.5, 0.7, 1, 1.4}
+var slopeGrid = []float64{0, 0.3, 0.5, 0.7, 1, 1.4}
 
 // correction is one point of the grid: a scale of the count and a slope of the mean.
 type correction struct{ scale, slope float64 }

@@ -43,6 +43,8 @@ func envschedVariant(name string) (ablation, bool) {
 		return func(p *EnvschedParams) { p.Graph.K, p.Graph.KCross, p.NoFeatures = -1, -1, true }, true
 	case "envsched-nofeatures": // environment priors instead of the feature prior
 		return func(p *EnvschedParams) { p.NoFeatures = true }, true
+	case "envsched-nocalib": // no dispersion correction: scales, slopes and exploration return off
+		return func(p *EnvschedParams) { p.Predict.DispersionMemory = 0 }, true
 	case "envsched-norechosen": // no re-chosen offset
 		return func(p *EnvschedParams) { p.Predict.RechosenRate = 0 }, true
 	case "envsched-nocross":
