@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/envsched/envsched/graph"
+	"github.com/envsched/envsched/internal/num"
 	"github.com/envsched/envsched/internal/par"
 	"github.com/envsched/envsched/propagate"
 	"github.com/envsched/envsched/stats"
@@ -311,12 +312,4 @@ func mix(x uint64) uint64 {
 	return x ^ x>>31
 }
 
-func clamp01(x float64) float64 {
-	switch {
-	case x < 0 || math.IsNaN(x):
-		return 0
-	case x > 1:
-		return 1
-	}
-	return x
-}
+func clamp01(x float64) float64 { return num.Clamp01(x) }

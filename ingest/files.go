@@ -177,6 +177,18 @@ func (g *registry) markGone(f *storage.FileState) *storage.FileState {
 	return f
 }
 
+// unchanged reports whether the file found at rel with identity id and stamp stp is a tracked
+// file of that kind and path, read to its end, whose content was checked once it had settled,
+// and whose stamp is the same since: there is nothing to read, nor to check.
+func (g *registry) unchanged(rel string, kind storage.FileKind, id ident, stp stamp) bool {
+	f := g.byIdent[id]
+	if f == nil || f.Path != rel || f.Kind != kind || f.Offset != stp.size {
+		return false
+	}
+	s, ok := g.settled[f.ID]
+	return ok && s == stp
+}
+
 // evidence is what a file holds now where its state says what was read: its size, its first
 // bytes, and the bytes just before the state's offset (nil when the file is shorter).
 type evidence struct {
@@ -231,4 +243,38 @@ func checkContent(st *storage.FileState, ev evidence) bool {
 		st.Fingerprint = ev.head
 	}
 	return false
+}
+
+// ctimeOf is a file's status change time in nanoseconds (0 where the system has none). Unlike
+// the modification time it cannot be set by a user: a file replaced in place under the same
+// inode, size and modification time still changes it.
+func ctimeOf(fi os.FileInfo) int64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return st.Ctim.Sec*1e9 + st.Ctim.Nsec
+	}
+	return 0
+}
+
+// unchanged reports whether a listed candidate is a tracked file, at the same path and of the
+// same identity, that was opened by this process and read to its end, and whose size,
+// modification time and status change time are those it had then: nothing new can be in it,
+// and it is not opened (the barrier's cost over many files is one lstat each). It marks the
+// file seen.
+func (r *run) unchanged(c candidate) bool {
+	fi := c.listed
+	if fi == nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	id, err := identOf(fi)
+	if err != nil {
+		return false
+	}
+	st := r.in.reg.byIdent[id]
+	ctime, ok := r.in.ctimes[id]
+	if st == nil || !ok || st.Path != c.rel || st.Kind != c.kind || ctime != ctimeOf(fi) ||
+		st.Size != fi.Size() || st.ModTime != fi.ModTime().UnixNano() || st.Offset != fi.Size() {
+		return false
+	}
+	r.seen[id] = true
+	return true
 }

@@ -2,9 +2,8 @@ package propagate
 
 import (
 	"errors"
-	"fmt"
-	"math"
 
+	"github.com/envsched/envsched/internal/num"
 	"github.com/envsched/envsched/stats"
 )
 
@@ -110,12 +109,7 @@ var ErrParams = errors.New("invalid prediction parameter")
 
 // Validate reports the first parameter out of its range, saying what range it needs.
 func (p Params) Validate() error {
-	checks := []struct {
-		ok   bool
-		name string
-		want string
-		val  any
-	}{
+	return num.FirstBad(ErrParams, []num.Check{
 		{p.Decay > 0 && p.Decay <= 1, "decay", "in (0, 1]", p.Decay},
 		{p.Kappa > 0 && finite(p.Kappa), "kappa", "a finite number > 0", p.Kappa},
 		{p.Gamma >= 0 && p.Gamma <= 1, "gamma", "in [0, 1]", p.Gamma},
@@ -132,13 +126,7 @@ func (p Params) Validate() error {
 		{p.DispersionMemory >= 0 && p.DispersionMemory < 1, "dispersion memory", "in [0, 1)", p.DispersionMemory},
 		{p.DispersionPrior >= 0 && finite(p.DispersionPrior), "dispersion prior", "a finite number >= 0", p.DispersionPrior},
 		{p.GroupSize >= 1 && p.GroupSize <= 1<<16, "group size", "an integer from 1 to 65536", p.GroupSize},
-	}
-	for _, c := range checks {
-		if !c.ok {
-			return fmt.Errorf("%w: %s is %v, want %s", ErrParams, c.name, c.val, c.want)
-		}
-	}
-	return nil
+	})
 }
 
-func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+func finite(x float64) bool { return num.Finite(x) }
