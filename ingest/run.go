@@ -38,6 +38,10 @@ type run struct {
 	done          chan commitDone
 	ready         *commitDone // the in-flight commit's result, collected early by busy
 
+	// catalogChanged says a catalogue file was rewritten, replaced, found again, read whole or
+	// gone in this scan: the scan's last commit carries the tasks listed now (Batch.Listed).
+	catalogChanged bool
+
 	sum      Summary
 	progress Progress
 	logged   int // quarantined lines logged in this scan
@@ -143,6 +147,9 @@ func (r *run) all(cands []candidate) error {
 			return err
 		}
 	}
+	if r.catalogChanged {
+		r.batch.Listed = r.in.listed() // nil when a catalogue file cannot be read now: no change
+	}
 	if err := r.flush(); err != nil {
 		return err
 	}
@@ -177,6 +184,7 @@ func (r *run) markUnseenGone() error {
 		}
 		r.in.opts.Logger.Info("file gone", "path", f.Path, "file", f.ID)
 		r.dirty[f.ID] = r.in.reg.markGone(f)
+		r.catalogChanged = r.catalogChanged || f.Kind == storage.KindCatalog
 	}
 	return nil
 }
@@ -293,6 +301,9 @@ func (r *run) state(c candidate, id ident, f *os.File, fi os.FileInfo) (*storage
 		birth = birthOf(f)
 	}
 	st, ch, gone := r.in.reg.resolve(c.rel, c.kind, id, birth, gone)
+	if c.kind == storage.KindCatalog && (ch != changeNone || len(gone) > 0) {
+		r.catalogChanged = true
+	}
 	for _, g := range gone {
 		r.in.opts.Logger.Info("file replaced", "path", g.Path, "file", g.ID)
 		r.dirty[g.ID] = g
@@ -332,6 +343,9 @@ func (r *run) state(c candidate, id ident, f *os.File, fi os.FileInfo) (*storage
 func (r *run) content(st *storage.FileState, ch change, ev evidence) {
 	fp := len(st.Fingerprint)
 	rewritten := checkContent(st, ev)
+	if rewritten && st.Kind == storage.KindCatalog {
+		r.catalogChanged = true
+	}
 	if fp != len(st.Fingerprint) {
 		r.dirty[st.ID] = st
 	}
@@ -505,6 +519,7 @@ func (r *run) readWhole(f *os.File, st *storage.FileState, size int64) error {
 		return nil
 	}
 	r.sum.FilesRead++
+	r.catalogChanged = true
 	rows, err := r.in.opts.ReadCatalogFile(f.Name())
 	var bad *record.BadLineError
 	switch {
