@@ -58,3 +58,21 @@ func TestWholeCatalogueFileReadOnce(t *testing.T) {
 		t.Errorf("broken.parquet read %d times after its modification time changed; want 2", n)
 	}
 }
+
+// TestLongGroupIDIsQuarantined: the database keys groups by the group id, and a bbolt key is at
+// most 32 KiB. A rollout line with a 40 KB group_id made the commit fail ("key too large"): the
+// daemon stopped, and stopped again at every start on the same line. It is a bad line now, and
+// the lines around it are stored.
+func TestLongGroupIDIsQuarantined(t *testing.T) {
+	e := newEnv(t, Options{})
+	e.write("rollouts/r.jsonl", `{"env":"e","task":"1","reward":1}`+"\n"+
+		`{"env":"e","task":"1","reward":1,"group_id":"`+strings.Repeat("g", 40000)+`"}`+"\n"+
+		`{"env":"e","task":"2","reward":0,"group_id":"`+strings.Repeat("h", 4096)+`"}`+"\n")
+	e.scan()
+	if got := e.tasks(); len(got) != 2 {
+		t.Errorf("rollouts %q; want the two lines around the long group id", got)
+	}
+	if q := e.reasons(); len(q) != 1 || !strings.HasSuffix(q[0], record.ReasonGroupTooLong) {
+		t.Errorf("quarantine %q; want the long group id's line", q)
+	}
+}

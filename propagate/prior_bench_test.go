@@ -112,13 +112,13 @@ func BenchmarkPredictFeatures(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, err := pr.Predict(gg, tasks, 21); err != nil {
+				if _, _, err := pr.Predict(gg, tasks, 21, State{}); err != nil {
 					b.Fatal(err)
 				}
 				b.ReportAllocs()
 				b.ResetTimer()
 				for range b.N {
-					if _, err := pr.Predict(gg, tasks, 21); err != nil {
+					if _, _, err := pr.Predict(gg, tasks, 21, State{}); err != nil {
 						b.Fatal(err)
 					}
 				}
