@@ -21,15 +21,28 @@ func (in *Ingester) listed() map[storage.TaskKey]bool {
 			continue
 		}
 		files++
+		if keys, ok := in.wholeKeys[f.ID]; ok && !isJSONL(f.Path) {
+			for _, k := range keys {
+				out[k] = true
+			}
+			continue
+		}
+		// A file read whole by an earlier process (a restart does not read it again) is read
+		// here, once per process: its tasks are then kept like those of a file read whole.
 		rows, ok := in.catalogRows(f)
 		if !ok {
 			in.opts.Logger.Warn("catalogue file cannot be read again; no task is retired this time", "path", f.Path)
 			return nil
 		}
+		var keys []storage.TaskKey
 		for _, t := range rows {
 			if t.Env != "" && t.Task != "" && checkNames(t.Env, t.Task) == nil {
 				out[storage.TaskKey{Env: t.Env, Task: t.Task}] = true
+				keys = append(keys, storage.TaskKey{Env: t.Env, Task: t.Task})
 			}
+		}
+		if !isJSONL(f.Path) {
+			in.wholeKeys[f.ID] = keys
 		}
 	}
 	if files == 0 {

@@ -343,8 +343,8 @@ func (r *run) state(c candidate, id ident, f *os.File, fi os.FileInfo) (*storage
 func (r *run) content(st *storage.FileState, ch change, ev evidence) {
 	fp := len(st.Fingerprint)
 	rewritten := checkContent(st, ev)
-	if rewritten && st.Kind == storage.KindCatalog {
-		r.catalogChanged = true
+	if rewritten && st.Kind == storage.KindCatalog && isJSONL(st.Path) {
+		r.catalogChanged = true // a file read whole says so in readWhole, when it could be read
 	}
 	if fp != len(st.Fingerprint) {
 		r.dirty[st.ID] = st
@@ -519,8 +519,10 @@ func (r *run) readWhole(f *os.File, st *storage.FileState, size int64) error {
 		return nil
 	}
 	r.sum.FilesRead++
-	r.catalogChanged = true
 	rows, err := r.in.opts.ReadCatalogFile(f.Name())
+	// A file read whole changes the list of tasks now, unless it could not be read at all (a
+	// stray or broken file: quarantined, and it retires nothing, as PROTOCOL.md says).
+	r.catalogChanged = r.catalogChanged || err == nil || len(rows) > 0
 	var bad *record.BadLineError
 	switch {
 	case errors.As(err, &bad):
@@ -530,13 +532,16 @@ func (r *run) readWhole(f *os.File, st *storage.FileState, size int64) error {
 	case err != nil:
 		return fmt.Errorf("read catalogue %s: %w", st.Path, err)
 	}
+	keys := make([]storage.TaskKey, 0, len(rows))
 	for _, t := range rows {
 		if err := checkNames(t.Env, t.Task); err != nil || t.Env == "" || t.Task == "" {
 			r.quarantine(st, 0, "catalogue row "+t.Env+"/"+t.Task+": bad env or task name", nil)
 			continue
 		}
 		r.batch.Tasks = append(r.batch.Tasks, t)
+		keys = append(keys, storage.TaskKey{Env: t.Env, Task: t.Task})
 	}
+	r.in.wholeKeys[st.ID] = keys // what listed() needs of it, without reading it again
 	r.records += len(rows)
 	r.batchBytes += size - st.Offset
 	st.Offset = size
