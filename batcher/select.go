@@ -23,6 +23,9 @@ type Request struct {
 	ExcludeEnvs  []string // never these environments
 	AllowRepeats bool     // repeat tasks when fewer are eligible than Size
 	Seed         uint64   // the seed of every random choice and tie-break
+	// Retired, when not nil, marks (indexed like the graph's nodes) the tasks never to choose:
+	// those the latest catalogue no longer lists. They still lend their history to others.
+	Retired []bool
 }
 
 // Pick is one chosen task. Score = Exploit + Coverage − Penalty, where Exploit is in [0, 1],
@@ -105,6 +108,9 @@ func check(g *graph.Graph, preds []propagate.Prediction, tasks []stats.Task, req
 	if g.Len() == 0 {
 		return ErrEmptyCatalogue
 	}
+	if req.Retired != nil && len(req.Retired) != g.Len() {
+		return fmt.Errorf("select: %d retired marks for %d graph nodes", len(req.Retired), g.Len())
+	}
 	if req.Size < 1 {
 		return &RequestError{Field: "size", Msg: fmt.Sprintf("is %d, want at least 1", req.Size)}
 	}
@@ -151,11 +157,16 @@ type selector struct {
 	envSeen  []bool    // per environment: some task has rollouts
 	envValue []float64 // per environment: mean score × tasks it could give
 	quotas   []Quota
+	active   []int // environments with eligible tasks, ascending: a round's work is over these alone
 
-	pen   []float32 // per node: largest similarity to a task chosen this round
-	taken []bool    // per node: chosen this round
-	items []entry   // backing array of the candidate heaps
-	picks []Pick
+	quota []int  // per environment: slots of the current round (meaningful for active ones)
+	heaps []heap // per environment: candidates of the current round (meaningful for active ones)
+
+	pen     []float32 // per node: largest similarity to a task chosen this round
+	taken   []bool    // per node: chosen this round
+	touched []int32   // nodes whose pen or taken this round set: a round resets these alone
+	items   []entry   // backing array of the candidate heaps
+	picks   []Pick
 }
 
 func newSelector(sel *Selector, g *graph.Graph, preds []propagate.Prediction, tasks []stats.Task, req Request, p Params, allowed []bool) *selector {
@@ -173,14 +184,23 @@ func newSelector(sel *Selector, g *graph.Graph, preds []propagate.Prediction, ta
 	s.envSeen = envsSeen(g, tasks)
 	s.elig = sel.elig[:0]
 	for i, nd := range g.Nodes {
-		if allowed[nd.Env] {
+		if allowed[nd.Env] && (req.Retired == nil || !req.Retired[i]) {
 			s.elig = append(s.elig, int32(i))
 		}
 	}
 	sel.elig = s.elig
 	sel.items = resize(sel.items, len(s.elig))
 	s.items = sel.items
+	clear(s.pen) // the buffers may hold a previous call's values
+	clear(s.taken)
 	s.value()
+	for e, q := range s.quotas {
+		if q.Eligible > 0 {
+			s.active = append(s.active, e)
+		}
+	}
+	s.quota = make([]int, len(g.Envs))
+	s.heaps = make([]heap, len(g.Envs))
 	return s
 }
 

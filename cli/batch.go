@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/envsched/envsched/ingest"
+	"github.com/envsched/envsched/record"
 	"github.com/envsched/envsched/schedule"
 	"github.com/envsched/envsched/storage"
 )
@@ -100,6 +101,9 @@ func newBatchScheduler(c *cli.Context, db *storage.DB, log *slog.Logger) (*sched
 	if !schedule.ValidSize(size) || !schedule.ValidGroupSize(group) {
 		return nil, usageError{fmt.Errorf("--size %d and --group-size %d: want 1 to %d and 1 to %d", size, group, schedule.MaxSize, schedule.MaxGroupSize)}
 	}
+	if step := c.Int64("step"); c.IsSet("step") && (step < 0 || step > record.MaxStep) {
+		return nil, usageError{fmt.Errorf("--step %d: want 0 to %d", step, record.MaxStep)}
+	}
 	return schedule.Configured(db, p, size, group, log)
 }
 
@@ -159,7 +163,7 @@ func printBatch(w io.Writer, data []byte, asJSON bool) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "rank\tenv\ttask\tscore\tmean\tvariance\tp(degenerate)\texploit\tcoverage\tpenalty\treason")
 	for _, t := range a.Tasks {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%.3f\t%.2f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%s\n", t.Rank, t.Env, t.TaskID,
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%.3f\t%.2f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%s\n", t.Rank, cell(t.Env), cell(t.TaskID),
 			t.Score, t.PredictedMean, t.PredictedVariance, t.PDegenerate, t.Exploit, t.Coverage, t.Penalty, t.Reason)
 	}
 	return tw.Flush()

@@ -102,6 +102,8 @@ func TestBatchCommandErrors(t *testing.T) {
 		{[]string{"--feature-ridge", "-1"}, 2, "feature ridge"},
 		{[]string{"--rechosen-rate", "1.5"}, 2, "re-chosen rate"},
 		{[]string{"--dispersion-memory", "1"}, 2, "dispersion memory"},
+		{[]string{"--step", "-4"}, 2, "--step -4"}, // a bad flag is exit 2, as --size 0 is
+		{[]string{"--step", "1000000001"}, 2, "--step 1000000001"},
 	}
 	for _, c := range cases {
 		code, _, msg := runApp(append([]string{"batch", "--dir", dir}, c.args...)...)
@@ -132,6 +134,10 @@ func TestStatsShowsPredictions(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatal(err)
+	}
+	// Every environment of the exchange directory, or the loop below checks nothing.
+	if want := []string{"env-0", "env-1", "env-2"}; len(rep.Envs) != len(want) {
+		t.Fatalf("stats --json has %d environments under \"envs\"; want %v:\n%s", len(rep.Envs), want, out)
 	}
 	for name, e := range rep.Envs {
 		// Half the rolled-out tasks are fair coins: variance well above 0, degenerate well below 1.

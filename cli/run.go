@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -22,6 +23,7 @@ import (
 const (
 	envCrashPoint    = "ENVSCHED_CRASHPOINT"          // name[:n]: die at the n-th pass of a named point
 	envOverflowEvery = "ENVSCHED_TEST_OVERFLOW_EVERY" // n: every n-th watcher event is a simulated overflow
+	envProgress      = "ENVSCHED_TEST_PROGRESS"       // duration: how often a long ingest pass logs its progress
 )
 
 func runCommand() *cli.Command {
@@ -131,6 +133,13 @@ func runConfig(c *cli.Context) (daemon.Config, error) {
 			return cfg, fmt.Errorf("%s=%q: must be a positive integer", envOverflowEvery, v)
 		}
 		cfg.OverflowEvery = n
+	}
+	if v := os.Getenv(envProgress); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return cfg, fmt.Errorf("%s=%q: must be a positive duration", envProgress, v)
+		}
+		cfg.ProgressInterval = d
 	}
 	if cfg.MetricsAddr != "" {
 		if err := metrics.CheckAddr(cfg.MetricsAddr); err != nil {

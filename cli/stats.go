@@ -152,7 +152,7 @@ func writeStatsTable(w io.Writer, rep statsReport) error {
 	fmt.Fprintf(tw, "env\ttasks\twith rollouts\trollouts\tmean reward\tdegenerate groups\tpredicted variance\tpredicted degenerate (G=%d)\t\n", rep.GroupSize)
 	names := summary.Names(rep.Envs)
 	line := func(name string, r statsRow) {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.3f\t%s of %d\t%.3f\t%.1f%%\t\n", name, r.Tasks, r.TasksSeen, r.Rollouts,
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.3f\t%s of %d\t%.3f\t%.1f%%\t\n", cell(name), r.Tasks, r.TasksSeen, r.Rollouts,
 			r.MeanReward, r.degenerateShare(), r.Groups, r.PredictedVariance, 100*r.PredictedDegenerate)
 	}
 	for _, n := range names {

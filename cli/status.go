@@ -110,15 +110,15 @@ func writeStatusText(w io.Writer, s daemon.Status, age time.Duration, ok, fresh 
 	default:
 		state = "NOT RUNNING (last seen " + ageText(age, ok) + ")"
 	}
-	fmt.Fprintf(w, "envsched %s: %s\n", s.Version, state)
+	fmt.Fprintf(w, "envsched %s: %s\n", cell(s.Version), state)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	last := "none"
 	if s.LastRequest != nil {
-		last = *s.LastRequest
+		last = cell(*s.LastRequest)
 	}
-	fmt.Fprintf(tw, "  heartbeat\t%s (%s)\n", ageText(age, ok), s.UpdatedAt)
-	fmt.Fprintf(tw, "  started\t%s (pid %d, watch mode %s)\n", s.StartedAt, s.PID, s.WatchMode)
-	fmt.Fprintf(tw, "  database\t%s\n", s.DB)
+	fmt.Fprintf(tw, "  heartbeat\t%s (%s)\n", ageText(age, ok), cell(s.UpdatedAt))
+	fmt.Fprintf(tw, "  started\t%s (pid %d, watch mode %s)\n", cell(s.StartedAt), s.PID, cell(s.WatchMode))
+	fmt.Fprintf(tw, "  database\t%s\n", cell(s.DB))
 	fmt.Fprintf(tw, "  rollouts\t%d (quarantined %d, duplicates %d, clipped %d)\n", s.Rollouts,
 		s.Quarantined, s.Duplicates, s.Clipped)
 	fmt.Fprintf(tw, "  tasks\t%d in %d environments\n", s.Tasks, s.Envs)

@@ -245,34 +245,19 @@ func checkContent(st *storage.FileState, ev evidence) bool {
 	return false
 }
 
-// ctimeOf is a file's status change time in nanoseconds (0 where the system has none). Unlike
-// the modification time it cannot be set by a user: a file replaced in place under the same
-// inode, size and modification time still changes it.
-func ctimeOf(fi os.FileInfo) int64 {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return st.Ctim.Sec*1e9 + st.Ctim.Nsec
-	}
-	return 0
-}
-
 // unchanged reports whether a listed candidate is a tracked file, at the same path and of the
-// same identity, that was opened by this process and read to its end, and whose size,
-// modification time and status change time are those it had then: nothing new can be in it,
-// and it is not opened (the barrier's cost over many files is one lstat each). It marks the
-// file seen.
+// same identity, read to its end, whose content was checked once it had settled, and whose
+// size, modification time and status change time are those it had then (registry.unchanged):
+// nothing new can be in it, and it is not opened (the barrier's cost over many files is one
+// lstat each). It marks the file seen. A file not yet settled is opened and checked by content:
+// its times may not have moved for a rewrite within the same clock tick.
 func (r *run) unchanged(c candidate) bool {
 	fi := c.listed
 	if fi == nil || !fi.Mode().IsRegular() {
 		return false
 	}
 	id, err := identOf(fi)
-	if err != nil {
-		return false
-	}
-	st := r.in.reg.byIdent[id]
-	ctime, ok := r.in.ctimes[id]
-	if st == nil || !ok || st.Path != c.rel || st.Kind != c.kind || ctime != ctimeOf(fi) ||
-		st.Size != fi.Size() || st.ModTime != fi.ModTime().UnixNano() || st.Offset != fi.Size() {
+	if err != nil || !r.in.reg.unchanged(c.rel, c.kind, id, stampOf(fi)) {
 		return false
 	}
 	r.seen[id] = true

@@ -37,10 +37,6 @@ type Ingester struct {
 	buf  []byte // read buffer, reused across files
 
 	refused map[string]bool // candidates refused (path and reason) since New: logged once
-	// ctimes are the status change times of the files opened by this process, by identity: a
-	// file listed with the same identity, change time, size and modification time as when it
-	// was read to its end is not opened again (see unchanged).
-	ctimes map[ident]int64
 	// faults are the unreadable files and folders reported so far; skipped are the folders the
 	// last listing could not read (relative, '/' separated).
 	faults  problems
@@ -53,7 +49,7 @@ type Ingester struct {
 // from db.
 func New(db *storage.DB, dir string, opts Options) (*Ingester, error) {
 	in := &Ingester{db: db, dir: filepath.Clean(dir), opts: opts.withDefaults(), refused: map[string]bool{},
-		faults: problems{}, ctimes: map[ident]int64{}}
+		faults: problems{}}
 	if err := in.reload(); err != nil {
 		return nil, err
 	}

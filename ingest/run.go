@@ -38,6 +38,10 @@ type run struct {
 	done          chan commitDone
 	ready         *commitDone // the in-flight commit's result, collected early by busy
 
+	// catalogChanged says a catalogue file was rewritten, replaced, found again, read whole or
+	// gone in this scan: the scan's last commit carries the tasks listed now (Batch.Listed).
+	catalogChanged bool
+
 	sum      Summary
 	progress Progress
 	logged   int // quarantined lines logged in this scan
@@ -143,6 +147,9 @@ func (r *run) all(cands []candidate) error {
 			return err
 		}
 	}
+	if r.catalogChanged {
+		r.batch.Listed = r.in.listed() // nil when a catalogue file cannot be read now: no change
+	}
 	if err := r.flush(); err != nil {
 		return err
 	}
@@ -177,6 +184,7 @@ func (r *run) markUnseenGone() error {
 		}
 		r.in.opts.Logger.Info("file gone", "path", f.Path, "file", f.ID)
 		r.dirty[f.ID] = r.in.reg.markGone(f)
+		r.catalogChanged = r.catalogChanged || f.Kind == storage.KindCatalog
 	}
 	return nil
 }
@@ -274,7 +282,6 @@ func (r *run) file(c candidate) error {
 		return err
 	}
 	r.seen[id] = true
-	r.in.ctimes[id] = ctimeOf(fi)
 	st, err := r.state(c, id, f, fi)
 	if err != nil || st == nil {
 		return err
@@ -294,6 +301,9 @@ func (r *run) state(c candidate, id ident, f *os.File, fi os.FileInfo) (*storage
 		birth = birthOf(f)
 	}
 	st, ch, gone := r.in.reg.resolve(c.rel, c.kind, id, birth, gone)
+	if c.kind == storage.KindCatalog && (ch != changeNone || len(gone) > 0) {
+		r.catalogChanged = true
+	}
 	for _, g := range gone {
 		r.in.opts.Logger.Info("file replaced", "path", g.Path, "file", g.ID)
 		r.dirty[g.ID] = g
@@ -312,12 +322,19 @@ func (r *run) state(c candidate, id ident, f *os.File, fi os.FileInfo) (*storage
 		return nil, err
 	}
 	r.content(st, ch, ev)
-	if ch != changeNone || size != st.Size || mtime != st.ModTime {
+	stamped := size == st.Size && mtime == st.ModTime
+	if ch != changeNone || !stamped {
 		r.dirty[st.ID] = st // an unfinished line alone changes nothing worth a commit
 	}
 	st.Size, st.ModTime = size, mtime
 	if checked.UnixNano()-max(stp.mtime, stp.ctime) > int64(r.in.opts.settleAfter) {
 		r.in.reg.settled[st.ID] = stp // nothing written after the check can leave this stamp
+	}
+	if stamped && st.Offset >= size && !isJSONL(c.rel) && st.Kind == storage.KindCatalog {
+		// A file read whole, with the size, time and bytes it had when read: reading it again
+		// would store its rows again and quarantine a bad file once more (after it settled,
+		// and at every restart).
+		return nil, nil
 	}
 	return st, nil
 }
@@ -326,6 +343,9 @@ func (r *run) state(c candidate, id ident, f *os.File, fi os.FileInfo) (*storage
 func (r *run) content(st *storage.FileState, ch change, ev evidence) {
 	fp := len(st.Fingerprint)
 	rewritten := checkContent(st, ev)
+	if rewritten && st.Kind == storage.KindCatalog {
+		r.catalogChanged = true
+	}
 	if fp != len(st.Fingerprint) {
 		r.dirty[st.ID] = st
 	}
@@ -499,6 +519,7 @@ func (r *run) readWhole(f *os.File, st *storage.FileState, size int64) error {
 		return nil
 	}
 	r.sum.FilesRead++
+	r.catalogChanged = true
 	rows, err := r.in.opts.ReadCatalogFile(f.Name())
 	var bad *record.BadLineError
 	switch {

@@ -281,7 +281,7 @@ func (s *Scheduler) choose(id string, req Request) (*Answer, []storage.TaskKey, 
 		return nil, nil, savedState{}, err
 	}
 	breq := batcher.Request{Size: req.Size, GroupSize: req.GroupSize, Step: step, Envs: req.Envs,
-		ExcludeEnvs: req.ExcludeEnvs, AllowRepeats: req.AllowRepeats, Seed: seed}
+		ExcludeEnvs: req.ExcludeEnvs, AllowRepeats: req.AllowRepeats, Seed: seed, Retired: st.retired}
 	b, err := s.sel.Select(st.g, preds, st.tasks, breq, selectParams(*s.opts.Select, next))
 	if err != nil {
 		return nil, nil, savedState{}, selectError(err)

@@ -23,6 +23,9 @@ type state struct {
 	tasks    []stats.Task // indexed like g.Nodes
 	counters storage.Counters
 	lastStep int64 // step of the last answered request, 0 when none
+	// retired marks the nodes of tasks the latest catalogue no longer lists (nil when none):
+	// they keep their place in the graph and their history, and are never chosen.
+	retired []bool
 }
 
 // find returns the node of (env, task) in st's graph.
@@ -90,6 +93,9 @@ func (l *loader) load() (*state, error) {
 		if err == nil {
 			st.lastStep, err = lastStep(r, st.counters)
 		}
+		if err == nil {
+			st.retired, err = retiredNodes(r, names)
+		}
 		return err
 	})
 	if err != nil {
@@ -97,6 +103,19 @@ func (l *loader) load() (*state, error) {
 	}
 	st.g, st.tasks = l.g, l.tasks
 	return st, nil
+}
+
+// retiredNodes marks, in storage order, the tasks storage has retired; nil when none is.
+func retiredNodes(r *storage.Reader, names []storage.TaskKey) ([]bool, error) {
+	ret, err := r.Retired()
+	if err != nil || len(ret) == 0 {
+		return nil, err
+	}
+	mask := make([]bool, len(names))
+	for i, k := range names {
+		mask[i] = ret[k]
+	}
+	return mask, nil
 }
 
 // readTasks reads every task's statistics into l.tasks, in storage order (environment, then

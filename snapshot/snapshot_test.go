@@ -21,6 +21,13 @@ import (
 // commitStep stores one group of four rollouts per task for step s.
 func commitStep(t testing.TB, db *storage.DB, s int64) {
 	t.Helper()
+	if err := tryCommitStep(db, s); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// tryCommitStep is commitStep for goroutines other than the test's: it returns the error.
+func tryCommitStep(db *storage.DB, s int64) error {
 	b := &storage.Batch{}
 	for task := range 5 {
 		for i := range 4 {
@@ -29,9 +36,8 @@ func commitStep(t testing.TB, db *storage.DB, s int64) {
 				RolloutID: fmt.Sprintf("%d-%d-%d", s, task, i)}})
 		}
 	}
-	if _, err := db.Commit(b); err != nil {
-		t.Fatal(err)
-	}
+	_, err := db.Commit(b)
+	return err
 }
 
 // held opens a writable database in a fresh exchange directory and keeps it open (locked).
@@ -126,17 +132,24 @@ func TestSnapshotWhileWriting(t *testing.T) {
 	serve(t, db, dir)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
+	var werr error // the writer's failure, reported on the test goroutine (t.Fatal must not run off it)
 	wg.Go(func() {
-		for s := int64(2); ; s++ {
+		for s := int64(2); werr == nil; s++ {
 			select {
 			case <-stop:
 				return
 			default:
-				commitStep(t, db, s)
+				werr = tryCommitStep(db, s)
 			}
 		}
 	})
-	defer func() { close(stop); wg.Wait() }()
+	defer func() {
+		close(stop)
+		wg.Wait()
+		if werr != nil {
+			t.Fatalf("writer: %v", werr)
+		}
+	}()
 	for range 5 {
 		r, err := snapshot.Open(context.Background(), dir, path, snapshot.Options{PollInterval: 5 * time.Millisecond})
 		if err != nil {
