@@ -140,8 +140,9 @@ func (d *Daemon) pendingRequests() ([]string, error) {
 }
 
 // needsAnswer reports whether a request file has no batch file, and no error file written
-// after the request. Only regular files count as answers: a FIFO (or a link, a folder) put under
-// an answer's name is replaced by the answer.
+// after the request. Only regular files count as answers: with a FIFO (or a link, a folder) under
+// an answer's name the request stays pending, and canPublish leaves that name alone until the
+// trainer removes what is there.
 func (d *Daemon) needsAnswer(name string) bool {
 	id, _ := requestID(name)
 	if fi, err := os.Lstat(filepath.Join(d.dirs.batches, batchFileName(id))); err == nil && fi.Mode().IsRegular() {
