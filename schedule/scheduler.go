@@ -99,7 +99,7 @@ func New(db *storage.DB, opts Options) (*Scheduler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("scheduler options: %w", err)
 	}
-	s := &Scheduler{db: db, opts: opts, load: loader{db: db, build: opts.BuildGraph}, pred: pred}
+	s := &Scheduler{db: db, opts: opts, load: loader{db: db, build: opts.BuildGraph, follow: db.Follow()}, pred: pred}
 	if err := s.restore(); err != nil {
 		return nil, err
 	}
@@ -238,6 +238,16 @@ func (s *Scheduler) Answer(id string, body []byte) ([]byte, error) {
 	s.saved = saved
 	s.opts.Logger.Info("answered", "id", id, "step", ans.Step, "size", ans.Size, "envs", len(ans.Envs))
 	return data, nil
+}
+
+// Close stops following the database's commits (see storage.Follower): a Scheduler that is
+// no longer used should be closed so that its database stops recording changes for it. A
+// closed Scheduler may still answer: it then reads every task again and follows anew.
+func (s *Scheduler) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.load.follow.Close()
+	s.load.g = nil
 }
 
 // Warm loads the statistics and builds the graph now, so that the first request does not wait

@@ -44,6 +44,7 @@ func (db *DB) StoreAnswer(id string, step int64, answer []byte, chosen []TaskKey
 		return fmt.Errorf("store answer %q in %s: %w", id, db.path, err)
 	}
 	db.tasks.apply(logged)
+	db.publish(logged)
 	return nil
 }
 

@@ -49,6 +49,7 @@ func (db *DB) Commit(b *Batch) (Result, error) {
 		return Result{}, fmt.Errorf("commit to %s: %w", db.path, err)
 	}
 	db.tasks.apply(c.logged) // only now: a failed commit must leave the overlay as it was
+	db.publish(c.logged)
 	return res, nil
 }
 

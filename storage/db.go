@@ -77,7 +77,8 @@ type DB struct {
 	log       *slog.Logger
 	closeOnce sync.Once
 	closeErr  error
-	writeMu   sync.Mutex // held by Commit and StoreAnswer around their transaction and caches
+	writeMu   sync.Mutex  // held by Commit and StoreAnswer around their transaction and caches
+	followers []*Follower // guarded by writeMu: told of every task record a commit writes
 }
 
 // Open opens or creates the database at path. A database held by another process fails
