@@ -118,6 +118,10 @@ type savedState struct {
 	// rollouts may still be coming (a trainer whose rollouts lag its requests), each with its
 	// statistics as of the last answer.
 	Baseline []baselineEntry `json:"baseline,omitempty"`
+	// PriorStart is where the next fit of the feature prior starts (propagate.WarmStart,
+	// encoded): the fit of the last answer. It saves about half the fit's iterations, and,
+	// stored, keeps the next answer a function of the database.
+	PriorStart []byte `json:"prior_start,omitempty"`
 }
 
 // baselineEntry is one task's drift baseline and the number of answers it has been carried
@@ -226,8 +230,15 @@ func (s *Scheduler) Answer(id string, body []byte) ([]byte, error) {
 	if p.RechosenRate > 0 {
 		saved.Rechosen = s.pred.Rechosen()
 	}
+	if p.FeatureRidge > 0 {
+		if saved.PriorStart, err = s.pred.WarmStart().MarshalBinary(); err != nil {
+			return nil, fmt.Errorf("encode predictor state of %s: %w", id, err)
+		}
+	}
 	if p.DriftRate > 0 || p.RechosenRate > 0 {
 		saved.Baseline = base
+	}
+	if p.DriftRate > 0 || p.RechosenRate > 0 || p.FeatureRidge > 0 {
 		if state, err = json.Marshal(saved); err != nil {
 			return nil, fmt.Errorf("encode predictor state of %s: %w", id, err)
 		}
@@ -329,6 +340,11 @@ func restoreSaved(pr *propagate.Predictor, st savedState) {
 	pr.SetOffsets(st.DriftOffsets)
 	pr.SetRechosen(st.Rechosen)
 	pr.SetBaseline(baselines(st.Baseline))
+	var ws propagate.WarmStart
+	if ws.UnmarshalBinary(st.PriorStart) != nil {
+		ws = propagate.WarmStart{} // none stored, or unreadable: the fit starts from zero
+	}
+	pr.SetWarmStart(ws)
 }
 
 // selectError makes the batcher's errors about the request RequestErrors.
