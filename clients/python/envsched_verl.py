@@ -1,5 +1,5 @@
-"""verl adapters for envsched: a curriculum sampler (verl up to v0.7), a dataset (verl v0.8 on),
-and a reward-function wrapper that puts env and task into verl's rollout dumps.
+"""verl adapters for envsched: a dataset (verl v0.5.0 on), a curriculum sampler (v0.5.0 to v0.7.1),
+and a reward-function wrapper that sends every scored sample to envsched.
 
 The file loads without verl: the classes that subclass verl's are built on first use (module
 ``__getattr__``), and import verl then. Keep ``envsched_client.py`` in the same folder.
@@ -16,24 +16,30 @@ key                 environment variable      meaning
 ``checkpoint_dir``  ``ENVSCHED_CHECKPOINT``   dataset only: verl's ``trainer.default_local_dir``
 ==================  ========================  ==================================================
 
-verl up to v0.7 (sampler; the settings go under ``data.sampler``)::
+Any verl from v0.5.0 (legacy or V1 trainer; dataset and reward wrapper; settings under
+``data.envsched``)::
+
+    data.custom_cls.path=/path/to/envsched_verl.py data.custom_cls.name=EnvschedDataset
+    data.shuffle=False data.dataloader_num_workers=0
+    +data.envsched.dir=/data/exchange +data.envsched.checkpoint_dir=${trainer.default_local_dir}
+    custom_reward_function.path=/path/to/envsched_verl.py custom_reward_function.name=compute_score
+
+The dataset stamps each row's ``extra_info`` with where it sits (step, slot, request, attempt);
+the wrapper ``compute_score`` then writes envsched's own rollout line per sample into
+``DIR/rollouts/verl-reward/`` (see ``RolloutSink``), whatever keys verl dumps. Your own scorer
+goes in ``+custom_reward_function.reward_kwargs.envsched_inner_path`` and ``envsched_inner_name``
+(verl's default scorer otherwise).
+
+verl v0.5.0 to v0.7.1, legacy trainer only (sampler; settings under ``data.sampler``)::
 
     data.sampler.class_path=/path/to/envsched_verl.py
     data.sampler.class_name=EnvschedCurriculumSampler
     +data.sampler.dir=/data/exchange +data.sampler.group_size=8
     data.dataloader_num_workers=0
+    trainer.rollout_data_dir=DIR/rollouts/verl  (and the same custom_reward_function)
 
-verl v0.8 on (dataset; the settings go under ``data.envsched``)::
-
-    data.custom_cls.path=/path/to/envsched_verl.py data.custom_cls.name=EnvschedDataset
-    data.shuffle=False data.dataloader_num_workers=0
-    +data.envsched.dir=/data/exchange +data.envsched.checkpoint_dir=${trainer.default_local_dir}
-
-Rollouts reach envsched through verl's own dumps: set ``trainer.rollout_data_dir=DIR/rollouts/verl``
-and ``custom_reward_function.path=/path/to/envsched_verl.py custom_reward_function.name=compute_score``
-(your own scorer goes in ``+custom_reward_function.reward_kwargs.envsched_inner_path`` and
-``envsched_inner_name``; verl's default scorer otherwise). Every dumped line then carries
-``data_source`` and ``task_id`` beside ``score`` and ``step``.
+Without a stamp the wrapper returns ``data_source``, ``task_id`` and ``group_id`` as reward extra
+info, which the legacy trainer's dump writes into every line.
 """
 
 from __future__ import annotations
@@ -44,7 +50,9 @@ import logging
 import os
 import random
 import sys
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
+import threading
+import time
+from typing import Any, Callable, Dict, Iterator, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import envsched_client as ec  # noqa: E402
@@ -96,10 +104,12 @@ class RowIndex:
 
     def __init__(self, rows: Any) -> None:
         self.rows: Dict[Key, List[int]] = {}
+        self.keys: List[Optional[Key]] = []
         self.n = 0
         for i, row in enumerate(rows):
             self.n = i + 1
             key = ec.task_key(row) if isinstance(row, Mapping) else None
+            self.keys.append(key)
             if key is not None:
                 self.rows.setdefault(key, []).append(i)
         if not self.rows:
@@ -188,7 +198,7 @@ class SamplerCore:
 
 
 class DatasetCore:
-    """The verl-independent part of EnvschedDataset (verl v0.8 on, ``data.shuffle=False``).
+    """The verl-independent part of EnvschedDataset (verl v0.5.0 on, ``data.shuffle=False``).
 
     The dataloader reads positions 0, 1, 2, … in order; position p of the process is slot
     p % train_batch_size of step start + p // train_batch_size + 1, whose batch envsched
@@ -201,45 +211,103 @@ class DatasetCore:
     def setup_envsched(self, rows: Any, data_config: Any) -> None:
         """Initialise from the dataset's rows and the data config (call after the rows exist)."""
         s = settings(_get(data_config, "envsched"))
+        self._es_dir = s["dir"]
         self._es_batch_size = batch_size_of(data_config)
         self._es_index = RowIndex(rows)
         self._es_group_size = s["group_size"]
         self.envsched_client = ec.EnvschedClient(s["dir"], prefix=s["prefix"], timeout=s["timeout"],
                                         fallback_tasks=self._es_index.tasks())
         self._es_start_step = latest_checkpoint_step(s["checkpoint_dir"])
+        self._es_attempt = attempt_token()
         self._es_reads = 0
-        self._es_cached: Tuple[int, List[int]] = (-1, [])
+        self._es_cached: Tuple[int, Optional[ec.Batch], List[int]] = (-1, None, [])
 
-    def row_for_next_read(self) -> int:
-        """The dataset row of the next read, asking envsched for a new step's batch when due."""
+    def next_read(self) -> "Read":
+        """The next read: its dataset row and where it sits (step, slot, request, attempt).
+
+        Asks envsched for a new step's batch when the read starts one.
+        """
         step = self._es_start_step + self._es_reads // self._es_batch_size + 1
         slot = self._es_reads % self._es_batch_size
         if self._es_cached[0] != step:
             self.envsched_client.load_state_dict({"prefix": self.envsched_client.prefix, "next_seq": step})
             batch = self.envsched_client.next_batch(size=self._es_batch_size, group_size=self._es_group_size, step=step)
-            self._es_cached = (step, self._es_index.indices(batch, self._es_batch_size))
+            self._es_cached = (step, batch, self._es_index.indices(batch, self._es_batch_size))
         self._es_reads += 1
-        return self._es_cached[1][slot]
+        _, batch, rows = self._es_cached
+        row = rows[slot]
+        request_id = None if batch is None or batch.fallback else batch.id
+        return Read(row, step, slot, request_id, self._es_attempt, self._es_index.keys[row])
+
+    def row_for_next_read(self) -> int:
+        """The dataset row of the next read (see next_read)."""
+        return self.next_read().row
+
+    def stamp(self, item: Any, read: "Read") -> Any:
+        """Return item (a row as the dataset returns it) with ``extra_info.envsched`` set to read.
+
+        extra_info is copied, never changed in place: the dataset's own rows stay as they are.
+        The reward wrapper reads the stamp and writes envsched's rollout line for each sample.
+        """
+        if not isinstance(item, dict) or read.key is None:
+            return item
+        extra = item.get("extra_info")
+        extra = dict(extra) if isinstance(extra, Mapping) else {}
+        extra[STAMP_KEY] = {"dir": self._es_dir, "env": read.key[0], "task_id": read.key[1], "step": read.step,
+                            "slot": read.slot, "request_id": read.request_id, "attempt": read.attempt}
+        out = dict(item)
+        out["extra_info"] = extra
+        return out
+
+
+class Read(NamedTuple):
+    """One read of the dataset: its row and where it sits in the run."""
+
+    row: int
+    step: int
+    slot: int
+    request_id: Optional[str]  # None for a fallback batch (envsched did not answer)
+    attempt: str
+    key: Optional[Key]
+
+
+STAMP_KEY = "envsched"
+
+
+def attempt_token() -> str:
+    """A name for this run of the trainer process: UTC time, pid and random bits.
+
+    A step replayed after a resume is read under a new token, so its groups are not mixed with
+    those of the interrupted attempt.
+    """
+    return f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{os.getpid()}-{os.urandom(3).hex()}"
 
 
 def is_train_files(files: Any, data_config: Any) -> bool:
-    """Whether files are the config's ``train_files`` (not ``val_files``); True when unknown."""
-    def as_list(v: Any) -> List[str]:
-        if v is None:
-            return []
-        if isinstance(v, str):
-            return [v]
-        try:
-            return [str(x) for x in v]
-        except TypeError:
-            return [str(v)]
+    """Whether files are the config's ``train_files`` (not ``val_files``); True when unknown.
 
-    val = as_list(_get(data_config, "val_files"))
-    train = as_list(_get(data_config, "train_files"))
-    mine = as_list(files) if isinstance(files, (str, list, tuple)) else []
+    A file list may be a string, a list or tuple, or any other iterable of paths: verl hands
+    over ``data.train_files`` and ``data.val_files`` as given, an OmegaConf ``ListConfig`` when
+    the config lists several files.
+    """
+    val = _path_list(_get(data_config, "val_files"))
+    train = _path_list(_get(data_config, "train_files"))
+    mine = _path_list(files)
     if mine and val and mine == val and mine != train:
         return False
     return True
+
+
+def _path_list(v: Any) -> List[str]:
+    """Paths as a list of strings: a string is one path, a mapping none, an iterable its items."""
+    if v is None or isinstance(v, Mapping):
+        return []
+    if isinstance(v, (str, bytes, os.PathLike)):
+        return [os.fsdecode(v)]
+    try:
+        return [str(x) for x in v]
+    except TypeError:
+        return [str(v)]
 
 
 def latest_checkpoint_step(checkpoint_dir: Optional[str]) -> int:
@@ -263,28 +331,104 @@ _VALIDATION_SPLITS = ("test", "val", "validation")
 def with_env_and_task(score_fn: Callable[..., Any]) -> Callable[..., Dict[str, Any]]:
     """Wrap a verl ``compute_score(data_source, solution_str, ground_truth, extra_info, ...)``.
 
-    The wrapped function returns a dict with ``score`` plus ``data_source`` and ``task_id``
-    (extra_info's task_id or index, as a string), and keeps any other keys the scorer returned.
-    verl puts these keys into its reward extra info, and ``trainer.rollout_data_dir`` writes
-    them into every dumped line, which envsched then reads unchanged. Rows whose
-    ``extra_info.split`` is ``test``, ``val`` or ``validation`` get no extra keys: verl averages
-    every reward extra key over validation samples, and strings there would break it.
+    Two ways, chosen per sample by what extra_info holds:
+
+    * **Stamped** (the row came from EnvschedDataset, any verl from v0.5.0, legacy or V1
+      trainer): the wrapper appends envsched's own rollout line for this sample to
+      ``DIR/rollouts/verl-reward/HOST-PID.jsonl`` (env, task_id, reward, step, request_id,
+      group_id, rollout_id; see ``RolloutSink``) and returns the scorer's result unchanged, so
+      nothing depends on which keys verl dumps. Keep ``trainer.rollout_data_dir`` out of
+      ``DIR/rollouts`` then, or each rollout would arrive twice.
+    * **Not stamped** (the sampler adapter, verl v0.5.0 to v0.7.1, legacy trainer): the result
+      gains ``data_source``, ``task_id`` and ``group_id`` (this process's token) as reward extra
+      info, which the legacy trainer's ``trainer.rollout_data_dir`` dump writes into every line
+      for envsched to read. Rows whose ``extra_info.split`` is ``test``, ``val`` or
+      ``validation`` get no extra keys: verl averages every reward extra key over validation
+      samples, and strings there would break it.
     """
 
     def wrapped(data_source: str, solution_str: str, ground_truth: Any, extra_info: Any = None,
                 **kwargs: Any) -> Dict[str, Any]:
         result = score_fn(data_source, solution_str, ground_truth, extra_info, **kwargs)
         out: Dict[str, Any] = dict(result) if isinstance(result, Mapping) else {"score": float(result)}
+        stamp = extra_info.get(STAMP_KEY) if isinstance(extra_info, Mapping) else None
+        if isinstance(stamp, Mapping):
+            _SINK.write(stamp, out.get("score"))
+            return dict(result) if isinstance(result, Mapping) else result
         if isinstance(extra_info, Mapping) and extra_info.get("split") in _VALIDATION_SPLITS:
             return out  # validation metrics average every extra key: keep them numeric there
         out["data_source"] = data_source
         key = ec.task_key({"data_source": data_source, "extra_info": extra_info if isinstance(extra_info, Mapping) else {}})
         out["task_id"] = key[1] if key else ""
+        out["group_id"] = _PROCESS_TOKEN
         return out
 
     wrapped.__name__ = getattr(score_fn, "__name__", "compute_score")
     wrapped.__doc__ = score_fn.__doc__
     return wrapped
+
+
+_PROCESS_TOKEN = attempt_token()
+
+
+class RolloutSink:
+    """Writes envsched rollout lines for stamped samples, from any thread of any process.
+
+    Each process appends to its own file, ``DIR/rollouts/verl-reward/HOST-PID.jsonl`` (a forked
+    child opens its own), one whole line per sample, flushed at once. The line's group is the
+    read's attempt, step and slot: the samples of one prompt in one step form one group, and a
+    step replayed after a resume (a new attempt token) forms new groups. Its ``rollout_id`` is
+    unique to the process and the sample, so a copy of the file read again is skipped, but
+    every sample written counts once.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._writers: Dict[Tuple[str, int], ec.RolloutWriter] = {}
+        self._seq = 0
+        self._warned = False
+
+    def line(self, stamp: Mapping[str, Any], score: Any, pid: int, seq: int) -> Optional[Dict[str, Any]]:
+        """The rollout record of one stamped sample; None when the score is not a finite number."""
+        try:
+            reward = float(score)
+        except (TypeError, ValueError):
+            return None
+        if reward != reward or reward in (float("inf"), float("-inf")):
+            return None
+        rec: Dict[str, Any] = {"env": str(stamp["env"]), "task_id": str(stamp["task_id"]), "reward": reward,
+                               "step": int(stamp["step"]),
+                               "group_id": f"{stamp['attempt']}/{stamp['step']}/{stamp['slot']}",
+                               "rollout_id": f"{stamp['attempt']}/{stamp['step']}/{stamp['slot']}/{pid}.{seq}"}
+        if stamp.get("request_id"):
+            rec["request_id"] = str(stamp["request_id"])
+        return rec
+
+    def write(self, stamp: Mapping[str, Any], score: Any) -> None:
+        """Append the line of one sample to this process's file."""
+        pid = os.getpid()
+        with self._lock:
+            self._seq += 1
+            rec = self.line(stamp, score, pid, self._seq)
+            if rec is None:
+                if not self._warned:
+                    log.warning("envsched: a score of %r is not a finite number; that sample is not sent", score)
+                    self._warned = True
+                return
+            writer = self._writer(str(stamp["dir"]), pid)
+            writer.write(rec)
+            writer.flush_step()
+
+    def _writer(self, directory: str, pid: int) -> ec.RolloutWriter:
+        w = self._writers.get((directory, pid))
+        if w is None:
+            host = "".join(c if c.isalnum() or c in "._-" else "_" for c in os.uname().nodename) or "host"
+            w = ec.RolloutWriter(os.path.join(directory, "rollouts", "verl-reward", f"{host}-{pid}.jsonl"))
+            self._writers[(directory, pid)] = w
+        return w
+
+
+_SINK = RolloutSink()
 
 
 def _load_function(path: str, name: str) -> Callable[..., Any]:
@@ -324,7 +468,7 @@ def _make_sampler_class() -> type:
     from verl.experimental.dataset.sampler import AbstractCurriculumSampler  # type: ignore
 
     class EnvschedCurriculumSampler(SamplerCore, AbstractCurriculumSampler):
-        """verl (up to v0.7) curriculum sampler whose batches envsched chooses (see SamplerCore)."""
+        """verl (v0.5.0 to v0.7.1, legacy trainer) curriculum sampler whose batches envsched chooses (see SamplerCore)."""
 
         def __init__(self, data_source: Any, data_config: Any) -> None:
             SamplerCore.__init__(self, data_source, data_config)
@@ -336,7 +480,7 @@ def _make_dataset_class() -> type:
     from verl.utils.dataset.rl_dataset import RLHFDataset  # type: ignore
 
     class EnvschedDataset(DatasetCore, RLHFDataset):
-        """verl (v0.8 on) dataset whose read order envsched chooses (see DatasetCore)."""
+        """verl (v0.5.0 on) dataset whose read order envsched chooses (see DatasetCore)."""
 
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             RLHFDataset.__init__(self, *args, **kwargs)
@@ -350,7 +494,8 @@ def _make_dataset_class() -> type:
         def __getitem__(self, item: int) -> Any:
             if not self.envsched_train:
                 return RLHFDataset.__getitem__(self, item)
-            return RLHFDataset.__getitem__(self, self.row_for_next_read())
+            read = self.next_read()
+            return self.stamp(RLHFDataset.__getitem__(self, read.row), read)
 
     return EnvschedDataset
 

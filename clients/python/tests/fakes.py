@@ -7,6 +7,7 @@ attributes read), not the trainers' behaviour.
 from __future__ import annotations
 
 import abc
+from collections.abc import MutableSequence
 import sys
 import types
 from typing import Any, Dict, List
@@ -75,6 +76,35 @@ class GRPOTrainer:
         self.reward_funcs = reward_funcs
         self.num_generations = args.num_generations
         self.num_iterations = getattr(args, "num_iterations", 1)
+
+
+class ListConfigStandIn(MutableSequence):
+    """Stands in for omegaconf.ListConfig, which is not installed here.
+
+    What the adapter meets of it: a MutableSequence (not a list or tuple subclass) whose
+    iteration yields its items and which compares equal to a list with the same items.
+    """
+
+    def __init__(self, items: List[Any]) -> None:
+        self._items = list(items)
+
+    def __getitem__(self, i: Any) -> Any:
+        return self._items[i]
+
+    def __setitem__(self, i: Any, v: Any) -> None:
+        self._items[i] = v
+
+    def __delitem__(self, i: Any) -> None:
+        del self._items[i]
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def insert(self, i: int, v: Any) -> None:
+        self._items.insert(i, v)
+
+    def __eq__(self, other: Any) -> bool:
+        return list(self) == list(other) if isinstance(other, (list, MutableSequence)) else NotImplemented
 
 
 def install() -> None:

@@ -138,6 +138,88 @@ class VerlDatasetTest(unittest.TestCase):
         self.assertEqual(self.responder.answered, {}, "the validation dataset asked envsched")
 
 
+    def test_validation_dataset_with_listconfig_files_stays_plain(self) -> None:
+        """verl hands data.val_files over as given: an OmegaConf ListConfig for a list of files.
+
+        omegaconf is not installed here; ListConfigStandIn has the shape the adapter meets (a
+        MutableSequence that is not a list, iterating its items, equal to an equal list).
+        """
+        val_files = fakes.ListConfigStandIn(["test-a.parquet", "test-b.parquet"])
+        cfg = dict(self.cfg, train_files=fakes.ListConfigStandIn(["train.parquet"]), val_files=val_files)
+        self.assertNotIsInstance(val_files, (list, tuple))
+        self.assertFalse(envsched_verl.is_train_files(val_files, cfg))
+        self.assertTrue(envsched_verl.is_train_files(cfg["train_files"], cfg))
+        val = self.cls(data_files=val_files, tokenizer=None, config=cfg)
+        self.assertFalse(val.envsched_train)
+        self.assertEqual(self.responder.answered, {}, "the validation dataset asked envsched")
+
+    def test_reads_are_stamped_for_the_reward_wrapper(self) -> None:
+        cfg = dict(self.cfg, envsched=dict(self.cfg["envsched"], group_size=4))
+        ds = self.cls(data_files=ROWS, tokenizer=None, config=cfg)
+        item = ds[0]
+        stamp = item["extra_info"]["envsched"]
+        self.assertEqual((stamp["env"], stamp["task_id"]), batch_file(self.dir, "v8-000001")[0])
+        self.assertEqual({k: stamp[k] for k in ("dir", "step", "slot", "request_id")},
+                         {"dir": self.dir, "step": 1, "slot": 0, "request_id": "v8-000001"})
+        self.assertEqual(item["extra_info"]["index"], ROWS[ds.reads[0]]["extra_info"]["index"])
+        self.assertNotIn("envsched", ROWS[ds.reads[0]]["extra_info"], "the dataset's own row was changed")
+
+
+class StampedRewardTest(unittest.TestCase):
+    """The reward wrapper's own rollout lines (verl_flow.py plays verl between the adapters)."""
+
+    def setUp(self) -> None:
+        self.dir = tempdir(self)
+        self.responder = Responder(self.dir).start()
+        self.addCleanup(self.responder.stop)
+        self.ckpt = tempdir(self)
+
+    def lines(self) -> List[Dict[str, Any]]:
+        out = []
+        folder = os.path.join(self.dir, "rollouts", "verl-reward")
+        for name in sorted(os.listdir(folder)):
+            with open(os.path.join(folder, name)) as f:
+                out += [json.loads(line) for line in f]
+        return out
+
+    def test_one_line_per_sample_grouped_per_prompt(self) -> None:
+        import verl_flow
+        res = verl_flow.run(self.dir, steps=2, batch=6, group=4, checkpoint=self.ckpt)
+        recs = self.lines()
+        self.assertEqual(len(recs), 2 * 6 * 4)
+        first = [r for r in recs if r["group_id"] == f"{res['attempt']}/1/0"]
+        self.assertEqual(len(first), 4)
+        want_key = batch_file(self.dir, "verl-000001")[0]
+        for r in first:
+            self.assertEqual((r["env"], r["task_id"]), want_key)
+            self.assertEqual((r["step"], r["request_id"]), (1, "verl-000001"))
+            self.assertIn(r["reward"], (0.0, 1.0))
+        self.assertEqual(len({r["rollout_id"] for r in recs}), len(recs))
+
+    def test_replayed_step_counts_again_in_new_groups(self) -> None:
+        import verl_flow
+        a = verl_flow.run(self.dir, steps=1, batch=6, group=4, checkpoint=self.ckpt)
+        b = verl_flow.run(self.dir, steps=1, batch=6, group=4, checkpoint=self.ckpt)  # resumed: replays step 1
+        self.assertEqual(a["reads"], b["reads"])
+        recs = self.lines()
+        self.assertEqual(len(recs), 2 * 6 * 4)
+        self.assertEqual({r["request_id"] for r in recs}, {"verl-000001"})
+        groups = {r["group_id"] for r in recs}
+        self.assertEqual(len(groups), 12)
+        self.assertEqual({g.split("/")[0] for g in groups}, {a["attempt"], b["attempt"]})
+        self.assertEqual(len({r["rollout_id"] for r in recs}), len(recs))
+
+    def test_non_finite_score_writes_nothing(self) -> None:
+        stamp = {"dir": self.dir, "env": "alpha", "task_id": "1", "step": 1, "slot": 0, "request_id": None,
+                 "attempt": "a"}
+        sink = envsched_verl.RolloutSink()
+        sink.write(stamp, float("nan"))
+        sink.write(stamp, 0.5)
+        recs = self.lines()
+        self.assertEqual(len(recs), 1)
+        self.assertNotIn("request_id", recs[0], "a fallback batch has no request to name")
+
+
 class RewardWrapperTest(unittest.TestCase):
     def write_scorer(self, body: str) -> str:
         path = os.path.join(tempdir(self), "score.py")
@@ -148,15 +230,16 @@ class RewardWrapperTest(unittest.TestCase):
     def test_adds_env_and_task_to_float_and_dict_scores(self) -> None:
         fn = load_like_verl("compute_score")
         extra = {"index": 17, "split": "train"}
+        token = fn.__globals__["_PROCESS_TOKEN"]  # loaded by path, as verl does: its own module
         self.assertEqual(fn("gsm8k", "42", "42", extra),
-                         {"score": 1.0, "data_source": "gsm8k", "task_id": "17"})
+                         {"score": 1.0, "data_source": "gsm8k", "task_id": "17", "group_id": token})
         path = self.write_scorer("""
             def my_score(data_source, solution_str, ground_truth, extra_info=None, bonus=0.0):
                 return {"score": 0.5 + bonus, "acc": True}
         """)
         got = fn("math", "x", "y", {"task_id": "t-3", "index": 9}, envsched_inner_path=path,
                  envsched_inner_name="my_score", bonus=0.25)
-        self.assertEqual(got, {"score": 0.75, "acc": True, "data_source": "math", "task_id": "t-3"})
+        self.assertEqual(got, {"score": 0.75, "acc": True, "data_source": "math", "task_id": "t-3", "group_id": token})
 
     def test_validation_rows_stay_numeric(self) -> None:
         fn = load_like_verl("compute_score")

@@ -1,9 +1,10 @@
-package main
+package cli
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,18 +31,22 @@ func TestHelperIngestCLI(t *testing.T) {
 			break
 		}
 	}
-	os.Exit(run(args))
+	err := NewApp().Run(args)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "envsched: %v\n", err)
+	}
+	os.Exit(ExitCode(err))
 }
 
 // ingestCLI runs the app in-process and returns its output and exit code.
 func ingestCLI(t *testing.T, args ...string) (string, int) {
 	t.Helper()
-	app := newApp()
+	app := NewApp()
 	var out bytes.Buffer
 	app.Writer, app.ErrWriter = &out, &out
 	err := app.Run(append([]string{"envsched"}, args...))
 	if err != nil {
-		return out.String() + err.Error(), exitCode(err)
+		return out.String() + err.Error(), ExitCode(err)
 	}
 	return out.String(), exitOK
 }

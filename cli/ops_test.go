@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -22,12 +22,12 @@ import (
 func opsApp(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	app := newApp()
+	app := NewApp()
 	app.Writer, app.ErrWriter = &out, &errOut
 	err := app.Run(append([]string{"envsched"}, args...))
 	if err != nil {
 		errOut.WriteString(err.Error())
-		return exitCode(err), out.String(), errOut.String()
+		return ExitCode(err), out.String(), errOut.String()
 	}
 	return exitOK, out.String(), errOut.String()
 }

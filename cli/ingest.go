@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"errors"
@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
@@ -38,24 +37,6 @@ func ingestCommand() *cli.Command {
 		},
 		Action: ingestAction,
 	}
-}
-
-func ingestDirFlag() cli.Flag {
-	return &cli.StringFlag{Name: "dir", EnvVars: []string{"ENVSCHED_DIR"}, Required: true,
-		Usage: "the exchange `DIR` holding catalog/ and rollouts/"}
-}
-
-func ingestDBFlag() cli.Flag {
-	return &cli.StringFlag{Name: "db", EnvVars: []string{"ENVSCHED_DB"},
-		Usage: "the database `PATH` (default DIR/envsched.db)"}
-}
-
-// ingestDBPath is --db, or DIR/envsched.db.
-func ingestDBPath(c *cli.Context) string {
-	if p := c.String("db"); p != "" {
-		return p
-	}
-	return filepath.Join(c.String("dir"), "envsched.db")
 }
 
 // ingestRewardRange is the range asked for on the command line; nil when neither flag was given, so

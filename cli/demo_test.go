@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -14,10 +14,10 @@ import (
 // standard error.
 func runCLI(args ...string) (int, string, string) {
 	var out, errw bytes.Buffer
-	app := newApp()
+	app := NewApp()
 	app.Writer, app.ErrWriter = &out, &errw
 	if err := app.Run(append([]string{"envsched"}, args...)); err != nil {
-		return exitCode(err), out.String(), errw.String() + err.Error()
+		return ExitCode(err), out.String(), errw.String() + err.Error()
 	}
 	return exitOK, out.String(), errw.String()
 }

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -42,11 +42,11 @@ func exchangeDir(t *testing.T) string {
 // error message main would print.
 func runApp(args ...string) (int, string, string) {
 	var out, errw bytes.Buffer
-	app := newApp()
+	app := NewApp()
 	app.Writer, app.ErrWriter = &out, &errw
 	err := app.Run(append([]string{"envsched"}, args...))
 	if err != nil {
-		return exitCode(err), out.String(), err.Error()
+		return ExitCode(err), out.String(), err.Error()
 	}
 	return exitOK, out.String(), ""
 }

@@ -1,0 +1,89 @@
+package cli
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/envsched/envsched/batcher"
+	"github.com/envsched/envsched/propagate"
+)
+
+func ingestDirFlag() cli.Flag {
+	return &cli.StringFlag{Name: "dir", EnvVars: []string{"ENVSCHED_DIR"}, Required: true,
+		Usage: "the exchange `DIR` holding catalog/ and rollouts/"}
+}
+
+func ingestDBFlag() cli.Flag {
+	return &cli.StringFlag{Name: "db", EnvVars: []string{"ENVSCHED_DB"},
+		Usage: "the database `PATH` (default DIR/envsched.db)"}
+}
+
+// ingestDBPath is --db, or DIR/envsched.db.
+func ingestDBPath(c *cli.Context) string {
+	if p := c.String("db"); p != "" {
+		return p
+	}
+	return filepath.Join(c.String("dir"), "envsched.db")
+}
+
+// schedulerFlags are the parameters of prediction and selection, shared by every command that
+// chooses batches.
+func schedulerFlags() []cli.Flag {
+	pp, bp := propagate.DefaultParams(), batcher.DefaultParams()
+	return []cli.Flag{
+		&cli.Float64Flag{Name: "kappa", EnvVars: []string{"ENVSCHED_KAPPA"}, Value: pp.Kappa,
+			Usage: "strength, in rollouts, of the prior that serves tasks never rolled out"},
+		&cli.Float64Flag{Name: "feature-ridge", EnvVars: []string{"ENVSCHED_FEATURE_RIDGE"}, Value: pp.FeatureRidge,
+			Usage: "ridge penalty of the feature prior, which learns from the words and tools of tasks rolled out what tasks never rolled out will do (0 = environment means instead)"},
+		&cli.Float64Flag{Name: "gamma", EnvVars: []string{"ENVSCHED_GAMMA"}, Value: pp.Gamma,
+			Usage: "share of its graph neighbours' evidence a task borrows per hop (0 turns the graph off)"},
+		&cli.IntFlag{Name: "hops", EnvVars: []string{"ENVSCHED_HOPS"}, Value: pp.Hops,
+			Usage: "how far evidence travels along the graph: 0, 1 or 2 edges"},
+		&cli.Float64Flag{Name: "borrow-cap", EnvVars: []string{"ENVSCHED_BORROW_CAP"}, Value: pp.BorrowCap,
+			Usage: "most evidence, in rollouts, a task may borrow from its neighbours"},
+		&cli.Float64Flag{Name: "drift-rate", EnvVars: []string{"ENVSCHED_DRIFT_RATE"}, Value: pp.DriftRate,
+			Usage: "how fast an environment's stale predictions follow rewards that run away from them (0 = off)"},
+		&cli.Float64Flag{Name: "rechosen-rate", EnvVars: []string{"ENVSCHED_RECHOSEN_RATE"}, Value: pp.RechosenRate,
+			Usage: "how fast the predictions of tasks rolled out before follow what such tasks do when chosen again (0 = off)"},
+		&cli.StringFlag{Name: "exploit", EnvVars: []string{"ENVSCHED_EXPLOIT"}, Value: bp.Exploit.String(),
+			Usage: "exploitation value: variance (4 × predicted within-group variance) or informative (1 − chance of a degenerate group)"},
+		&cli.Float64Flag{Name: "coverage-weight", EnvVars: []string{"ENVSCHED_COVERAGE_WEIGHT"}, Value: bp.CoverageWeight,
+			Usage: "weight of the coverage value (uncertainty, staleness, novelty) against exploitation"},
+		&cli.Float64Flag{Name: "sim-penalty", EnvVars: []string{"ENVSCHED_SIM_PENALTY"}, Value: bp.SimPenalty,
+			Usage: "penalty per unit of similarity to a task already in the batch (0 allows near-duplicates)"},
+		&cli.Float64Flag{Name: "random-share", EnvVars: []string{"ENVSCHED_RANDOM_SHARE"}, Value: bp.RandomShare,
+			Usage: "share of the batch drawn uniformly at random from the eligible tasks"},
+		&cli.Float64Flag{Name: "quota-smoothing", EnvVars: []string{"ENVSCHED_QUOTA_SMOOTHING"}, Value: bp.QuotaSmoothing,
+			Usage: "weight of the uniform share in each environment's quota (1 = equal quotas)"},
+		&cli.Float64Flag{Name: "min-share", EnvVars: []string{"ENVSCHED_MIN_SHARE"}, Value: bp.MinShare,
+			Usage: "least quota of an environment, as a fraction of the uniform share"},
+		&cli.Float64Flag{Name: "max-share", EnvVars: []string{"ENVSCHED_MAX_SHARE"}, Value: bp.MaxShare,
+			Usage: "largest quota of an environment, as a fraction of the batch"},
+		&cli.Float64Flag{Name: "stale-rounds", EnvVars: []string{"ENVSCHED_STALE_ROUNDS"}, Value: bp.StaleRounds,
+			Usage: "steps after which a task not chosen counts as mostly stale (the time constant of staleness)"},
+	}
+}
+
+// schedulerParams reads the flags of schedulerFlags; decay is the database's.
+func schedulerParams(c *cli.Context, decay float64) (propagate.Params, batcher.Params, error) {
+	pp, bp := propagate.DefaultParams(), batcher.DefaultParams()
+	pp.Decay, pp.Kappa, pp.Gamma, pp.Hops = decay, c.Float64("kappa"), c.Float64("gamma"), c.Int("hops")
+	pp.BorrowCap, pp.DriftRate = c.Float64("borrow-cap"), c.Float64("drift-rate")
+	pp.FeatureRidge, pp.RechosenRate = c.Float64("feature-ridge"), c.Float64("rechosen-rate")
+	exploit, err := batcher.ParseExploit(c.String("exploit"))
+	if err != nil {
+		return pp, bp, usageError{fmt.Errorf("--exploit: %w", err)}
+	}
+	bp.Exploit, bp.CoverageWeight, bp.SimPenalty = exploit, c.Float64("coverage-weight"), c.Float64("sim-penalty")
+	bp.RandomShare, bp.QuotaSmoothing = c.Float64("random-share"), c.Float64("quota-smoothing")
+	bp.MinShare, bp.MaxShare, bp.StaleRounds = c.Float64("min-share"), c.Float64("max-share"), c.Float64("stale-rounds")
+	if err := pp.Validate(); err != nil {
+		return pp, bp, usageError{err}
+	}
+	if err := bp.Validate(); err != nil {
+		return pp, bp, usageError{err}
+	}
+	return pp, bp, nil
+}

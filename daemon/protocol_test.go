@@ -1,0 +1,26 @@
+package daemon
+
+import (
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestProtocolNamesEveryStatusField checks that every key of status.json is in PROTOCOL.md.
+func TestProtocolNamesEveryStatusField(t *testing.T) {
+	doc, err := os.ReadFile("../PROTOCOL.md")
+	if err != nil {
+		t.Fatalf("PROTOCOL.md must be in the repository: %v", err)
+	}
+	typ := reflect.TypeOf(Status{})
+	if typ.NumField() < 10 {
+		t.Fatalf("Status has %d fields; the reflection found too few", typ.NumField())
+	}
+	for i := 0; i < typ.NumField(); i++ {
+		name, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
+		if !strings.Contains(string(doc), "`"+name+"`") {
+			t.Errorf("PROTOCOL.md does not name the status.json field `%s`", name)
+		}
+	}
+}
