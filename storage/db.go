@@ -229,6 +229,9 @@ func (db *DB) Config() Config { return db.cfg }
 // call's result.
 func (db *DB) Close() error {
 	db.closeOnce.Do(func() {
+		db.writeMu.Lock()
+		db.ids.close()
+		db.writeMu.Unlock()
 		if err := db.bolt.Close(); err != nil {
 			db.closeErr = fmt.Errorf("close db %s: %w", db.path, err)
 		}
