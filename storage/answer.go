@@ -45,6 +45,7 @@ func (db *DB) StoreAnswer(id string, step int64, answer []byte, chosen []TaskKey
 	}
 	db.tasks.apply(logged)
 	db.publish(logged)
+	db.ids.answered(db.bolt)
 	return nil
 }
 

@@ -16,8 +16,9 @@ import (
 //
 // Loading the whole table takes seconds on tens of millions of ids, so the first commit after
 // Open does not wait for it: the table is built by a background goroutine from a read
-// transaction, and until it is ready each commit scans id_hashes for its own rollouts' hashes
-// only (a sequential read, no table of every id) into a small table that lives for that commit.
+// transaction (started by the second commit or the first answer stored), and until it is ready
+// each commit scans id_hashes for its own rollouts' hashes only (a sequential read, no table of
+// every id) into a small table that lives for that commit.
 // Ids committed after the background snapshot are kept aside (pending) and added when the
 // table is adopted, at the next commit after it is ready.
 //
@@ -32,6 +33,7 @@ type idIndex struct {
 
 	bg      *idBuild      // the table being built in the background; nil when none
 	pending []idSlot      // ids committed after bg's snapshot, in order
+	scans   int           // commits served by a scan since the table was whole, before a build
 	gate    chan struct{} // tests: when set, a finished background build waits for it to close
 }
 
@@ -173,8 +175,10 @@ func (x *idIndex) has(h uint64) bool {
 }
 
 // committed is told of every commit that succeeded, with its new ids, under DB.writeMu. When
-// the table is not whole, it keeps the ids for the background table and starts that build if
-// none is under way, from a read transaction that sees this commit.
+// the table is not whole, it keeps the ids for the background table, and starts that build at
+// the second commit since the table was last whole (or at the first answer stored, see
+// answered): a daemon's first commit after a start is the one its first answer waits for, and
+// the build, a second or more of CPU on tens of millions of ids, would slow that answer.
 func (x *idIndex) committed(db *bolt.DB, ids []idSlot) {
 	if x.loaded {
 		return
@@ -184,12 +188,29 @@ func (x *idIndex) committed(db *bolt.DB, ids []idSlot) {
 		x.pending = append(x.pending, ids...)
 		return
 	}
+	x.scans++
+	if x.scans >= 2 {
+		x.startBuild(db)
+	}
+}
+
+// answered is told of every answer stored, under DB.writeMu: the build of the table starts
+// now if it has not.
+func (x *idIndex) answered(db *bolt.DB) {
+	if !x.loaded && x.bg == nil {
+		x.startBuild(db)
+	}
+}
+
+// startBuild starts building the whole table in the background, from a read transaction that
+// sees every commit so far.
+func (x *idIndex) startBuild(db *bolt.DB) {
 	tx, err := db.Begin(false)
 	if err != nil {
-		return // the next commit scans again and tries again
+		return // a later commit tries again
 	}
 	bg := &idBuild{done: make(chan struct{})}
-	x.bg, x.pending = bg, nil
+	x.bg, x.pending, x.scans = bg, nil, 0
 	gate := x.gate
 	go func() {
 		defer close(bg.done)

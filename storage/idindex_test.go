@@ -101,8 +101,13 @@ func TestDedupeWhileTheIndexIsBuilt(t *testing.T) {
 	gate := make(chan struct{})
 	w.db.ids.gate = gate
 	w.commit("first commit after open", 300)
+	if w.db.ids.loaded || w.db.ids.bg != nil {
+		t.Fatalf("after the first commit: loaded %v, build started %v (want neither)", w.db.ids.loaded, w.db.ids.bg != nil)
+	}
+	w.failing()
+	w.commit("second commit after open", 300)
 	if w.db.ids.loaded || w.db.ids.bg == nil {
-		t.Fatalf("after the first commit: loaded %v, build started %v", w.db.ids.loaded, w.db.ids.bg != nil)
+		t.Fatalf("after the second commit: loaded %v, build started %v", w.db.ids.loaded, w.db.ids.bg != nil)
 	}
 	for i := range 5 {
 		w.commit(fmt.Sprint("while the table is built ", i), 150)
@@ -126,6 +131,19 @@ func TestDedupeWhileTheIndexIsBuilt(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.commit("after a second restart, the build not held", 300)
+	if err := w.db.StoreAnswer("a", 1, []byte("{}"), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if w.db.ids.loaded || w.db.ids.bg == nil {
+		t.Fatalf("after the first answer: loaded %v, build started %v", w.db.ids.loaded, w.db.ids.bg != nil)
+	}
+	<-w.db.ids.bg.done
+	for i := range 3 {
+		w.commit(fmt.Sprint("after the answer ", i), 150)
+	}
+	if !w.db.ids.loaded {
+		t.Fatal("the build started by the answer was not adopted")
+	}
 	if err := w.db.Check(""); err != nil {
 		t.Fatal(err)
 	}
