@@ -192,11 +192,14 @@ func (s *selector) pick(i int, random, repeat bool) {
 	s.picks = append(s.picks, p)
 }
 
+// ReasonRandom is the reason of every random slot, and of nothing else.
+const ReasonRandom = "random slot"
+
 // reason says in a few words what made the task worth its slot.
 func reason(v values, p Pick, beta float64) string {
 	switch {
 	case p.Random:
-		return "random slot"
+		return ReasonRandom
 	case p.Repeat:
 		return "repeat: fewer eligible tasks than size"
 	case v.newEnv:

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/envsched/envsched/fsutil"
 	"github.com/envsched/envsched/record"
 )
 
@@ -125,8 +126,12 @@ func Check(path string) (*Report, error) {
 // *record.BadLineError whose reason names the bad rows (the ingester quarantines that once and
 // stores the good rows). A file that cannot be read as a catalogue gives no tasks and a
 // *FileError (a *record.BadLineError too): nothing of it is stored.
+//
+// The daemon calls it on files of the exchange directory: only a regular file is opened, never
+// through a symbolic link and never with a blocking open (fsutil.OpenRegular); anything else (a
+// FIFO put there under a catalogue's name) is a *FileError.
 func ReadFile(path string) ([]record.Task, error) {
-	rep, err := Check(path)
+	rep, err := checkRegular(path)
 	if err != nil {
 		return nil, err
 	}
@@ -157,4 +162,28 @@ func BadRowsSummary(bad []BadRow, max int) string {
 		b.WriteString(r.String())
 	}
 	return b.String()
+}
+
+// checkRegular is Check for a file of the exchange directory (see ReadFile).
+func checkRegular(path string) (*Report, error) {
+	format := FormatOf(path)
+	if format != FormatJSONL && format != FormatParquet {
+		return nil, fmt.Errorf("check %s: %w", path, ErrFormat)
+	}
+	f, err := fsutil.OpenRegular(path)
+	if fsutil.IsNotRegular(err) {
+		return nil, &FileError{Path: path, Reason: err.Error()}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open catalogue %s: %w", path, err)
+	}
+	defer f.Close()
+	if format == FormatJSONL {
+		rep, err := CheckJSONL(f)
+		if err != nil {
+			return nil, fmt.Errorf("read catalogue %s: %w", path, err)
+		}
+		return rep, nil
+	}
+	return parquetOf(f, path)
 }

@@ -24,6 +24,11 @@ func checkParquet(path string) (*Report, error) {
 		return nil, fmt.Errorf("open catalogue %s: %w", path, err)
 	}
 	defer f.Close()
+	return parquetOf(f, path)
+}
+
+// parquetOf reads the open Parquet file f, named path in errors.
+func parquetOf(f *os.File, path string) (*Report, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("stat catalogue %s: %w", path, err)

@@ -1,17 +1,13 @@
 package cli
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/envsched/envsched/fsutil"
 	"github.com/envsched/envsched/storage"
 )
 
@@ -46,7 +42,7 @@ func compactAction(c *cli.Context) error {
 		return err
 	}
 	defer db.Close()
-	after, err := compactInPlace(db)
+	after, err := db.CompactInPlace()
 	if err != nil {
 		return err
 	}
@@ -57,69 +53,6 @@ func compactAction(c *cli.Context) error {
 	fmt.Fprintf(c.App.Writer, "compacted %s: %s -> %s (%.0f%% of before)\n", path, byteSize(before.Size()),
 		byteSize(after), 100*float64(after)/float64(max(1, before.Size())))
 	return db.Close()
-}
-
-// compactInPlace writes a compact copy of db beside it, checks it, and renames it over db's
-// file while db still holds the lock. It returns the new file's size.
-func compactInPlace(db *storage.DB) (int64, error) {
-	path := db.Path()
-	tmp, err := tempPath(path)
-	if err != nil {
-		return 0, err
-	}
-	if err := db.Compact(tmp); err != nil {
-		os.Remove(tmp)
-		return 0, err
-	}
-	if err := sameCounts(db, tmp); err != nil {
-		os.Remove(tmp)
-		return 0, err
-	}
-	fi, err := os.Stat(tmp)
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return 0, fmt.Errorf("replace %s: %w", path, err)
-	}
-	return fi.Size(), fsutil.SyncDir(filepath.Dir(path))
-}
-
-// tempPath is a new temporary name beside path that envsched's sweeps recognise.
-func tempPath(path string) (string, error) {
-	var b [8]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("temporary name: %w", err)
-	}
-	dir, name := filepath.Split(path)
-	return filepath.Join(dir, fsutil.TempName(name, hex.EncodeToString(b[:]))), nil
-}
-
-// sameCounts opens the copy and compares its counters and environments with the original's.
-func sameCounts(db *storage.DB, copyPath string) error {
-	cp, err := storage.Open(copyPath, storage.Options{ReadOnly: true})
-	if err != nil {
-		return fmt.Errorf("open compacted copy: %w", err)
-	}
-	defer cp.Close()
-	c1, err1 := db.Counters()
-	c2, err2 := cp.Counters()
-	e1, err3 := db.Envs()
-	e2, err4 := cp.Envs()
-	if err := errors.Join(err1, err2, err3, err4); err != nil {
-		return fmt.Errorf("compare compacted copy: %w", err)
-	}
-	if c1 != c2 || len(e1) != len(e2) {
-		return fmt.Errorf("compacted copy differs (counters %+v, want %+v; %d envs, want %d); the database is unchanged",
-			c2, c1, len(e2), len(e1))
-	}
-	for name, e := range e1 {
-		if e2[name] != e {
-			return fmt.Errorf("compacted copy differs in env %s; the database is unchanged", name)
-		}
-	}
-	return nil
 }
 
 // byteSize formats n bytes for people.

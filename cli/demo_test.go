@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // runCLI runs the command line in process and returns the exit code, standard output and
@@ -65,6 +66,11 @@ func TestSimCommandTableAndJSON(t *testing.T) {
 			t.Errorf("table lacks %q:\n%s", want, table)
 		}
 	}
+	for _, want := range []string{"seed 1 done", "seed 2 done", "(1/2 seeds)", "(2/2 seeds)"} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("standard error (not a terminal) lacks the per-seed line %q:\n%s", want, errs)
+		}
+	}
 	for _, png := range []string{"heldout_by_step.png", "heldout_by_rollouts.png", "degenerate_by_step.png"} {
 		if fi, err := os.Stat(filepath.Join(out, png)); err != nil || fi.Size() == 0 {
 			t.Errorf("plot %s: %v", png, err)
@@ -77,5 +83,21 @@ func TestSimCommandTableAndJSON(t *testing.T) {
 	}
 	if code, _, _ := runCLI("sim", "--policies", "nope"); code != exitUsage {
 		t.Fatalf("unknown policy: exit %d, want %d", code, exitUsage)
+	}
+}
+
+// TestSeedLinesEstimateTimeLeft: the per-seed line says how long the run took so far and how
+// long the seeds left should take at that pace.
+func TestSeedLinesEstimateTimeLeft(t *testing.T) {
+	var b strings.Builder
+	clock := time.Date(2026, 12, 3, 8, 0, 0, 0, time.UTC)
+	line := seedLines(&b, "noise", func() time.Time { return clock })
+	clock = clock.Add(10 * time.Second)
+	line(5, 1, 4)
+	clock = clock.Add(30 * time.Second)
+	line(6, 4, 4)
+	want := "sim noise: seed 5 done (1/4 seeds) in 10s, about 30s left\nsim noise: seed 6 done (4/4 seeds) in 40s, about 0s left\n"
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}
 }

@@ -94,32 +94,16 @@ func exportFormat(flag, out string) (export.Format, error) {
 	return "", usageError{fmt.Errorf("--format %q: use jsonl or csv", flag)}
 }
 
-// writeFileWith writes path through fn into a temporary file in path's folder, then fsyncs and
-// renames it into place: a reader never sees half an export.
+// writeFileWith writes path through fn atomically (fsutil.WriteAtomic): a reader never sees
+// half an export, and the file survives a crash once it is in place.
 func writeFileWith(path string, fn func(io.Writer) (int64, error)) (int64, error) {
-	dir, name := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	tmp, err := os.CreateTemp(dir, fsutil.TempName(name, "*"))
+	var n int64
+	err := fsutil.WriteAtomic(path, 0o644, func(w io.Writer) error {
+		var err error
+		n, err = fn(w)
+		return err
+	}, fsutil.Hooks{})
 	if err != nil {
-		return 0, fmt.Errorf("create %s: %w", path, err)
-	}
-	n, err := fn(tmp)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
 		return n, fmt.Errorf("write %s: %w", path, err)
 	}
 	return n, nil

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/envsched/envsched/daemon"
+	"github.com/envsched/envsched/report"
 	"github.com/envsched/envsched/report/reporttest"
 	"github.com/envsched/envsched/storage"
 	"github.com/envsched/envsched/storage/storagetest"
@@ -197,7 +198,7 @@ func TestReportCommand(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	data, err := os.ReadFile(out)
-	if err != nil || !bytes.HasPrefix(data, []byte("<!DOCTYPE html>")) || bytes.Count(data, []byte("data:image/png;base64,")) != 5 {
+	if err != nil || !bytes.HasPrefix(data, []byte("<!DOCTYPE html>")) || bytes.Count(data, []byte("data:image/png;base64,")) != len(report.FigureIDs) {
 		t.Fatalf("report file: %d bytes, %v", len(data), err)
 	}
 	if code, _, errOut := opsApp(t, "report", "--dir", t.TempDir(), "--out", out); code != exitError || !strings.Contains(errOut, "no database") {

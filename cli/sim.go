@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
@@ -110,11 +111,27 @@ func runSim(ctx context.Context, cfg sim.Config, stderr io.Writer) (sim.Result, 
 		progressbar.OptionShowCount(), progressbar.OptionSetPredictTime(true),
 		progressbar.OptionThrottle(200_000_000), progressbar.OptionOnCompletion(func() { fmt.Fprintln(stderr) }))
 	cfg.Progress = func(done, _ int) { bar(done) }
+	if !terminal(stderr) {
+		cfg.SeedDone = seedLines(stderr, cfg.Scenario.Name, time.Now)
+	}
 	res, err := sim.Run(ctx, cfg)
 	if err != nil {
 		return res, fmt.Errorf("sim: %w", err)
 	}
 	return res, nil
+}
+
+// seedLines returns a sim.Config.SeedDone that prints one line per finished seed to w, with the
+// time so far and an estimate of the time left: the progress of a run without a terminal (in a
+// log, under nohup, in CI), where no bar is drawn.
+func seedLines(w io.Writer, scenario string, now func() time.Time) func(seed uint64, done, total int) {
+	start := now()
+	return func(seed uint64, done, total int) {
+		elapsed := now().Sub(start)
+		left := time.Duration(float64(elapsed) / float64(done) * float64(total-done))
+		fmt.Fprintf(w, "sim %s: seed %d done (%d/%d seeds) in %s, about %s left\n",
+			scenario, seed, done, total, elapsed.Round(time.Second), left.Round(time.Second))
+	}
 }
 
 func writeJSONFile(path string, res sim.Result) error {

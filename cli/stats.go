@@ -4,15 +4,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/envsched/envsched/ledger"
 	"github.com/envsched/envsched/schedule"
 	"github.com/envsched/envsched/stats"
 	"github.com/envsched/envsched/storage"
+	"github.com/envsched/envsched/summary"
 )
 
 func statsCommand() *cli.Command {
@@ -45,8 +46,6 @@ type statsRow struct {
 	// predicted within-group variance, and of the chance that a group of 8 is degenerate.
 	PredictedVariance   float64 `json:"predicted_variance"`
 	PredictedDegenerate float64 `json:"predicted_degenerate"`
-
-	sum float64 // Σ normalised reward, for the mean
 }
 
 // statsReport is what `envsched stats` prints; later issues add fields.
@@ -56,6 +55,8 @@ type statsReport struct {
 	Quarantined int64               `json:"quarantined"`
 	Duplicates  int64               `json:"duplicates"`
 	Clipped     int64               `json:"clipped"`
+	// Calibration is envsched's measurement of its own predictions (package ledger)
+	Calibration ledger.Detail `json:"calibration"`
 }
 
 func statsAction(c *cli.Context) error {
@@ -92,6 +93,7 @@ func buildStats(db *storage.DB, only string) (statsReport, error) {
 	if err != nil {
 		return rep, fmt.Errorf("read stats of %s: %w", db.Path(), err)
 	}
+	all := envs // the calibration summary is over every environment
 	if only != "" {
 		e, ok := envs[only]
 		if !ok {
@@ -99,14 +101,15 @@ func buildStats(db *storage.DB, only string) (statsReport, error) {
 		}
 		envs = map[string]stats.Env{only: e}
 	}
-	scale := db.Config().Reward
-	for name, e := range envs {
-		row := envRow(e, scale)
-		rep.Envs[name] = row
-		rep.Totals.add(row)
+	rows, total := summary.Envs(envs, db.Config().Reward)
+	for _, r := range rows {
+		rep.Envs[r.Name] = newStatsRow(r)
 	}
-	rep.Totals.MeanReward = meanReward(rep.Totals.sum, rep.Totals.Rollouts, scale)
+	rep.Totals = newStatsRow(total)
 	rep.Quarantined, rep.Duplicates, rep.Clipped = ctr.Quarantined, ctr.Duplicates, ctr.Clipped
+	if rep.Calibration, err = readCalibration(db, all, only); err != nil {
+		return rep, err
+	}
 	return rep, addPredictions(db, &rep)
 }
 
@@ -114,37 +117,16 @@ func knownEnvs(envs map[string]stats.Env) string {
 	if len(envs) == 0 {
 		return "none"
 	}
-	names := make([]string, 0, len(envs))
-	for n := range envs {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := summary.Names(envs)
 	if len(names) > 10 {
 		return strings.Join(names[:10], ", ") + fmt.Sprintf(" and %d more", len(names)-10)
 	}
 	return strings.Join(names, ", ")
 }
 
-func envRow(e stats.Env, scale storage.Range) statsRow {
+func newStatsRow(e summary.Env) statsRow {
 	return statsRow{Tasks: e.Tasks, TasksSeen: e.TasksSeen, Rollouts: e.Rollouts, Groups: e.Groups,
-		DegenerateGroups: e.Degenerate, sum: e.Sum, MeanReward: meanReward(e.Sum, e.Rollouts, scale)}
-}
-
-// meanReward maps a mean of normalised rewards back into the configured range; 0 without rollouts.
-func meanReward(sum float64, n int64, scale storage.Range) float64 {
-	if n == 0 {
-		return 0
-	}
-	return scale.Min + sum/float64(n)*(scale.Max-scale.Min)
-}
-
-func (r *statsRow) add(o statsRow) {
-	r.Tasks += o.Tasks
-	r.TasksSeen += o.TasksSeen
-	r.Rollouts += o.Rollouts
-	r.Groups += o.Groups
-	r.DegenerateGroups += o.DegenerateGroups
-	r.sum += o.sum
+		DegenerateGroups: e.Degenerate, MeanReward: e.MeanReward}
 }
 
 // degenerateShare is the share of degenerate groups as text ("-" without groups).
@@ -158,11 +140,7 @@ func (r statsRow) degenerateShare() string {
 func writeStatsTable(w io.Writer, rep statsReport) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "env\ttasks\twith rollouts\trollouts\tmean reward\tdegenerate groups\tpredicted variance\tpredicted degenerate (G=%d)\t\n", statsGroupSize)
-	names := make([]string, 0, len(rep.Envs))
-	for n := range rep.Envs {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := summary.Names(rep.Envs)
 	line := func(name string, r statsRow) {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.3f\t%s of %d\t%.3f\t%.1f%%\t\n", name, r.Tasks, r.TasksSeen, r.Rollouts,
 			r.MeanReward, r.degenerateShare(), r.Groups, r.PredictedVariance, 100*r.PredictedDegenerate)
@@ -174,8 +152,10 @@ func writeStatsTable(w io.Writer, rep statsReport) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "quarantined %d, duplicates %d, clipped %d\n", rep.Quarantined, rep.Duplicates, rep.Clipped)
-	return err
+	if _, err := fmt.Fprintf(w, "quarantined %d, duplicates %d, clipped %d\n", rep.Quarantined, rep.Duplicates, rep.Clipped); err != nil {
+		return err
+	}
+	return writeCalibration(w, rep.Calibration)
 }
 
 // statsGroupSize is the group size of the predicted degenerate share: the default of requests.
@@ -190,8 +170,8 @@ func addPredictions(db *storage.DB, rep *statsReport) error {
 	}
 	rep.Totals.PredictedVariance, rep.Totals.PredictedDegenerate = 0, 0
 	var tasks int
-	for name, row := range rep.Envs {
-		p := preds[name]
+	for _, name := range summary.Names(rep.Envs) {
+		row, p := rep.Envs[name], preds[name]
 		row.PredictedVariance, row.PredictedDegenerate = p.Variance, p.Degenerate
 		rep.Envs[name] = row
 		rep.Totals.PredictedVariance += p.Variance * float64(p.Tasks)

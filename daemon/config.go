@@ -48,6 +48,9 @@ type Config struct {
 	// DataDelay is how long changed rollout and catalogue files may wait to be read, so that
 	// one commit takes many appends (a request never waits for it: its barrier reads them).
 	DataDelay time.Duration
+	// ProgressInterval is how often an ingest pass that runs long (the backlog at start-up)
+	// logs how far it is.
+	ProgressInterval time.Duration
 
 	Version string // envsched's version, written into status.json
 
@@ -88,6 +91,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.DataDelay <= 0 {
 		c.DataDelay = DefaultDataDelay
+	}
+	if c.ProgressInterval <= 0 {
+		c.ProgressInterval = DefaultProgressInterval
 	}
 	return c
 }

@@ -40,8 +40,14 @@ type Ingester interface {
 
 // IngesterFunc builds the ingester of the exchange directory dir over the open database; it
 // logs to logger (quarantined lines are counted there, then logged once per file and reason)
-// and calls beforeCommit just before each transaction commits (a crash point).
-type IngesterFunc func(db *storage.DB, dir string, logger *slog.Logger, beforeCommit func()) (Ingester, error)
+// and calls the hooks.
+type IngesterFunc func(db *storage.DB, dir string, logger *slog.Logger, hooks IngestHooks) (Ingester, error)
+
+// IngestHooks are what the daemon asks of an ingester besides its work.
+type IngestHooks struct {
+	BeforeCommit func()                // just before each transaction commits (a crash point)
+	Progress     func(ingest.Progress) // after each commit of a pass, how far the pass is
+}
 
 // AnswererFunc builds the answerer over the open database.
 type AnswererFunc func(db *storage.DB) (Answerer, error)
@@ -75,6 +81,8 @@ type Daemon struct {
 	started time.Time
 	// quarantine counts the ingester's quarantined lines for one log line per file and reason.
 	quarantine *quarantineLog
+	// progress logs how far long ingest passes are.
+	progress *progressLog
 	// later gathers changed data files, read together at most every DataDelay.
 	later   *deferred
 	metrics *metrics.Metrics // nil without Config.MetricsAddr
@@ -118,7 +126,8 @@ func New(cfg Config, logger *slog.Logger, opts ...Option) (*Daemon, error) {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	d := &Daemon{cfg: cfg, log: logger, started: time.Now(),
-		quarantine: newQuarantineLog(logger.Handler()), later: newDeferred(cfg.withDefaults().DataDelay)}
+		quarantine: newQuarantineLog(logger.Handler()), later: newDeferred(cfg.withDefaults().DataDelay),
+		progress: newProgressLog(logger, cfg.ProgressInterval, time.Now)}
 	d.crash, _ = parseCrashPoint(cfg.CrashPoint)
 	var err error
 	if d.dirs, err = newDirs(cfg.Dir); err != nil {
@@ -204,8 +213,8 @@ func (d *Daemon) open(p parts) error {
 	if err := d.sweep(); err != nil {
 		return err
 	}
-	if d.ingest, err = p.ingester(db, d.dirs.root, slog.New(d.quarantine),
-		func() { d.crash.at(CrashBeforeIngestCommit) }); err != nil {
+	hooks := IngestHooks{BeforeCommit: func() { d.crash.at(CrashBeforeIngestCommit) }, Progress: d.progress.update}
+	if d.ingest, err = p.ingester(db, d.dirs.root, slog.New(d.quarantine), hooks); err != nil {
 		return fmt.Errorf("start ingest: %w", err)
 	}
 	if d.answer, err = p.answerer(db); err != nil {
@@ -213,7 +222,6 @@ func (d *Daemon) open(p parts) error {
 	}
 	d.watcher, err = watch.New(watch.Options{
 		Roots:          []string{d.dirs.catalog, d.dirs.rollouts, d.dirs.requests},
-		Boundary:       d.dirs.root,
 		Poll:           d.cfg.Poll,
 		PollInterval:   d.cfg.PollInterval,
 		SafetyInterval: d.cfg.SafetyInterval,

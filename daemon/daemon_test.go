@@ -74,10 +74,21 @@ func TestStatusHasExactlyTheProtocolFields(t *testing.T) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	want := []string{"clipped", "db", "duplicates", "envs", "last_request", "pid", "quarantined",
+	// calibration is envsched's own extra field (README, status.json)
+	want := []string{"calibration", "clipped", "db", "duplicates", "envs", "last_request", "pid", "quarantined",
 		"requests_answered", "rollouts", "started_at", "tasks", "updated_at", "version", "watch_mode"}
 	if !reflect.DeepEqual(keys, want) {
 		t.Errorf("status.json keys %v\nwant %v", keys, want)
+	}
+	cal, _ := m["calibration"].(map[string]any)
+	var calKeys []string
+	for k := range cal {
+		calKeys = append(calKeys, k)
+	}
+	sort.Strings(calKeys)
+	wantCal := []string{"channels", "expired", "open", "overall", "recent", "recent_answers", "savings", "unmatched"}
+	if !reflect.DeepEqual(calKeys, wantCal) {
+		t.Errorf("status.json calibration keys %v\nwant %v", calKeys, wantCal)
 	}
 	if m["last_request"] != nil {
 		t.Errorf("last_request %v before any answer; want null", m["last_request"])

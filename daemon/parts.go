@@ -22,10 +22,10 @@ func defaultParts(cfg Config) parts {
 // newIngester is package ingest's Ingester over the exchange directory.
 // Each commit that adds tasks or changes their descriptions also stores the graph edges they
 // change (schedule.EdgeKeeper), and a failed commit resets the keeper.
-func newIngester(db *storage.DB, dir string, logger *slog.Logger, beforeCommit func()) (Ingester, error) {
+func newIngester(db *storage.DB, dir string, logger *slog.Logger, hooks IngestHooks) (Ingester, error) {
 	edges := schedule.NewEdgeKeeper(graph.Options{})
 	return ingest.New(db, dir, ingest.Options{Logger: logger, ReadCatalogFile: catalog.ReadFile,
-		BeforeCommit: beforeCommit, OnTasks: edges.OnTasks, OnCommitError: edges.Reset})
+		BeforeCommit: hooks.BeforeCommit, Progress: hooks.Progress, OnTasks: edges.OnTasks, OnCommitError: edges.Reset})
 }
 
 // newScheduler is package schedule's Scheduler with the configured defaults and parameters. The

@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/envsched/envsched/ledger"
 )
 
 // TestProtocolNamesEveryStatusField checks that every key of status.json is in PROTOCOL.md.
@@ -21,6 +23,21 @@ func TestProtocolNamesEveryStatusField(t *testing.T) {
 		name, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
 		if !strings.Contains(string(doc), "`"+name+"`") {
 			t.Errorf("PROTOCOL.md does not name the status.json field `%s`", name)
+		}
+	}
+	// the fields inside calibration, at every depth
+	for _, typ := range []reflect.Type{reflect.TypeOf(ledger.Summary{}), reflect.TypeOf(ledger.Window{}),
+		reflect.TypeOf(ledger.Savings{})} {
+		for i := 0; i < typ.NumField(); i++ {
+			name, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
+			if !strings.Contains(string(doc), "`"+name+"`") {
+				t.Errorf("PROTOCOL.md does not name the status.json calibration field `%s`", name)
+			}
+		}
+	}
+	for ch := range ledger.NumChannels {
+		if name := ch.String(); !strings.Contains(string(doc), "channels."+name) {
+			t.Errorf("PROTOCOL.md does not name the calibration channel `%s`", name)
 		}
 	}
 }

@@ -9,7 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
+
+	"github.com/envsched/envsched/fsutil"
 )
 
 // badIDMessage says why an ID is refused and how to fix it.
@@ -32,9 +33,10 @@ func requestID(name string) (string, bool) {
 var errRequestGone = errors.New("request file is gone")
 
 // readRequest reads a request file of at most MaxRequestBytes. A larger file is a bad request.
-// A symbolic link is not followed.
+// Only a regular file is read: a symbolic link is not followed, and a FIFO (or anything else)
+// is refused without blocking (fsutil.OpenRegular), as a bad request.
 func readRequest(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	f, err := fsutil.OpenRegular(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, errRequestGone
 	}

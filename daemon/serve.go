@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/envsched/envsched/ledger"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -186,7 +187,9 @@ func summarise(answer []byte) summary {
 // ingestAll runs a full ingest pass and logs what it found.
 func (d *Daemon) ingestAll(ctx context.Context, why string) error {
 	start := time.Now()
+	d.progress.begin(why)
 	rep, err := d.ingest.Scan(ctx)
+	d.progress.end(rep)
 	d.logIngest(why, rep, start)
 	if err != nil {
 		return fmt.Errorf("ingest (%s): %w", why, err)
@@ -197,7 +200,9 @@ func (d *Daemon) ingestAll(ctx context.Context, why string) error {
 // ingestPaths reads the files the watcher named.
 func (d *Daemon) ingestPaths(ctx context.Context, paths []string) error {
 	start := time.Now()
+	d.progress.begin("change")
 	rep, err := d.ingest.ScanPaths(ctx, paths)
+	d.progress.end(rep)
 	d.logIngest("change", rep, start)
 	if err != nil {
 		return fmt.Errorf("ingest: %w", err)
@@ -248,5 +253,10 @@ func (d *Daemon) status() (Status, error) {
 		last := c.LastRequest
 		s.LastRequest = &last
 	}
+	cal, err := d.db.Calibration(ledger.RecentAnswers)
+	if err != nil {
+		return Status{}, fmt.Errorf("read calibration: %w", err)
+	}
+	s.Calibration = ledger.Summarize(cal, ledger.EnvMeans(envs))
 	return s, nil
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/envsched/envsched/ledger"
 )
 
 // Status is DIR/status.json, field for field as PROTOCOL.md names them. The counts are over
@@ -23,6 +25,9 @@ type Status struct {
 	RequestsAnswered int64   `json:"requests_answered"`
 	LastRequest      *string `json:"last_request"`
 	WatchMode        string  `json:"watch_mode"`
+	// Calibration is envsched's measurement of its own predictions (package ledger), an extra
+	// field of PROTOCOL.md's status
+	Calibration ledger.Summary `json:"calibration"`
 }
 
 // statusFile is the name of the status file in the exchange directory.

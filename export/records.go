@@ -120,7 +120,7 @@ func newTaskLine(ti storage.TaskInfo, scale storage.Range) taskLine {
 		Groups: s.Groups, Degenerate: s.Degenerate, Chosen: s.Chosen, LastChosen: s.LastChosen,
 		LastStep: s.LastStep}
 	if s.Rollouts > 0 {
-		l.MeanReward = scale.Min + s.Mean()*(scale.Max-scale.Min)
+		l.MeanReward = scale.Scale(s.Mean())
 	}
 	return l
 }

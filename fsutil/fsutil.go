@@ -12,14 +12,23 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // tmpMark separates a target's name from the random suffix in a temporary file's name.
 const tmpMark = ".tmp-"
+
+// Hooks are called between the steps of an atomic write, for tests that make the process die
+// there (the daemon's crash points). A nil hook is skipped.
+type Hooks struct {
+	BeforeRename  func() // the temporary file is written, fsync'd and closed; path is unchanged
+	BeforeDirSync func() // the rename is done; the folder is not yet fsync'd
+}
 
 // WriteFileAtomic replaces path with data, with permissions perm, in these steps:
 //
@@ -34,46 +43,59 @@ const tmpMark = ".tmp-"
 // file is removed and path is unchanged. An error from step 5 means that path holds data but
 // may not survive a crash.
 func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
+	return WriteAtomic(path, perm, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	}, Hooks{})
+}
+
+// WriteAtomic is WriteFileAtomic with the contents written by fill (streamed: an export, a
+// database copy) and hooks between the steps. An error of fill comes back wrapped (errors.Is
+// finds it), after the temporary file is removed.
+func WriteAtomic(path string, perm os.FileMode, fill func(io.Writer) error, h Hooks) error {
+	return Replace(path, func(tmp string) error { return writeNew(tmp, perm, fill) }, h)
+}
+
+// Replace is the frame of every atomic write: it names a temporary file beside path
+// (TempName), calls fill with that path to create the whole file there and make it durable, then
+// renames it over path and fsyncs the folder. Use it directly when something else must create the
+// file (bbolt's compaction); WriteAtomic otherwise. The temporary file is removed on any error
+// before the rename, and path is then unchanged.
+func Replace(path string, fill func(tmp string) error, h Hooks) error {
 	dir, name := filepath.Split(path)
 	if dir == "" {
 		dir = "."
 	}
-	tmp, err := createTemp(dir, name)
-	if err != nil {
+	var rnd [8]byte
+	rand.Read(rnd[:])
+	tmp := filepath.Join(dir, TempName(name, hex.EncodeToString(rnd[:])))
+	if err := fill(tmp); err != nil {
+		os.Remove(tmp)
 		return err
 	}
-	if err := writeSync(tmp, data, perm); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
+	call(h.BeforeRename)
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
 		return fmt.Errorf("rename %s: %w", path, err)
 	}
+	call(h.BeforeDirSync)
 	return SyncDir(dir)
 }
 
-// createTemp creates a new temporary file for the target name in dir.
-func createTemp(dir, name string) (*os.File, error) {
-	var rnd [8]byte
-	for range 10 {
-		rand.Read(rnd[:])
-		p := filepath.Join(dir, TempName(name, hex.EncodeToString(rnd[:])))
-		f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
-		if errors.Is(err, fs.ErrExist) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("create temporary file for %s: %w", filepath.Join(dir, name), err)
-		}
-		return f, nil
+func call(f func()) {
+	if f != nil {
+		f()
 	}
-	return nil, fmt.Errorf("create temporary file for %s: names exhausted", filepath.Join(dir, name))
 }
 
-// writeSync writes data to f, fsyncs, closes and chmods it. It closes f on every path.
-func writeSync(f *os.File, data []byte, perm os.FileMode) error {
-	_, err := f.Write(data)
+// writeNew creates path anew (never through a symbolic link, never over an existing file),
+// writes it through fill, fsyncs, closes and chmods it to perm.
+func writeNew(path string, perm os.FileMode, fill func(io.Writer) error) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return fmt.Errorf("create temporary file %s: %w", path, err)
+	}
+	err = fill(f)
 	if err == nil {
 		err = f.Sync()
 	}
@@ -81,10 +103,10 @@ func writeSync(f *os.File, data []byte, perm os.FileMode) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Chmod(f.Name(), perm)
+		err = os.Chmod(path, perm)
 	}
 	if err != nil {
-		return fmt.Errorf("write %s: %w", f.Name(), err)
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
 }

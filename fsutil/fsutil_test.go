@@ -2,6 +2,7 @@ package fsutil
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -160,5 +161,117 @@ func TestSyncDir(t *testing.T) {
 	}
 	if err := SyncDir(filepath.Join(t.TempDir(), "absent")); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("got %v; want fs.ErrNotExist", err)
+	}
+}
+
+// The hooks run between the steps: before the rename the new contents sit complete in one
+// temporary file and path still holds the old ones; after it path holds the new ones.
+func TestWriteAtomicHooks(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "batch.json")
+	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var steps []string
+	h := Hooks{
+		BeforeRename: func() {
+			steps = append(steps, "before-rename")
+			if got, _ := os.ReadFile(path); string(got) != "old" {
+				t.Errorf("before the rename path holds %q; want old", got)
+			}
+			n := names(t, dir)
+			if len(n) != 2 || !IsTemp(n[0]) {
+				t.Fatalf("before the rename the folder holds %q; want one temporary file and batch.json", n)
+			}
+			if got, _ := os.ReadFile(filepath.Join(dir, n[0])); string(got) != "new contents" {
+				t.Errorf("temporary file holds %q", got)
+			}
+		},
+		BeforeDirSync: func() {
+			steps = append(steps, "before-dirsync")
+			if got, _ := os.ReadFile(path); string(got) != "new contents" {
+				t.Errorf("after the rename path holds %q", got)
+			}
+		},
+	}
+	fill := func(w io.Writer) error {
+		_, err := io.WriteString(w, "new contents")
+		return err
+	}
+	if err := WriteAtomic(path, 0o640, fill, h); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(steps, []string{"before-rename", "before-dirsync"}) {
+		t.Fatalf("hooks ran %q", steps)
+	}
+	if st, err := os.Stat(path); err != nil || st.Mode().Perm() != 0o640 {
+		t.Fatalf("mode %v, %v; want 0640", st.Mode().Perm(), err)
+	}
+}
+
+// A failing fill leaves path unchanged and no temporary file, and its error comes back; the
+// hooks are not reached. Likewise when the fill of Replace fails after creating its file, or
+// creates none.
+func TestWriteAtomicFillFails(t *testing.T) {
+	boom := errors.New("boom")
+	hooks := Hooks{BeforeRename: func() { t.Error("BeforeRename after a failed fill") },
+		BeforeDirSync: func() { t.Error("BeforeDirSync after a failed fill") }}
+	cases := map[string]func(path string) error{
+		"WriteAtomic": func(path string) error {
+			return WriteAtomic(path, 0o644, func(w io.Writer) error {
+				io.WriteString(w, "half")
+				return boom
+			}, hooks)
+		},
+		"Replace after creating": func(path string) error {
+			return Replace(path, func(tmp string) error {
+				os.WriteFile(tmp, []byte("half"), 0o644)
+				return boom
+			}, hooks)
+		},
+		"Replace creating nothing": func(path string) error {
+			return Replace(path, func(string) error { return boom }, hooks)
+		},
+	}
+	for name, write := range cases {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "export.csv")
+			if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := write(path); !errors.Is(err, boom) {
+				t.Fatalf("got %v; want the fill's error", err)
+			}
+			if got, _ := os.ReadFile(path); string(got) != "old" {
+				t.Errorf("path holds %q; want old", got)
+			}
+			if n := names(t, dir); !slices.Equal(n, []string{"export.csv"}) {
+				t.Errorf("folder holds %q; want only export.csv", n)
+			}
+		})
+	}
+}
+
+// Replace renames the file its fill made into place, whatever made it.
+func TestReplace(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "envsched.db")
+	var made string
+	err := Replace(path, func(tmp string) error {
+		made = tmp
+		return os.WriteFile(tmp, []byte("compacted"), 0o600)
+	}, Hooks{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if filepath.Dir(made) != dir || !IsTemp(filepath.Base(made)) {
+		t.Errorf("temporary path %s: want a temporary name beside the target", made)
+	}
+	if got, _ := os.ReadFile(path); string(got) != "compacted" {
+		t.Errorf("path holds %q", got)
+	}
+	if n := names(t, dir); !slices.Equal(n, []string{"envsched.db"}) {
+		t.Errorf("folder holds %q", n)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -14,8 +15,9 @@ import (
 	"github.com/envsched/envsched/record"
 )
 
-// realCatalog is the real catalogue of ../shared/data, used by benchmarks when present.
-const realCatalog = "/work/shared/data/catalog-real.jsonl"
+// realCatalog is the real catalogue in the folder ../shared/data beside the repository (the
+// benchmarks run in graph/, one level down), used by benchmarks when present.
+var realCatalog = filepath.Join("..", "..", "shared", "data", "catalog-real.jsonl")
 
 func BenchmarkBuild(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {

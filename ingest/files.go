@@ -6,11 +6,15 @@ import (
 	"io"
 	"os"
 	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/envsched/envsched/storage"
 )
 
-// fingerprintLen is how many first bytes identify a file's content, next to its inode.
+// fingerprintLen is how many bytes identify a file's content: its first bytes (the head) and
+// the bytes just before the read position (the tail), next to its device and inode.
 const fingerprintLen = 64
 
 // ident is a file's identity on its filesystem.
@@ -24,28 +28,74 @@ func identOf(fi os.FileInfo) (ident, error) {
 	return ident{dev: uint64(st.Dev), ino: st.Ino}, nil //nolint:unconvert // Dev is int32 on some systems
 }
 
+// birthOf returns the birth time of the open file f (Unix ns), or 0 where the filesystem does
+// not keep one. Moving a file keeps it; a file deleted and made again under the same name, even
+// when the filesystem gives it the freed inode (ext4 does), has a new one.
+func birthOf(f *os.File) int64 {
+	var stx unix.Statx_t
+	if err := unix.Statx(int(f.Fd()), "", unix.AT_EMPTY_PATH, unix.STATX_BTIME, &stx); err != nil ||
+		stx.Mask&unix.STATX_BTIME == 0 {
+		return 0
+	}
+	return stx.Btime.Sec*1e9 + int64(stx.Btime.Nsec)
+}
+
+// sameBirth reports whether a tracked state and a file found with birth time birth can be the
+// same file: they can unless both birth times are known and differ.
+func sameBirth(f *storage.FileState, birth int64) bool {
+	return f.Birth == 0 || birth == 0 || f.Birth == birth
+}
+
+// stamp is what one stat says about a file's content: when all of it is unchanged, and the
+// file was settled (see settleAfter) when it was last checked, the content is taken as unchanged.
+type stamp struct {
+	size, mtime, ctime int64
+}
+
+func stampOf(fi os.FileInfo) stamp {
+	s := stamp{size: fi.Size(), mtime: fi.ModTime().UnixNano()}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		s.ctime = st.Ctim.Sec*1e9 + st.Ctim.Nsec
+	}
+	return s
+}
+
+// settleAfter is how old a file's modification and change times must be, when its content is
+// checked, for a later stat with the same times and size to prove the content unchanged. A
+// write within the same clock tick as the last one (file times are coarse: a few milliseconds
+// on Linux, seconds on some filesystems) leaves the times as they were; a file checked while
+// so young is checked again by content (head and tail) every time, until it settles.
+const settleAfter = 2 * time.Second
+
 // registry is the in-memory copy of the tracked files, as read so far (ahead of what is
 // committed while a scan runs; reloaded from the database after a failed scan).
 type registry struct {
 	byID    map[uint64]*storage.FileState
 	byIdent map[ident]*storage.FileState  // files not gone
 	byPath  map[string]*storage.FileState // files not gone
+	gone    map[ident]*storage.FileState  // tombstones: the last file gone with each identity
+	settled map[uint64]stamp              // files checked by content and settled since, in memory only
 	nextID  uint64
 }
 
 func newRegistry(files []storage.FileState) *registry {
 	g := &registry{byID: map[uint64]*storage.FileState{}, byIdent: map[ident]*storage.FileState{},
-		byPath: map[string]*storage.FileState{}, nextID: 1}
+		byPath: map[string]*storage.FileState{}, gone: map[ident]*storage.FileState{},
+		settled: map[uint64]stamp{}, nextID: 1}
 	for i := range files {
 		f := files[i]
 		g.byID[f.ID] = &f
 		if f.ID >= g.nextID {
 			g.nextID = f.ID + 1
 		}
-		if !f.Gone {
-			g.byIdent[identOfState(&f)] = &f
-			g.byPath[f.Path] = &f
+		if f.Gone {
+			if old := g.gone[identOfState(&f)]; old == nil || old.ID < f.ID {
+				g.gone[identOfState(&f)] = &f
+			}
+			continue
 		}
+		g.byIdent[identOfState(&f)] = &f
+		g.byPath[f.Path] = &f
 	}
 	return g
 }
@@ -59,70 +109,126 @@ const (
 	changeNone    change = iota
 	changeNew            // a file not tracked before
 	changeRenamed        // a tracked file (same device and inode) found under a new path
+	changeBack           // a file marked gone (a tombstone) found again, under any path
 )
 
 // resolve returns the tracked state of the file found at rel with identity id, applying the
-// identity rules: the same device and inode is the same file, wherever it now is in the folder
-// (a rename keeps its place); another identity at a tracked path is a new file. The file that
-// was at the path is not marked gone here: it may have been renamed to a path not seen yet. A
-// full scan marks gone the files whose identity it did not find anywhere. Files marked gone
-// (a tracked identity found with another kind) are appended to gone.
-func (g *registry) resolve(rel string, kind storage.FileKind, id ident, gone []*storage.FileState) (*storage.FileState, change, []*storage.FileState) {
-	f := g.byIdent[id]
-	if f != nil && f.Kind == kind {
-		if f.Path == rel {
+// identity rules: the same device and inode (and birth time, where the filesystem keeps one)
+// is the same file, wherever it now is in the folder
+// (a rename keeps its place), and so is a file marked gone that is found again (moved out of
+// the folder, or to an ignored name, and back: it resumes where it was). Whether the content
+// is still the one read is checked next (checkContent): an identity reused by the filesystem
+// for another file fails that check and is read from its start. Another identity at a tracked
+// path is a new file. The file that was at the path is not marked gone here: it may have been
+// renamed to a path not seen yet; a full scan marks gone the files whose identity it did not find
+// anywhere. Files marked gone (a tracked identity found with another kind) are appended to gone.
+func (g *registry) resolve(rel string, kind storage.FileKind, id ident, birth int64, gone []*storage.FileState) (*storage.FileState, change, []*storage.FileState) {
+	f, ch := g.byIdent[id], changeRenamed
+	if f == nil {
+		f, ch = g.gone[id], changeBack
+	}
+	if f != nil && f.Kind == kind && sameBirth(f, birth) {
+		if f.Birth == 0 {
+			f.Birth = birth
+		}
+		if f.Path == rel && ch == changeRenamed {
 			return f, changeNone, gone
 		}
-		if g.byPath[f.Path] == f {
-			delete(g.byPath, f.Path)
-		}
-		f.Path = rel
-		g.byPath[rel] = f
-		return f, changeRenamed, gone
+		g.place(f, rel, id)
+		return f, ch, gone
 	}
-	if f != nil {
+	if f != nil && !f.Gone {
 		gone = append(gone, g.markGone(f))
 	}
-	f = &storage.FileState{ID: g.nextID, Kind: kind, Path: rel, Dev: id.dev, Ino: id.ino}
+	f = &storage.FileState{ID: g.nextID, Kind: kind, Path: rel, Dev: id.dev, Ino: id.ino, Birth: birth}
 	g.nextID++
-	g.byID[f.ID], g.byIdent[id], g.byPath[rel] = f, f, f
+	g.byID[f.ID] = f
+	g.place(f, rel, id)
 	return f, changeNew, gone
 }
 
+// place makes f the live file of identity id at path rel.
+func (g *registry) place(f *storage.FileState, rel string, id ident) {
+	if !f.Gone && g.byPath[f.Path] == f {
+		delete(g.byPath, f.Path)
+	}
+	if g.gone[id] == f {
+		delete(g.gone, id)
+	}
+	f.Gone, f.Path = false, rel
+	g.byIdent[id], g.byPath[rel] = f, f
+}
+
+// markGone makes f a tombstone: its state (offset, head and tail) is kept, so that the file
+// resumes where it was if it comes back.
 func (g *registry) markGone(f *storage.FileState) *storage.FileState {
 	f.Gone = true
-	if g.byIdent[identOfState(f)] == f {
-		delete(g.byIdent, identOfState(f))
+	id := identOfState(f)
+	if g.byIdent[id] == f {
+		delete(g.byIdent, id)
 	}
 	if g.byPath[f.Path] == f {
 		delete(g.byPath, f.Path)
 	}
+	if old := g.gone[id]; old == nil || old.ID < f.ID {
+		g.gone[id] = f
+	}
+	delete(g.settled, f.ID)
 	return f
 }
 
-// newGeneration applies the content rules to f, given the file's size and first bytes: a file
-// that is shorter than what was read of it, or whose first bytes differ from those seen (on the
-// length both know), is a new file in the same place and is read again from offset 0.
-func newGeneration(f *storage.FileState, size int64, head []byte) bool {
-	n := min(len(f.Fingerprint), len(head))
-	if size < f.Offset || !bytes.Equal(f.Fingerprint[:n], head[:n]) {
-		f.Generation++
-		f.Offset = 0
-		f.Fingerprint = head
-		return true
-	}
-	if len(head) > len(f.Fingerprint) {
-		f.Fingerprint = head
-	}
-	return false
+// evidence is what a file holds now where its state says what was read: its size, its first
+// bytes, and the bytes just before the state's offset (nil when the file is shorter).
+type evidence struct {
+	size int64
+	head []byte
+	tail []byte
 }
 
-// readHead returns the first bytes of f (up to fingerprintLen), in a new slice.
-func readHead(f *os.File, size int64) ([]byte, error) {
-	head := make([]byte, min(size, fingerprintLen))
-	n, err := f.ReadAt(head, 0)
+// readEvidence reads the head of f and the bytes before st.Offset.
+func readEvidence(f *os.File, size int64, st *storage.FileState) (evidence, error) {
+	ev := evidence{size: size}
+	var err error
+	if ev.head, err = readAt(f, 0, min(size, fingerprintLen)); err != nil {
+		return ev, err
+	}
+	if n := int64(len(st.Tail)); n > 0 && size >= st.Offset {
+		ev.tail, err = readAt(f, st.Offset-n, n)
+	}
+	return ev, err
+}
+
+// readAt returns up to n bytes of f from off, in a new slice.
+func readAt(f *os.File, off, n int64) ([]byte, error) {
+	b := make([]byte, n)
+	k, err := f.ReadAt(b, off)
 	if err != nil && err != io.EOF {
 		return nil, fmt.Errorf("read %s: %w", f.Name(), err)
 	}
-	return head[:n], nil
+	return b[:k], nil
+}
+
+// sameContent reports whether the file can be the one st describes, grown at most: it is not
+// shorter than what was read, its first bytes agree with those seen (on the length both know),
+// and the bytes just before the read position are those read there. Anything else is a new
+// content (a truncate, a rewrite in place, another file under a reused inode).
+func sameContent(st *storage.FileState, ev evidence) bool {
+	n := min(len(st.Fingerprint), len(ev.head))
+	return ev.size >= st.Offset && bytes.Equal(st.Fingerprint[:n], ev.head[:n]) && bytes.Equal(st.Tail, ev.tail)
+}
+
+// checkContent applies the content rules to st, given the evidence: content that is not
+// sameContent is a new generation, read again from offset 0 (what was read of the old one
+// stays: rollouts are never retracted). It reports whether a new generation began.
+func checkContent(st *storage.FileState, ev evidence) bool {
+	if !sameContent(st, ev) {
+		st.Generation++
+		st.Offset = 0
+		st.Fingerprint, st.Tail = ev.head, nil
+		return true
+	}
+	if len(ev.head) > len(st.Fingerprint) {
+		st.Fingerprint = ev.head
+	}
+	return false
 }

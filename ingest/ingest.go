@@ -36,13 +36,15 @@ type Ingester struct {
 	reg  *registry
 	buf  []byte // read buffer, reused across files
 
+	refused map[string]bool // candidates refused (path and reason) since New: logged once
+
 	batches [2]*storage.Batch // reused across scans
 }
 
 // New returns an Ingester of the exchange directory dir into db, with the tracked files loaded
 // from db.
 func New(db *storage.DB, dir string, opts Options) (*Ingester, error) {
-	in := &Ingester{db: db, dir: filepath.Clean(dir), opts: opts.withDefaults()}
+	in := &Ingester{db: db, dir: filepath.Clean(dir), opts: opts.withDefaults(), refused: map[string]bool{}}
 	if err := in.reload(); err != nil {
 		return nil, err
 	}
@@ -157,8 +159,8 @@ func (in *Ingester) walkDir(root string) ([]candidate, error) {
 			}
 			return nil
 		}
-		if !d.Type().IsRegular() {
-			return nil
+		if d.IsDir() {
+			return nil // a link to a folder is not a folder here: it is never entered
 		}
 		rel, _ := filepath.Rel(in.dir, p)
 		rel = filepath.ToSlash(rel)
@@ -182,11 +184,14 @@ func (in *Ingester) expand(p string) ([]candidate, error) {
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		return nil, nil
 	}
-	fi, err := os.Stat(p)
+	fi, err := os.Lstat(p)
 	if err != nil {
 		return nil, nil // gone already; a full scan settles it
 	}
 	rel = filepath.ToSlash(rel)
+	if !in.noLinkAbove(rel) {
+		return nil, nil // under a linked folder: never entered
+	}
 	if fi.IsDir() {
 		return in.expandDir(p, rel)
 	}
@@ -194,6 +199,22 @@ func (in *Ingester) expand(p string) ([]candidate, error) {
 		return []candidate{{rel, kind}}, nil
 	}
 	return nil, nil
+}
+
+// noLinkAbove reports whether no folder on the way from the exchange directory to rel (a
+// relative, '/' separated path) is a symbolic link. A full scan never enters a linked folder;
+// a hinted path must not lead through one either.
+func (in *Ingester) noLinkAbove(rel string) bool {
+	parts := strings.Split(rel, "/")
+	p := in.dir
+	for _, part := range parts[:len(parts)-1] {
+		p = filepath.Join(p, part)
+		fi, err := os.Lstat(p)
+		if err != nil || !fi.IsDir() {
+			return false
+		}
+	}
+	return true
 }
 
 func (in *Ingester) expandDir(p, rel string) ([]candidate, error) {

@@ -30,6 +30,9 @@ type lineReader struct {
 	skipping bool   // inside a line longer than max
 	skipOff  int64  // its offset
 	head     []byte // its first bytes
+
+	tail  []byte // the last bytes framed (up to fingerprintLen), ending at Offset
+	stail []byte // the last bytes of the line being skipped; joins tail when its newline is found
 }
 
 // headLen is how many first bytes of a skipped line are kept for the quarantine.
@@ -38,6 +41,25 @@ const headLen = 256
 func newLineReader(r io.Reader, off int64, max, bufSize int) *lineReader {
 	return &lineReader{r: r, max: max, off: off, buf: make([]byte, bufSize)}
 }
+
+// keep adds framed bytes to the tail window.
+func (lr *lineReader) keep(b []byte) { lr.tail = window(lr.tail, b) }
+
+// window appends b to w and keeps the last fingerprintLen bytes.
+func window(w, b []byte) []byte {
+	if len(b) >= fingerprintLen {
+		return append(w[:0], b[len(b)-fingerprintLen:]...)
+	}
+	w = append(w, b...)
+	if n := len(w); n > fingerprintLen {
+		w = w[:copy(w, w[n-fingerprintLen:])]
+	}
+	return w
+}
+
+// Tail returns a copy of the last bytes before Offset (up to fingerprintLen), given that tail
+// held those before the start offset.
+func (lr *lineReader) Tail() []byte { return append([]byte(nil), lr.tail...) }
 
 // Offset is the file offset just after the last line returned: everything before it has been
 // framed.
@@ -77,6 +99,7 @@ func (lr *lineReader) next() (line []byte, off int64, kind lineKind, err error) 
 
 func (lr *lineReader) take(n int) ([]byte, int64, lineKind, error) {
 	line, off := lr.buf[lr.start:lr.start+n], lr.off
+	lr.keep(line)
 	if n > lr.max {
 		lr.head = append(lr.head[:0], line[:min(n, headLen)]...)
 		line = lr.head
@@ -93,6 +116,7 @@ func (lr *lineReader) take(n int) ([]byte, int64, lineKind, error) {
 func (lr *lineReader) startSkip() {
 	lr.skipping, lr.skipOff = true, lr.off
 	lr.head = append(lr.head[:0], lr.buf[lr.start:lr.start+min(lr.end-lr.start, headLen)]...)
+	lr.stail = window(lr.stail[:0], lr.buf[lr.start:lr.end])
 	lr.off += int64(lr.end - lr.start)
 	lr.start, lr.end = 0, 0
 }
@@ -100,11 +124,14 @@ func (lr *lineReader) startSkip() {
 // skip drops bytes up to and including the next newline; done reports that it was found.
 func (lr *lineReader) skip() (done bool, err error) {
 	if i := bytes.IndexByte(lr.buf[lr.start:lr.end], '\n'); i >= 0 {
+		lr.stail = window(lr.stail, lr.buf[lr.start:lr.start+i+1])
+		lr.keep(lr.stail)
 		lr.start += i + 1
 		lr.off += int64(i + 1)
 		lr.skipping = false
 		return true, nil
 	}
+	lr.stail = window(lr.stail, lr.buf[lr.start:lr.end])
 	lr.off += int64(lr.end - lr.start)
 	lr.start, lr.end = 0, 0
 	return false, lr.fill()

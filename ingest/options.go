@@ -66,6 +66,12 @@ type Options struct {
 	// the folder and the list (as a rename racing the scan does).
 	afterList func([]candidate) []candidate
 
+	// settleAfter is settleAfter except in tests (which make it short, to reach the stat-only
+	// check of unchanged files without waiting).
+	settleAfter time.Duration
+	// noBirth, in tests, ignores birth times, as on a filesystem that keeps none.
+	noBirth bool
+
 	// readBuf is the size of the read buffer per file (tests make it tiny).
 	readBuf int
 	// maxLine is record.MaxLine except in tests.
@@ -85,6 +91,9 @@ func (o Options) withDefaults() Options {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	if o.settleAfter <= 0 {
+		o.settleAfter = settleAfter
+	}
 	if o.readBuf <= 0 {
 		o.readBuf = 1 << 20
 	}
@@ -94,10 +103,14 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// Progress is how far a scan is through its backlog, in bytes.
+// Progress is how far a scan is through its backlog: bytes, lines and files.
 type Progress struct {
-	Done  int64
-	Total int64
+	Done  int64 // bytes committed so far
+	Total int64 // bytes unread in the scan's files when it started
+	Lines int64 // lines committed so far: rollouts, duplicates, catalogue rows and quarantined lines
+	// FilesRead is how many files new bytes were read from so far; Files how many files had
+	// unread bytes when the scan started.
+	FilesRead, Files int
 }
 
 // Summary counts what a scan did. The counts are of what was committed.
@@ -112,6 +125,9 @@ type Summary struct {
 	TaskRows    int   // catalogue rows stored
 	NewTasks    int   // tasks added (from the catalogue or first seen in rollouts)
 	Commits     int   // transactions committed
+	Rewritten   int   // tracked files whose content was found replaced: read again from the start
+	Resumed     int   // files marked gone found again with their content: read on from where they were
+	Refused     int   // files refused (not regular files, links); also quarantined
 }
 
 // Add adds o's counts to s.
@@ -126,6 +142,9 @@ func (s *Summary) Add(o Summary) {
 	s.TaskRows += o.TaskRows
 	s.NewTasks += o.NewTasks
 	s.Commits += o.Commits
+	s.Rewritten += o.Rewritten
+	s.Resumed += o.Resumed
+	s.Refused += o.Refused
 }
 
 // String is the one-line summary the ingest command prints.

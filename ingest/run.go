@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/envsched/envsched/fsutil"
 	"github.com/envsched/envsched/record"
 	"github.com/envsched/envsched/storage"
 )
@@ -23,6 +24,7 @@ type run struct {
 	seen     map[ident]bool // identities found (full scans mark the others gone)
 	dirty    map[uint64]*storage.FileState
 	current  *storage.FileState // the file being read; its state goes into every flush
+	lr       *lineReader        // current's line reader: its tail goes with current's state
 
 	batch      *storage.Batch
 	batchBytes int64
@@ -52,7 +54,7 @@ const maxLogged = 20
 func (in *Ingester) scan(ctx context.Context, cands []candidate, full bool) (Summary, error) {
 	r := &run{in: in, ctx: ctx, fullScan: full, seen: map[ident]bool{}, dirty: map[uint64]*storage.FileState{},
 		batch: in.batch(0), spare: in.batch(1), todo: make(chan *storage.Batch), done: make(chan commitDone)}
-	r.progress.Total = in.backlog(cands)
+	r.progress.Total, r.progress.Files = in.backlog(cands)
 	go r.commitLoop()
 	err := r.all(cands)
 	close(r.todo)
@@ -82,9 +84,11 @@ func (in *Ingester) batch(i int) *storage.Batch {
 	return b
 }
 
-// backlog is the number of bytes the candidates hold past their committed offsets.
-func (in *Ingester) backlog(cands []candidate) int64 {
+// backlog is the number of bytes the candidates hold past their committed offsets, and how many
+// candidates hold any.
+func (in *Ingester) backlog(cands []candidate) (int64, int) {
 	var total int64
+	files := 0
 	for _, c := range cands {
 		fi, err := os.Stat(in.abs(c.rel))
 		if err != nil {
@@ -95,8 +99,11 @@ func (in *Ingester) backlog(cands []candidate) int64 {
 			size -= f.Offset
 		}
 		total += size
+		if size > 0 {
+			files++
+		}
 	}
-	return total
+	return total, files
 }
 
 func (in *Ingester) abs(rel string) string { return filepath.Join(in.dir, filepath.FromSlash(rel)) }
@@ -202,12 +209,46 @@ func (in *Ingester) present() (map[ident]bool, error) {
 // presentTries bounds the listings of present.
 const presentTries = 3
 
-// file reads what is new in one candidate.
+// refuse sets aside a candidate that is not a regular file (a FIFO, a socket, a device, a
+// symbolic link: a link is never followed, wherever it points): it is logged and quarantined
+// (counted in the database's quarantined count) once per path and type while the process runs,
+// and never opened for reading. Serving goes on.
+func (r *run) refuse(c candidate, err error) {
+	key := c.rel + "\x00" + err.Error()
+	if r.in.refused[key] {
+		return
+	}
+	r.in.refused[key] = true
+	r.sum.Refused++
+	reason := ReasonNotRegular + ": " + refusedType(err)
+	r.batch.Quarantine = append(r.batch.Quarantine, storage.QuarantineEntry{Path: c.rel, Reason: reason})
+	r.records++
+	r.in.opts.Logger.Warn("file refused: only regular files are read (a link is never followed)", "path", c.rel,
+		"type", refusedType(err))
+}
+
+// ReasonNotRegular begins the quarantine reason of a file that is not a regular file.
+const ReasonNotRegular = "not a regular file"
+
+func refusedType(err error) string {
+	var nr *fsutil.NotRegularError
+	if errors.As(err, &nr) {
+		return fsutil.TypeName(nr.Mode)
+	}
+	return err.Error()
+}
+
+// file reads what is new in one candidate. Only a regular file is opened, never through a
+// symbolic link and never with a blocking open: anything else is refused (see refuse).
 func (r *run) file(c candidate) error {
 	r.sum.Files++
-	f, err := os.Open(r.in.abs(c.rel))
+	f, err := fsutil.OpenRegular(r.in.abs(c.rel))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil // removed since it was listed
+	}
+	if fsutil.IsNotRegular(err) {
+		r.refuse(c, err)
+		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("open %s: %w", c.rel, err)
@@ -216,9 +257,6 @@ func (r *run) file(c candidate) error {
 	fi, err := f.Stat()
 	if err != nil {
 		return fmt.Errorf("stat %s: %w", c.rel, err)
-	}
-	if !fi.Mode().IsRegular() {
-		return nil
 	}
 	id, err := identOf(fi)
 	if err != nil {
@@ -235,34 +273,63 @@ func (r *run) file(c candidate) error {
 // state resolves the file's identity and content generation; nil means nothing to do.
 func (r *run) state(c candidate, id ident, f *os.File, fi os.FileInfo) (*storage.FileState, error) {
 	var gone []*storage.FileState
-	st, ch, gone := r.in.reg.resolve(c.rel, c.kind, id, gone)
+	var birth int64
+	if !r.in.opts.noBirth {
+		birth = birthOf(f)
+	}
+	st, ch, gone := r.in.reg.resolve(c.rel, c.kind, id, birth, gone)
 	for _, g := range gone {
 		r.in.opts.Logger.Info("file replaced", "path", g.Path, "file", g.ID)
 		r.dirty[g.ID] = g
 	}
-	if ch == changeRenamed {
-		r.in.opts.Logger.Info("file renamed", "path", st.Path, "file", st.ID)
+	if ch == changeRenamed || ch == changeBack {
+		if ch == changeRenamed {
+			r.in.opts.Logger.Info("file renamed", "path", st.Path, "file", st.ID)
+		}
 		r.dirty[st.ID] = st
 	}
-	size, mtime := fi.Size(), fi.ModTime().UnixNano()
-	if ch != changeNew && size == st.Size && mtime == st.ModTime && st.Offset == size {
-		return nil, nil // read to its end, and unchanged since
+	size, mtime, stp := fi.Size(), fi.ModTime().UnixNano(), stampOf(fi)
+	if ch == changeNone && st.Offset == size && r.in.reg.settled[st.ID] == stp {
+		return nil, nil // read to its end, checked by content when settled, and unchanged since
 	}
-	head, err := readHead(f, size)
+	delete(r.in.reg.settled, st.ID)
+	checked := time.Now()
+	ev, err := readEvidence(f, size, st)
 	if err != nil {
 		return nil, err
 	}
-	fp := len(st.Fingerprint)
-	if newGeneration(st, size, head) && ch != changeNew {
-		r.in.opts.Logger.Info("file rewritten: reading it again from the start", "path", st.Path,
-			"file", st.ID, "generation", st.Generation)
-		r.dirty[st.ID] = st
-	}
-	if ch == changeNew || size != st.Size || mtime != st.ModTime || fp != len(st.Fingerprint) {
+	r.content(st, ch, ev)
+	if ch != changeNone || size != st.Size || mtime != st.ModTime {
 		r.dirty[st.ID] = st // an unfinished line alone changes nothing worth a commit
 	}
 	st.Size, st.ModTime = size, mtime
+	if checked.UnixNano()-max(stp.mtime, stp.ctime) > int64(r.in.opts.settleAfter) {
+		r.in.reg.settled[st.ID] = stp // nothing written after the check can leave this stamp
+	}
 	return st, nil
+}
+
+// content applies the content rules (checkContent) and logs what they found.
+func (r *run) content(st *storage.FileState, ch change, ev evidence) {
+	fp := len(st.Fingerprint)
+	rewritten := checkContent(st, ev)
+	if fp != len(st.Fingerprint) {
+		r.dirty[st.ID] = st
+	}
+	switch {
+	case rewritten && ch == changeBack:
+		r.sum.Rewritten++
+		r.in.opts.Logger.Warn("file found again with other content: reading it from the start", "path", st.Path,
+			"file", st.ID, "generation", st.Generation)
+	case rewritten && ch != changeNew:
+		r.sum.Rewritten++
+		r.in.opts.Logger.Warn("file rewritten (shorter, or other bytes where it was read): reading it again from the start",
+			"path", st.Path, "file", st.ID, "generation", st.Generation)
+	case ch == changeBack:
+		r.sum.Resumed++
+		r.in.opts.Logger.Info("file found again: resuming where it was", "path", st.Path, "file", st.ID,
+			"offset", st.Offset)
+	}
 }
 
 func (r *run) read(c candidate, f *os.File, st *storage.FileState, size int64) error {
@@ -296,7 +363,10 @@ func (r *run) readLines(f *os.File, st *storage.FileState) error {
 	}
 	lr := newLineReader(f, st.Offset, r.in.opts.maxLine, 0)
 	lr.buf = r.in.buf
+	lr.tail = append(lr.tail, st.Tail...)
+	r.lr = lr
 	defer func() {
+		st.Tail, r.lr = lr.Tail(), nil
 		if len(lr.buf) > len(r.in.buf) && len(lr.buf) <= 4<<20 {
 			r.in.buf = lr.buf // keep a grown buffer of a modest size
 		}
@@ -416,7 +486,7 @@ func (r *run) readWhole(f *os.File, st *storage.FileState, size int64) error {
 	var bad *record.BadLineError
 	switch {
 	case errors.As(err, &bad):
-		head, _ := readHead(f, size)
+		head, _ := readAt(f, 0, min(size, fingerprintLen))
 		r.quarantine(st, 0, bad.Reason, head)
 		r.records++
 	case err != nil:
@@ -432,6 +502,9 @@ func (r *run) readWhole(f *os.File, st *storage.FileState, size int64) error {
 	r.records += len(rows)
 	r.batchBytes += size - st.Offset
 	st.Offset = size
+	if st.Tail, err = readAt(f, size-min(size, fingerprintLen), min(size, fingerprintLen)); err != nil {
+		return err
+	}
 	r.dirty[st.ID] = st
 	if r.full() {
 		return r.flush()
@@ -455,6 +528,9 @@ func (r *run) full() bool {
 // Only one batch is in flight: flush first waits for the previous commit.
 func (r *run) flush() error {
 	if r.current != nil {
+		if r.lr != nil {
+			r.current.Tail = r.lr.Tail() // the bytes before the offset it is committed with
+		}
 		r.dirty[r.current.ID] = r.current
 	}
 	for id, st := range r.dirty {
@@ -516,6 +592,8 @@ func (r *run) account(b *storage.Batch, res storage.Result) {
 		r.logged++
 	}
 	r.progress.Done += r.inflightBytes
+	r.progress.Lines = int64(s.Rollouts + s.Duplicates + s.Quarantined + s.TaskRows)
+	r.progress.FilesRead = s.FilesRead
 	if r.in.opts.Progress != nil {
 		r.in.opts.Progress(r.progress)
 	}

@@ -2,6 +2,8 @@ package metrics
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/envsched/envsched/summary"
 )
 
 // collector reads the database's counts at scrape time.
@@ -56,11 +58,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	if envs, err := c.src.Envs(); err != nil {
 		ch <- prometheus.NewInvalidMetric(c.tasks, err)
 	} else {
-		var tasks int64
-		for _, e := range envs {
-			tasks += e.Tasks
-		}
-		gauge(c.tasks, float64(tasks))
+		gauge(c.tasks, float64(summary.Total(envs).Tasks))
 		gauge(c.envs, float64(len(envs)))
 	}
 	gauge(c.dbBytes, dbSize(c.src.Path()))

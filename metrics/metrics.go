@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/envsched/envsched/ledger"
 	"github.com/envsched/envsched/stats"
 	"github.com/envsched/envsched/storage"
 )
@@ -23,6 +24,7 @@ type Source interface {
 	Counters() (storage.Counters, error)
 	Envs() (map[string]stats.Env, error)
 	Files() ([]storage.FileState, error)
+	Calibration(lastAnswers int) (ledger.Ledger, error)
 	Path() string
 }
 
@@ -48,7 +50,7 @@ func New(src Source, dir string, logger *slog.Logger) *Metrics {
 		Help:    "Time from noticing a batch request to publishing its answer (barrier ingest included).",
 		Buckets: LatencyBuckets,
 	})
-	m.reg.MustRegister(m.latency, newCollector(src, dir),
+	m.reg.MustRegister(m.latency, newCollector(src, dir), newCalibCollector(src),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

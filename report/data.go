@@ -8,11 +8,13 @@ import (
 
 	"github.com/envsched/envsched/export"
 	"github.com/envsched/envsched/graph"
+	"github.com/envsched/envsched/ledger"
 	"github.com/envsched/envsched/propagate"
 	"github.com/envsched/envsched/record"
 	"github.com/envsched/envsched/schedule"
 	"github.com/envsched/envsched/stats"
 	"github.com/envsched/envsched/storage"
+	"github.com/envsched/envsched/summary"
 )
 
 // Data is everything the report shows, read from one consistent state of a database.
@@ -34,14 +36,12 @@ type Data struct {
 	Most       []TaskRow      // most chosen tasks, most first
 	Least      []TaskRow      // least chosen of the tasks chosen at least once, least first
 	Quarantine Quarantine     // what was set aside
+	// Calib is the calibration ledger (package ledger) with its last ledger.RecentAnswers answers
+	Calib ledger.Detail
 }
 
-// EnvRow is one environment's totals.
-type EnvRow struct {
-	Name string
-	stats.Env
-	MeanReward float64 // in the configured reward range
-}
+// EnvRow is one environment's totals, its mean reward in the configured reward range.
+type EnvRow = summary.Env
 
 // StepStats are the rollouts of one environment counted at one round.
 type StepStats struct {
@@ -94,7 +94,7 @@ func Collect(r *storage.Reader, cfg storage.Config) (*Data, error) {
 	if d.Counters, err = r.Counters(); err != nil {
 		return nil, err
 	}
-	steps := []func(*storage.Reader) error{d.readEnvs, d.readRollouts, d.readTasks, d.readQuarantine}
+	steps := []func(*storage.Reader) error{d.readEnvs, d.readRollouts, d.readTasks, d.readQuarantine, d.readCalib}
 	for _, f := range steps {
 		if err := f(r); err != nil {
 			return nil, fmt.Errorf("collect report data: %w", err)
@@ -103,15 +103,25 @@ func Collect(r *storage.Reader, cfg storage.Config) (*Data, error) {
 	return d, nil
 }
 
+func (d *Data) readCalib(r *storage.Reader) error {
+	l, err := r.Calibration(ledger.RecentAnswers)
+	if err != nil {
+		return err
+	}
+	envs, err := r.Envs()
+	if err != nil {
+		return err
+	}
+	d.Calib = ledger.Detailed(l, ledger.EnvMeans(envs))
+	return nil
+}
+
 func (d *Data) readEnvs(r *storage.Reader) error {
 	envs, err := r.Envs()
 	if err != nil {
 		return err
 	}
-	for name, e := range envs {
-		d.Envs = append(d.Envs, EnvRow{Name: name, Env: e, MeanReward: d.scale(e.Mean(), e.Rollouts)})
-	}
-	slices.SortFunc(d.Envs, func(a, b EnvRow) int { return cmp.Compare(a.Name, b.Name) })
+	d.Envs, _ = summary.Envs(envs, d.Config.Reward)
 	return nil
 }
 
@@ -120,7 +130,7 @@ func (d *Data) scale(mean float64, n int64) float64 {
 	if n == 0 {
 		return 0
 	}
-	return d.Config.Reward.Min + mean*(d.Config.Reward.Max-d.Config.Reward.Min)
+	return d.Config.Reward.Scale(mean)
 }
 
 // groupRef names one group of rollouts: the request it answers (or the round, without one).
@@ -173,8 +183,7 @@ func (d *Data) addStep(sr *storage.StoredRollout) {
 		m[sr.Round] = s
 	}
 	s.Rollouts++
-	rg := d.Config.Reward
-	s.Sum += (sr.Reward - rg.Min) / (rg.Max - rg.Min)
+	s.Sum += d.Config.Reward.Normalise(sr.Reward)
 }
 
 // degTally counts groups of two or more and the degenerate ones.

@@ -5,14 +5,19 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/envsched/envsched/ledger"
 )
 
 // Render writes the report page of d and its figures to w: one self-contained HTML document
 // (PNG images as data URIs, the style inline, no scripts).
 func Render(w io.Writer, d *Data, figs []Figure) error {
-	view := pageView{Data: d, Figures: figs, Calibration: calibration(d)}
+	view := pageView{Data: d, Figures: figs, Calibration: calibration(d), Savings: savingsText(d.Calib.Savings)}
+	view.CalibRows, view.CalibEnvRows = calibRows(d.Calib)
 	if err := page.Execute(w, view); err != nil {
 		return fmt.Errorf("render report: %w", err)
 	}
@@ -30,8 +35,51 @@ func Write(w io.Writer, d *Data) error {
 
 type pageView struct {
 	*Data
-	Figures     []Figure
-	Calibration string
+	Figures      []Figure
+	Calibration  string
+	CalibRows    []calibRow // per channel, all, last answers
+	CalibEnvRows []calibRow // per environment and channel with groups
+	Savings      string
+}
+
+// calibRow is one row of the report's calibration tables.
+type calibRow struct {
+	Name string
+	ledger.Window
+}
+
+// calibRows are the rows of the channel table and of the environment table.
+func calibRows(d ledger.Detail) (channels, envs []calibRow) {
+	names := []string{ledger.Untried.String(), ledger.Rechosen.String(), ledger.Random.String()}
+	for _, ch := range names {
+		channels = append(channels, calibRow{ch, d.Channels[ch]})
+	}
+	channels = append(channels, calibRow{"all", d.Overall}, calibRow{fmt.Sprintf("last %d answers", d.RecentAnswers), d.Recent})
+	for _, env := range slices.Sorted(maps.Keys(d.Envs)) {
+		for _, ch := range names {
+			if w := d.Envs[env][ch]; w.Groups > 0 {
+				envs = append(envs, calibRow{env + " / " + ch, w})
+			}
+		}
+	}
+	return channels, envs
+}
+
+// savingsText says the savings estimate in words, with how it is computed.
+func savingsText(s ledger.Savings) string {
+	if s.Source == "none" {
+		return "No estimate of rollouts saved yet."
+	}
+	from := "the realised share of the random slots (tasks drawn uniformly)"
+	if s.Source == "env_means" {
+		from = "the environments' mean rewards (m^G + (1-m)^G per environment: a lower bound for 0/1 rewards, " +
+			"as too few random-slot groups were measured)"
+	}
+	return fmt.Sprintf("Estimated rollouts saved against random choice: %.0f. This is an estimate: random choice "+
+		"would waste an estimated %.1f%% of its groups (from %s), the answers wasted %.1f%% (%d of %d rollouts in "+
+		"all-equal groups); saved = rollouts random choice would need for the answers' %d informative groups, less the "+
+		"%d rollouts spent.", s.RolloutsSaved, 100*s.RandomDegenerate, from, 100*s.AnswersDegenerate,
+		s.WastedRollouts, s.Rollouts, s.InformativeGroups, s.Rollouts)
 }
 
 // calibration sums predicted against realised degenerate shares over the batches with groups.
@@ -64,7 +112,25 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 		}
 		return fmt.Sprintf("%.1f%%", 100*float64(a)/float64(b))
 	},
-	"f3":   func(f float64) string { return fmt.Sprintf("%.3f", f) },
+	"f3": func(f float64) string { return fmt.Sprintf("%.3f", f) },
+	"share": func(n int64, x float64) string {
+		if n == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.1f%%", 100*x)
+	},
+	"gap": func(n int64, x float64) string {
+		if n == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%+.1f pt", 100*x)
+	},
+	"mean": func(n int64, x float64) string {
+		if n == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.3f", x)
+	},
 	"time": func(t time.Time) string { return t.Format(time.RFC3339) },
 	"head": func(b []byte) string { return strings.ToValidUTF8(string(b), "\uFFFD") },
 }).Parse(pageHTML))
@@ -118,6 +184,24 @@ Reward range [{{.Config.Reward.Min}}, {{.Config.Reward.Max}}], decay {{.Config.D
 <p class="caption">{{.Caption}}{{if eq .ID "degenerate-calibration"}} {{$.Calibration}}{{end}}</p>
 </section>
 {{end}}
+<section id="calibration-ledger">
+<h2>How far the predictions can be trusted</h2>
+{{with .Calib}}{{if .Overall.Groups}}<p>Every chosen task's prediction is compared with its group once the group is complete
+({{.Overall.Groups}} groups measured, {{.Open}} waiting, {{.Expired}} never completed, {{.Unmatched}} rollouts that answered no open prediction).
+Channels: <em>never_tried</em> (no rollouts before it was chosen), <em>rechosen</em> (rolled out before), <em>random_slot</em> (drawn at random).</p>
+<table id="calibration-channels">
+<tr><th>channel</th><th>groups</th><th>predicted degenerate</th><th>realised degenerate</th><th>gap</th><th>predicted mean</th><th>realised mean</th></tr>
+{{range $.CalibRows}}<tr><td>{{.Name}}</td><td>{{.Groups}}</td><td>{{share .Groups .PredictedDegenerate}}</td><td>{{share .Groups .RealisedDegenerate}}</td><td>{{gap .Groups .DegenerateGap}}</td><td>{{mean .Groups .PredictedMean}}</td><td>{{mean .Groups .RealisedMean}}</td></tr>
+{{end}}</table>
+<h3>Per environment and channel</h3>
+<table id="calibration-envs">
+<tr><th>environment / channel</th><th>groups</th><th>predicted degenerate</th><th>realised degenerate</th><th>gap</th><th>predicted mean</th><th>realised mean</th></tr>
+{{range $.CalibEnvRows}}<tr><td>{{.Name}}</td><td>{{.Groups}}</td><td>{{share .Groups .PredictedDegenerate}}</td><td>{{share .Groups .RealisedDegenerate}}</td><td>{{gap .Groups .DegenerateGap}}</td><td>{{mean .Groups .PredictedMean}}</td><td>{{mean .Groups .RealisedMean}}</td></tr>
+{{end}}</table>
+<p id="calibration-savings">{{$.Savings}}</p>
+{{else}}<p class="empty">No group has been measured yet: a chosen task is measured once its group of group_size rollouts (naming its request_id or step) has arrived.</p>{{end}}{{end}}
+</section>
+
 <section id="chosen">
 <h2>Most and least chosen tasks</h2>
 <h3>Most chosen</h3>

@@ -5,12 +5,16 @@ import (
 	"cmp"
 	"fmt"
 	"image/color"
+	"math"
 	"slices"
 	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/envsched/envsched/internal/chart"
+	"github.com/envsched/envsched/ledger"
 )
 
 // Figure is one plot of the report.
@@ -29,23 +33,30 @@ const (
 	FigShares     = "env-shares"
 	FigDegenerate = "degenerate-calibration"
 	FigPredicted  = "predicted-success"
+	FigReliable   = "reliability"
 )
 
 // FigureIDs lists every figure of a report.
-var FigureIDs = []string{FigRollouts, FigReward, FigShares, FigDegenerate, FigPredicted}
+var FigureIDs = []string{FigRollouts, FigReward, FigShares, FigDegenerate, FigReliable, FigPredicted}
 
-// MaxLines is the most environments drawn as lines of their own; the rest are summed as "other".
-const MaxLines = 8
+// MaxPanels is the most panels of a per-environment figure: with more environments, the
+// MaxPanels−1 with the most rollouts get panels of their own and the rest share "others".
+const MaxPanels = 24
 
-// Size of every plot.
+// Size of the single plots, and of the small multiples (four to a row).
 const (
-	plotWidth  = 8 * vg.Inch
-	plotHeight = 3.6 * vg.Inch
+	plotWidth    = 6.6 * vg.Inch
+	plotHeight   = 3.4 * vg.Inch
+	legendWidth  = 1.5 * vg.Inch
+	panelWidth   = 2.45 * vg.Inch
+	panelHeight  = 2.2 * vg.Inch
+	panelColumns = 4
 )
 
 // Figures draws every figure of d.
 func Figures(d *Data) ([]Figure, error) {
-	makers := []func(*Data) (Figure, error){rolloutsFigure, rewardFigure, sharesFigure, degenerateFigure, predictedFigure}
+	makers := []func(*Data) (Figure, error){rolloutsFigure, rewardFigure, sharesFigure, degenerateFigure,
+		reliabilityFigure, predictedFigure}
 	out := make([]Figure, 0, len(makers))
 	for _, m := range makers {
 		f, err := m(d)
@@ -57,37 +68,39 @@ func Figures(d *Data) ([]Figure, error) {
 	return out, nil
 }
 
-// series is one named line.
-type series struct {
-	name string
-	xys  plotter.XYs
-}
-
-// envOrder is the environments by rollouts, most first, and the set drawn on their own.
-func envOrder(d *Data) (drawn map[string]bool, names []string) {
+// envPanels returns the panel names in order (environments by rollouts, most first, then
+// "others" when there are more than MaxPanels) and the panel of every environment.
+func envPanels(d *Data) (names []string, panelOf map[string]string) {
 	rows := slices.Clone(d.Envs)
 	slices.SortStableFunc(rows, func(a, b EnvRow) int { return cmp.Compare(b.Rollouts, a.Rollouts) })
-	drawn = map[string]bool{}
+	panelOf = map[string]string{}
 	for i, r := range rows {
-		if i < MaxLines || len(rows) == MaxLines+1 {
-			drawn[r.Name] = true
+		if len(rows) <= MaxPanels || i < MaxPanels-1 {
+			panelOf[r.Name] = r.Name
 			names = append(names, r.Name)
+		} else {
+			panelOf[r.Name] = others
 		}
 	}
-	return drawn, names
+	if len(rows) > MaxPanels {
+		names = append(names, others)
+	}
+	return names, panelOf
 }
 
-const other = "other"
+// others is the panel of the environments beyond MaxPanels−1.
+const others = "others"
 
-// perStep sums the step statistics of each drawn environment (the others as "other") and
-// turns them into lines by value.
-func perStep(d *Data, value func(StepStats) (float64, bool)) []series {
-	drawn, names := envOrder(d)
+// perPanelSteps sums the step statistics of the environments of each panel.
+func perPanelSteps(d *Data) ([]string, map[string]map[int64]*StepStats) {
+	names, panelOf := envPanels(d)
 	sums := map[string]map[int64]*StepStats{}
 	for env, steps := range d.Steps {
-		name := env
-		if !drawn[env] {
-			name = other
+		name := panelOf[env]
+		if name == "" {
+			name = env // rollouts of an environment the table does not list: a panel of its own
+			names = append(names, env)
+			panelOf[env] = env
 		}
 		if sums[name] == nil {
 			sums[name] = map[int64]*StepStats{}
@@ -102,14 +115,7 @@ func perStep(d *Data, value func(StepStats) (float64, bool)) []series {
 			acc.Sum += s.Sum
 		}
 	}
-	if sums[other] != nil {
-		names = append(names, other)
-	}
-	var out []series
-	for _, name := range names {
-		out = append(out, series{name: name, xys: stepXYs(sums[name], value)})
-	}
-	return out
+	return names, sums
 }
 
 func stepXYs(steps map[int64]*StepStats, value func(StepStats) (float64, bool)) plotter.XYs {
@@ -127,59 +133,83 @@ func stepXYs(steps map[int64]*StepStats, value func(StepStats) (float64, bool)) 
 	return xys
 }
 
+// panelStyle is the colour of an environment's panel; "others" is drawn plainly in grey.
+func panelStyle(name string) chart.Style {
+	if name == others {
+		return chart.Style{Color: chart.Grey, Width: vg.Points(1.2)}
+	}
+	return chart.Style{Color: chart.Blue, Width: vg.Points(1.2)}
+}
+
+// smallMultiples renders one small panel per name, sharing the x range and (unless free) the
+// y range [ymin, ymax] (ymax 0: the data's largest value).
+func smallMultiples(f Figure, panels []chart.Panel, ymin, ymax float64) (Figure, error) {
+	xlo, xhi, yhi := math.Inf(1), math.Inf(-1), 0.0
+	for _, pn := range panels {
+		for _, l := range pn.Lines {
+			for _, xy := range l.XYs {
+				xlo, xhi, yhi = min(xlo, xy.X), max(xhi, xy.X), max(yhi, xy.Y)
+			}
+		}
+	}
+	if math.IsInf(xlo, 0) {
+		f.Empty = "Nothing to plot yet."
+		return f, nil
+	}
+	if ymax == 0 {
+		ymax = yhi * 1.05
+	}
+	if xhi == xlo {
+		xlo, xhi = xlo-1, xhi+1
+	}
+	for i := range panels {
+		panels[i].XMin, panels[i].XMax = xlo, xhi
+		panels[i].YMin, panels[i].YMax = ymin, max(ymax, ymin+1e-9)
+		panels[i].Small = true
+	}
+	fig := chart.Figure{Cols: min(panelColumns, len(panels)), PanelWidth: panelWidth, PanelHeight: panelHeight}
+	png, err := fig.PNG(panels)
+	if err != nil {
+		return f, err
+	}
+	f.PNG = png
+	return f, nil
+}
+
 func rolloutsFigure(d *Data) (Figure, error) {
 	f := Figure{ID: FigRollouts, Title: "Rollouts per environment and step",
-		Caption: "Rollouts counted at each step (a rollout's own step, or the round it arrived in when it names " +
-			"none), stacked by environment: the top edge is the total."}
-	lines := perStep(d, func(s StepStats) (float64, bool) { return float64(s.Rollouts), true })
-	steps, vals := stack(lines)
-	if len(steps) == 0 {
+		Caption: "One panel per environment, most rollouts first (beyond " + strconv.Itoa(MaxPanels-1) + " environments " +
+			"the rest share the grey panel \"others\"): rollouts counted at each step (a rollout's own step, or the " +
+			"round it arrived in when it names none). The panels share their axes."}
+	names, sums := perPanelSteps(d)
+	var panels []chart.Panel
+	for _, name := range names {
+		xys := stepXYs(sums[name], func(s StepStats) (float64, bool) { return float64(s.Rollouts), true })
+		if len(xys) == 0 {
+			continue
+		}
+		st := panelStyle(name)
+		st.Color = lighter(st.Color)
+		panels = append(panels, chart.Panel{Title: name, X: "step", Lines: []chart.Line{{Name: name, XYs: xys, Style: st, Fill: true}}})
+	}
+	if len(panels) == 0 {
 		f.Empty = "No rollouts yet."
 		return f, nil
 	}
-	p := newPlot(f.Title, "step", "rollouts")
-	names := make([]string, len(lines))
-	for i, l := range lines {
-		names[i] = l.name
-	}
-	if err := addBands(p, names, steps, vals); err != nil {
-		return f, err
-	}
-	p.Y.Min = 0
-	p.Legend.Left = false
-	return render(f, p)
+	return smallMultiples(f, panels, 0, 0)
 }
 
-// stack turns lines into the union of their x values and each line's value there (0 where it
-// has none).
-func stack(lines []series) ([]float64, []map[string]float64) {
-	at := map[float64]map[string]float64{}
-	for _, l := range lines {
-		for _, xy := range l.xys {
-			if at[xy.X] == nil {
-				at[xy.X] = map[string]float64{}
-			}
-			at[xy.X][l.name] += xy.Y
-		}
-	}
-	steps := make([]float64, 0, len(at))
-	for x := range at {
-		steps = append(steps, x)
-	}
-	slices.Sort(steps)
-	vals := make([]map[string]float64, len(steps))
-	for i, x := range steps {
-		vals[i] = at[x]
-	}
-	return steps, vals
+// lighter is c mixed half with white, for filled areas.
+func lighter(c color.RGBA) color.RGBA {
+	return color.RGBA{R: c.R/2 + 127, G: c.G/2 + 127, B: c.B/2 + 127, A: 255}
 }
 
 func rewardFigure(d *Data) (Figure, error) {
 	f := Figure{ID: FigReward, Title: "Mean reward per environment and step",
-		Caption: "Mean reward of each environment's rollouts at each step, normalised into [0, 1] (0 is the " +
-			"configured minimum); the thick black line is all environments together."}
+		Caption: "One panel per environment (as above): the mean reward of its rollouts at each step, normalised " +
+			"into [0, 1] (0 is the configured minimum), in colour; in grey behind it, all environments together."}
 	mean := func(s StepStats) (float64, bool) { return s.Sum / float64(max(1, s.Rollouts)), s.Rollouts > 0 }
-	lines := perStep(d, mean)
+	names, sums := perPanelSteps(d)
 	all := map[int64]*StepStats{}
 	for _, steps := range d.Steps {
 		for round, s := range steps {
@@ -190,8 +220,22 @@ func rewardFigure(d *Data) (Figure, error) {
 			all[round].Sum += s.Sum
 		}
 	}
-	lines = append(lines, series{name: allEnvs, xys: stepXYs(all, mean)})
-	return linesFigure(f, lines, "step", "mean reward (normalised)", true)
+	allXYs := stepXYs(all, mean)
+	var panels []chart.Panel
+	for _, name := range names {
+		xys := stepXYs(sums[name], mean)
+		if len(xys) == 0 {
+			continue
+		}
+		panels = append(panels, chart.Panel{Title: name, X: "step", Lines: []chart.Line{
+			{Name: allEnvs, XYs: allXYs, Style: chart.Style{Color: chart.LightGrey, Width: vg.Points(1.6)}},
+			{Name: name, XYs: xys, Style: panelStyle(name)}}})
+	}
+	if len(panels) == 0 {
+		f.Empty = "No rollouts yet."
+		return f, nil
+	}
+	return smallMultiples(f, panels, 0, 1)
 }
 
 // allEnvs names the line of all environments together.
@@ -199,62 +243,34 @@ const allEnvs = "all"
 
 func sharesFigure(d *Data) (Figure, error) {
 	f := Figure{ID: FigShares, Title: "Environment shares of the chosen batches",
-		Caption: "Share of each batch's tasks that each environment received, per answered request, stacked " +
-			"(the environments with the most rollouts have bands of their own; the rest are \"other\")."}
-	drawn, names := envOrder(d)
-	if len(drawn) < len(d.Envs) {
-		names = append(names, other)
-	}
-	var steps []float64
-	var shares []map[string]float64
+		Caption: "One panel per environment (as above): the share of each answered batch's tasks it received, " +
+			"per request step. The panels share their axes."}
+	names, panelOf := envPanels(d)
+	lines := map[string]plotter.XYs{}
 	for _, b := range d.Batches {
-		if sh := batchShares(b, drawn); sh != nil {
-			steps = append(steps, float64(b.Step))
-			shares = append(shares, sh)
+		sh := batchShares(b, panelOf)
+		if sh == nil {
+			continue
+		}
+		for _, name := range names {
+			lines[name] = append(lines[name], plotter.XY{X: float64(b.Step), Y: sh[name]})
 		}
 	}
-	if len(steps) == 0 {
+	var panels []chart.Panel
+	for _, name := range names {
+		if len(lines[name]) > 0 {
+			panels = append(panels, chart.Panel{Title: name, X: "step", Lines: []chart.Line{{Name: name, XYs: lines[name], Style: panelStyle(name)}}})
+		}
+	}
+	if len(panels) == 0 {
 		f.Empty = "No answered request yet."
 		return f, nil
 	}
-	p := newPlot(f.Title, "step", "share of the batch")
-	if err := addBands(p, names, steps, shares); err != nil {
-		return f, err
-	}
-	p.Y.Min, p.Y.Max = 0, 1
-	p.Legend.Left, p.Legend.Top = false, true
-	return render(f, p)
+	return smallMultiples(f, panels, 0, 0)
 }
 
-// addBands draws one filled band per name, stacked in order: band i spans from the sum of the
-// shares before it to that sum plus its own share, at every step.
-func addBands(p *plot.Plot, names []string, steps []float64, shares []map[string]float64) error {
-	lower := make([]float64, len(steps))
-	for i, name := range names {
-		band := make(plotter.XYs, 0, 2*len(steps))
-		upper := make([]float64, len(steps))
-		for j, x := range steps {
-			upper[j] = lower[j] + shares[j][name]
-			band = append(band, plotter.XY{X: x, Y: upper[j]})
-		}
-		for j := len(steps) - 1; j >= 0; j-- {
-			band = append(band, plotter.XY{X: steps[j], Y: lower[j]})
-		}
-		poly, err := plotter.NewPolygon(band)
-		if err != nil {
-			return err
-		}
-		poly.Color = seriesColor(i, name)
-		poly.LineStyle.Width = 0
-		p.Add(poly)
-		p.Legend.Add(name, poly)
-		lower = upper
-	}
-	return nil
-}
-
-// batchShares is each drawn environment's (and "other"'s) share of b; nil for an empty batch.
-func batchShares(b Batch, drawn map[string]bool) map[string]float64 {
+// batchShares is each panel's share of b; nil for an empty batch.
+func batchShares(b Batch, panelOf map[string]string) map[string]float64 {
 	total := 0
 	for _, n := range b.Envs {
 		total += n
@@ -264,9 +280,9 @@ func batchShares(b Batch, drawn map[string]bool) map[string]float64 {
 	}
 	shares := map[string]float64{}
 	for env, n := range b.Envs {
-		name := env
-		if !drawn[env] {
-			name = other
+		name := panelOf[env]
+		if name == "" {
+			name = others
 		}
 		shares[name] += float64(n) / float64(total)
 	}
@@ -287,12 +303,58 @@ func degenerateFigure(d *Data) (Figure, error) {
 			real = append(real, plotter.XY{X: float64(b.Step), Y: b.Realised})
 		}
 	}
-	lines := []series{{"predicted", pred}, {"realised", real}}
 	if len(real) == 0 {
 		f.Empty = "No answered request has groups of rollouts yet (rollouts name the batch by request_id or step)."
 		return f, nil
 	}
-	return linesFigure(f, lines, "step", "share of groups", true)
+	pn := chart.Panel{X: "step", Y: "share of groups", YMin: 0, YMax: 1, Legend: true, Lines: []chart.Line{
+		{Name: "predicted", XYs: pred, Style: chart.Style{Color: chart.Blue, Dashes: chart.Dashed, Width: vg.Points(1.8)}},
+		{Name: "realised", XYs: real, Style: chart.Style{Color: chart.Vermilion, Width: vg.Points(1.8)}}}}
+	png, err := chart.Figure{Cols: 1, PanelWidth: plotWidth, PanelHeight: plotHeight, LegendWidth: legendWidth}.PNG([]chart.Panel{pn})
+	if err != nil {
+		return f, err
+	}
+	f.PNG = png
+	return f, nil
+}
+
+// reliabilityFigure is the reliability diagram of the calibration ledger: per bin of predicted
+// p_degenerate, the mean prediction against the realised share, per channel and over all.
+func reliabilityFigure(d *Data) (Figure, error) {
+	f := Figure{ID: FigReliable, Title: "Reliability of the predicted degenerate chance",
+		Caption: "Every measured group (a chosen task's group of rollouts, complete) in bins of its predicted " +
+			"p_degenerate: the mean prediction of the bin (x) against the share of its groups that came back " +
+			"all-equal (y), over all channels and per channel. Points on the diagonal mean the predictions can be " +
+			"taken at their word; above it, more groups were wasted than predicted."}
+	if d.Calib.Overall.Groups == 0 {
+		f.Empty = "No group has been measured yet (a chosen task's group of group_size rollouts, naming its request or step)."
+		return f, nil
+	}
+	w := vg.Points(1.8)
+	lines := []chart.Line{{Name: allEnvs, XYs: binXYs(d.Calib.Reliability), Style: chart.Style{Color: chart.Black, Width: w}}}
+	styles := []chart.Style{{Color: chart.Blue, Dashes: chart.Dashed}, {Color: chart.Orange, Dashes: chart.DashDot}, {Color: chart.Green, Dashes: chart.Dotted}}
+	for i, ch := range []ledger.Channel{ledger.Untried, ledger.Rechosen, ledger.Random} {
+		lines = append(lines, chart.Line{Name: ch.String(), XYs: binXYs(d.Calib.ChannelReliability[ch.String()]), Style: styles[i]})
+	}
+	lines = append(lines, chart.Line{Name: "perfect", XYs: plotter.XYs{{X: 0, Y: 0}, {X: 1, Y: 1}}, Style: chart.Style{Color: chart.LightGrey, Dashes: chart.LongDash}})
+	pn := chart.Panel{X: "predicted p_degenerate (mean of the bin)", Y: "realised degenerate share",
+		XMin: 0, XMax: 1, YMin: 0, YMax: 1, Legend: true, Lines: lines}
+	png, err := chart.Figure{Cols: 1, PanelWidth: plotWidth, PanelHeight: plotHeight, LegendWidth: legendWidth}.PNG([]chart.Panel{pn})
+	if err != nil {
+		return f, err
+	}
+	f.PNG = png
+	return f, nil
+}
+
+func binXYs(rows []ledger.BinRow) plotter.XYs {
+	var xys plotter.XYs
+	for _, r := range rows {
+		if r.Groups > 0 {
+			xys = append(xys, plotter.XY{X: r.PredictedDegenerate, Y: r.RealisedDegenerate})
+		}
+	}
+	return xys
 }
 
 func predictedFigure(d *Data) (Figure, error) {
@@ -314,80 +376,14 @@ func predictedFigure(d *Data) (Figure, error) {
 	return render(f, p)
 }
 
-// palette holds distinct colours for up to MaxLines series plus two (tab10's); "other" is grey.
-var palette = []color.RGBA{{31, 119, 180, 255}, {255, 127, 14, 255}, {44, 160, 44, 255}, {214, 39, 40, 255},
-	{148, 103, 189, 255}, {140, 86, 75, 255}, {227, 119, 194, 255}, {188, 189, 34, 255},
-	{23, 190, 207, 255}, {127, 127, 127, 255}}
-
-func seriesColor(i int, name string) color.Color {
-	switch name {
-	case other:
-		return color.RGBA{200, 200, 200, 255}
-	case allEnvs:
-		return color.Black
-	}
-	return palette[i%len(palette)]
-}
-
 func newPlot(title, x, y string) *plot.Plot {
 	p := plot.New()
 	p.Title.Text = title
 	p.X.Label.Text = x
 	p.Y.Label.Text = y
 	p.Add(plotter.NewGrid())
-	p.Y.Tick.Marker = plainTicks{}
-	p.Legend.Top = true
-	p.Legend.Left = true
+	p.X.Tick.Marker, p.Y.Tick.Marker = chart.RoundTicks{}, chart.RoundTicks{}
 	return p
-}
-
-// plainTicks are gonum's default ticks labelled without trailing zeros ("250", not "250.00").
-type plainTicks struct{}
-
-// Ticks returns the default ticks of [lo, hi] with plain labels.
-func (plainTicks) Ticks(lo, hi float64) []plot.Tick {
-	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
-	for i := range ticks {
-		if ticks[i].Label != "" {
-			ticks[i].Label = strconv.FormatFloat(ticks[i].Value, 'g', 6, 64)
-		}
-	}
-	return ticks
-}
-
-// linesFigure draws lines with points; unit fixes the y axis to [0, 1].
-func linesFigure(f Figure, lines []series, x, y string, unit bool) (Figure, error) {
-	points := 0
-	for _, s := range lines {
-		points += len(s.xys)
-	}
-	if points == 0 {
-		f.Empty = "Nothing to plot yet."
-		return f, nil
-	}
-	p := newPlot(f.Title, x, y)
-	for i, s := range lines {
-		if len(s.xys) == 0 {
-			continue
-		}
-		l, sc, err := plotter.NewLinePoints(s.xys)
-		if err != nil {
-			return f, err
-		}
-		l.Color, sc.Color = seriesColor(i, s.name), seriesColor(i, s.name)
-		if s.name == allEnvs {
-			l.Width = vg.Points(2.5)
-		}
-		sc.Radius = vg.Points(1.5)
-		p.Add(l, sc)
-		p.Legend.Add(s.name, l)
-	}
-	if unit {
-		p.Y.Min, p.Y.Max = 0, 1
-	} else {
-		p.Y.Min = 0
-	}
-	return render(f, p)
 }
 
 func render(f Figure, p *plot.Plot) (Figure, error) {

@@ -120,6 +120,7 @@ func TestReportOfGeneratedRun(t *testing.T) {
 			t.Errorf("no section %q", id)
 		}
 	}
+	checkCalibration(t, d, run, p)
 	if p.tables["quarantine-recent"] != 1+min(report.ListLen, run.Quarantined) {
 		t.Errorf("recent quarantine table has %d rows", p.tables["quarantine-recent"])
 	}
@@ -130,6 +131,26 @@ func TestReportOfGeneratedRun(t *testing.T) {
 	}
 	if strings.Contains(buf.String(), "<script") || strings.Contains(buf.String(), "http") {
 		t.Error("report is not self-contained (script or link)")
+	}
+}
+
+// checkCalibration: every generated group completes, so the ledger measures one group per
+// chosen task, the first of each answer in the random-slot channel, and the page shows it.
+func checkCalibration(t *testing.T, d *report.Data, run reporttest.Run, p *page) {
+	t.Helper()
+	var picks int64
+	for _, b := range d.Batches {
+		picks += int64(b.Size)
+	}
+	c := d.Calib
+	if c.Overall.Groups != picks || c.Channels["random_slot"].Groups != int64(run.Answers) || c.Open != 0 {
+		t.Errorf("calibration %+v; want %d groups, %d of them random slots, none open", c.Summary, picks, run.Answers)
+	}
+	if p.tables["calibration-channels"] != 1+5 || p.tables["calibration-envs"] < 2 {
+		t.Errorf("calibration tables have %d and %d rows", p.tables["calibration-channels"], p.tables["calibration-envs"])
+	}
+	if !strings.Contains(p.text.String(), "Estimated rollouts saved against random choice") {
+		t.Error("report does not state the savings estimate")
 	}
 }
 

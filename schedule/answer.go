@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/envsched/envsched/batcher"
+	"github.com/envsched/envsched/ledger"
 	"github.com/envsched/envsched/propagate"
 	"github.com/envsched/envsched/storage"
 )
@@ -61,6 +62,16 @@ func newAnswer(id string, step int64, now time.Time, req batcher.Request, st *st
 		}
 	}
 	return ans
+}
+
+// predictions are the answer's predictions as written, for the calibration ledger.
+func (a *Answer) predictions() []ledger.Prediction {
+	out := make([]ledger.Prediction, len(a.Tasks))
+	for i, t := range a.Tasks {
+		out[i] = ledger.Prediction{Env: t.Env, Task: t.TaskID, Rank: t.Rank, PDegenerate: t.PDegenerate,
+			Mean: t.PredictedMean, Random: t.Reason == batcher.ReasonRandom}
+	}
+	return out
 }
 
 // num rounds to 6 decimals for a readable file, and makes a non-finite number 0 so that the

@@ -243,7 +243,9 @@ func (s *Scheduler) Answer(id string, body []byte) ([]byte, error) {
 			return nil, fmt.Errorf("encode predictor state of %s: %w", id, err)
 		}
 	}
-	if err := s.db.StoreAnswer(id, ans.Step, data, chosen, state); err != nil {
+	rec := storage.AnswerRecord{ID: id, Step: ans.Step, Answer: data, Chosen: chosen, State: state,
+		GroupSize: ans.GroupSize, Predictions: ans.predictions()}
+	if err := s.db.StoreAnswerRecord(rec); err != nil {
 		return nil, err
 	}
 	s.saved = saved

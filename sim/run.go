@@ -35,6 +35,10 @@ type Config struct {
 	// Progress, when set, is called after every finished (policy, seed) run; it must be safe
 	// for concurrent use.
 	Progress func(done, total int)
+	// SeedDone, when set, is called once per seed when every policy's run of that seed is done,
+	// with the seed and how many seeds are done; it must be safe for concurrent use. Calls come
+	// in the order seeds finish, with seedsDone counting 1, 2, … up to Seeds.
+	SeedDone func(seed uint64, seedsDone, seeds int)
 }
 
 // DefaultConfig is the benchmark's setting: the default scenario, every policy, 20 seeds
@@ -127,10 +131,12 @@ func runJobs(ctx context.Context, cfg Config, worlds []*World) (map[string][]Tra
 	}
 	jobs := make(chan job)
 	var (
-		mu       sync.Mutex
-		done     int
-		firstErr error
-		wg       sync.WaitGroup
+		mu        sync.Mutex
+		done      int
+		perSeed   = make([]int, len(worlds))
+		seedsDone int
+		firstErr  error
+		wg        sync.WaitGroup
 	)
 	total := len(worlds) * len(cfg.Policies)
 	for range workers(cfg) {
@@ -144,6 +150,15 @@ func runJobs(ctx context.Context, cfg Config, worlds []*World) (map[string][]Tra
 				traces[j.policy][j.seed] = tr
 				done++
 				d := done
+				perSeed[j.seed]++
+				seedFinished := err == nil && perSeed[j.seed] == len(cfg.Policies)
+				if seedFinished {
+					seedsDone++
+				}
+				sd := seedsDone
+				if seedFinished && cfg.SeedDone != nil {
+					cfg.SeedDone(cfg.SeedBase+uint64(j.seed), sd, len(worlds)) // under mu: calls stay in order
+				}
 				mu.Unlock()
 				if cfg.Progress != nil {
 					cfg.Progress(d, total)

@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"image/png"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -357,5 +360,38 @@ func TestPairedWins(t *testing.T) {
 		if w[k] != want {
 			t.Errorf("%s: %v, want %v", k, w[k], want)
 		}
+	}
+}
+
+// TestSeedDoneOncePerSeedInOrder: SeedDone is called once per seed, after all its policies ran,
+// with the count of seeds done going 1, 2, 3.
+func TestSeedDoneOncePerSeedInOrder(t *testing.T) {
+	cfg := shortConfig(3, "random", "uniform-env")
+	cfg.Seeds, cfg.SeedBase, cfg.Scenario, cfg.Workers = 3, 7, smallScenario(), 2
+	var (
+		mu     sync.Mutex
+		seeds  []uint64
+		counts []int
+		runs   int
+	)
+	cfg.Progress = func(done, _ int) {
+		mu.Lock()
+		runs = done
+		mu.Unlock()
+	}
+	cfg.SeedDone = func(seed uint64, done, total int) {
+		mu.Lock()
+		defer mu.Unlock()
+		if total != 3 {
+			t.Errorf("total seeds %d, want 3", total)
+		}
+		seeds, counts = append(seeds, seed), append(counts, done)
+	}
+	if _, err := Run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(seeds)
+	if fmt.Sprint(seeds) != "[7 8 9]" || fmt.Sprint(counts) != "[1 2 3]" || runs != 6 {
+		t.Errorf("seeds %v, counts %v, runs %d; want [7 8 9], [1 2 3], 6", seeds, counts, runs)
 	}
 }

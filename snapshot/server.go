@@ -128,27 +128,19 @@ func (s server) answer(name string) {
 	}
 }
 
-// write copies the database into NAME.db: temporary file, fsync, rename, folder fsync.
+// write copies the database into NAME.db atomically (fsutil.WriteAtomic: temporary file,
+// fsync, rename, folder fsync); the copy is readable by its owner only.
 func (s server) write(name string) (int64, error) {
-	tmp, err := os.CreateTemp(s.folder, fsutil.TempName(name+dbSuffix, "*"))
+	var n int64
+	err := fsutil.WriteAtomic(filepath.Join(s.folder, name+dbSuffix), 0o600, func(w io.Writer) error {
+		var err error
+		n, err = s.src.WriteSnapshot(w)
+		return err
+	}, fsutil.Hooks{})
 	if err != nil {
-		return 0, fmt.Errorf("create snapshot file: %w", err)
-	}
-	n, err := s.src.WriteSnapshot(tmp)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), filepath.Join(s.folder, name+dbSuffix))
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
 		return n, fmt.Errorf("write snapshot %s: %w", name, err)
 	}
-	return n, fsutil.SyncDir(s.folder)
+	return n, nil
 }
 
 // sweep removes every regular file in the folder older than MaxAge: requests nobody can

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/envsched/envsched/ledger"
 )
 
 // StoreAnswer stores the answer to request id in one fsync'd transaction, together with what
@@ -17,6 +19,31 @@ import (
 // Reader.PredictorState): what the scheduler knew when it answered is durable exactly when the
 // answer is. A nil state leaves the stored one as it is.
 func (db *DB) StoreAnswer(id string, step int64, answer []byte, chosen []TaskKey, state []byte) error {
+	return db.StoreAnswerRecord(AnswerRecord{ID: id, Step: step, Answer: answer, Chosen: chosen, State: state})
+}
+
+// AnswerRecord is one answer to store, with what it predicted for the calibration ledger.
+type AnswerRecord struct {
+	ID     string
+	Step   int64
+	Answer []byte    // the answer's bytes, stored as they are
+	Chosen []TaskKey // the chosen tasks, in order (a task twice when chosen twice)
+	State  []byte    // the predictor state; nil leaves the stored one
+	// GroupSize is the rollouts per chosen task the answer asks for; under two, Predictions
+	// open nothing (no group can be degenerate)
+	GroupSize int
+	// Predictions are the answer's predictions per chosen task (each of Chosen), as written
+	// in the answer; each opens a pending prediction in the calibration ledger, closed by
+	// the Commit that completes its group (see package ledger)
+	Predictions []ledger.Prediction
+}
+
+// StoreAnswerRecord is StoreAnswer with the calibration ledger: in the same transaction it
+// opens a pending prediction for each of a.Predictions (see AnswerRecord), expiring the
+// oldest open prediction of a task that already has ledger.MaxOpen. A prediction for a task
+// not in a.Chosen is an error, and nothing is stored.
+func (db *DB) StoreAnswerRecord(a AnswerRecord) error {
+	id, step, answer, chosen, state := a.ID, a.Step, a.Answer, a.Chosen, a.State
 	db.writeMu.Lock()
 	defer db.writeMu.Unlock()
 	var logged logWrite
@@ -32,13 +59,18 @@ func (db *DB) StoreAnswer(id string, step int64, answer []byte, chosen []TaskKey
 			return err
 		}
 		var err error
-		if logged, err = markChosen(tx, &db.tasks, step, chosen); err != nil {
+		var recs map[TaskKey]taskRecord
+		if logged, recs, err = markChosen(tx, &db.tasks, step, chosen); err != nil {
 			return err
 		}
 		if err := putPredictorState(tx, state); err != nil {
 			return err
 		}
-		return bumpRequests(tx, id, step)
+		seq, err := bumpRequests(tx, id, step)
+		if err != nil || len(a.Predictions) == 0 {
+			return err
+		}
+		return openPredictions(tx, seq, a, recs)
 	})
 	if err != nil {
 		return fmt.Errorf("store answer %q in %s: %w", id, db.path, err)
@@ -49,40 +81,58 @@ func (db *DB) StoreAnswer(id string, step int64, answer []byte, chosen []TaskKey
 	return nil
 }
 
-func markChosen(tx *bolt.Tx, o *taskOverlay, step int64, chosen []TaskKey) (logWrite, error) {
+// openPredictions opens a's predictions in the calibration ledger; answer is a's order.
+func openPredictions(tx *bolt.Tx, answer uint64, a AnswerRecord, recs map[TaskKey]taskRecord) error {
+	ct, err := openCalib(tx, true)
+	if err != nil {
+		return err
+	}
+	if err := ct.openAnswer(answer, a.ID, a.Step, a.GroupSize, a.Predictions, recs); err != nil {
+		return err
+	}
+	return ct.flush()
+}
+
+// markChosen counts the choice of each chosen task and returns their records as they were
+// before (by key), with the write to apply to the overlay.
+func markChosen(tx *bolt.Tx, o *taskOverlay, step int64, chosen []TaskKey) (logWrite, map[TaskKey]taskRecord, error) {
 	recs := make([]keyedRecord, 0, len(chosen))
 	at := map[TaskKey]int{}
+	before := make(map[TaskKey]taskRecord, len(chosen))
 	for _, k := range chosen {
 		i, seen := at[k]
 		if !seen {
 			rec, ok, err := loadTaskRecord(tx, o, k)
 			if err != nil {
-				return logWrite{}, err
+				return logWrite{}, nil, err
 			}
 			if !ok {
-				return logWrite{}, fmt.Errorf("chosen task %s/%s: %w", k.Env, k.Task, ErrNotFound)
+				return logWrite{}, nil, fmt.Errorf("chosen task %s/%s: %w", k.Env, k.Task, ErrNotFound)
 			}
 			i = len(recs)
 			at[k] = i
+			before[k] = rec
 			recs = append(recs, keyedRecord{k, rec})
 		}
 		recs[i].rec.Stats.Chosen++
 		recs[i].rec.Stats.LastChosen = step
 	}
-	return writeTaskRecords(tx, o, recs)
+	logged, err := writeTaskRecords(tx, o, recs)
+	return logged, before, err
 }
 
-func bumpRequests(tx *bolt.Tx, id string, step int64) error {
+// bumpRequests counts one more answer and returns its order (requests answered, with it).
+func bumpRequests(tx *bolt.Tx, id string, step int64) (uint64, error) {
 	c, err := readCounters(tx)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	c.RequestsAnswered++
 	c.LastRequest = id
 	if step > c.Round {
 		c.Round = step
 	}
-	return writeCounters(tx, c)
+	return uint64(c.RequestsAnswered), writeCounters(tx, c)
 }
 
 // metaPredictorState is the key of the predictor state in the meta bucket. It is absent from

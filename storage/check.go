@@ -16,7 +16,9 @@ import (
 // Check verifies the whole database in one read transaction and returns every fault found,
 // joined: bbolt's own consistency check; every task's statistics, every group and every
 // environment's statistics equal a recomputation from the stored rollouts; the rollouts, clipped
-// and quarantined counters equal the stored records; every rollout id is indexed. When dir is
+// and quarantined counters equal the stored records; every rollout id is indexed; the
+// calibration ledger's totals, cells, bins and answers count the same groups, and every open
+// prediction has an incomplete group. When dir is
 // not empty it is the exchange directory, and every tracked file that is still there (same
 // device and inode) must be at least as long as its committed offset. Check reads every rollout:
 // it is for tests and `envsched check`-like tools, not for start-up.
@@ -64,19 +66,26 @@ func checkStats(r *Reader) []error {
 	for _, id := range rc.dupIDs {
 		errs = append(errs, fmt.Errorf("rollout id %q is stored more than once", id))
 	}
+	errs = append(errs, checkCalib(r)...)
 	return append(errs, checkIDIndex(r, rc)...)
 }
 
-// checkIDIndex checks that every stored rollout id is in the persisted dedupe index.
+// checkIDIndex checks that every stored rollout id is in the persisted dedupe index: a hash has
+// at least as many entries as there are distinct stored ids with that hash.
 func checkIDIndex(r *Reader, rc *recount) []error {
 	var x idIndex
 	if err := x.load(r.tx); err != nil {
 		return []error{err}
 	}
+	perHash := map[uint64]int{}
+	for id := range rc.ids {
+		perHash[hashID(id)]++
+	}
 	var errs []error
 	for id := range rc.ids {
-		if _, ok := x.get(hashID(id)); !ok {
-			errs = append(errs, fmt.Errorf("rollout id %q is not in the dedupe index", id))
+		if h := hashID(id); x.count(h) < perHash[h] {
+			errs = append(errs, fmt.Errorf("rollout id %q is not in the dedupe index (%d entries under its hash, %d ids)",
+				id, x.count(h), perHash[h]))
 		}
 	}
 	return errs
@@ -101,7 +110,7 @@ func recountRollouts(r *Reader) (*recount, error) {
 			g = new(stats.Group)
 			rc.groups[gk] = g
 		}
-		t.Add(normalise(sr.Reward, r.cfg.Reward), sr.Round, sr.Step, sr.HasStep, g, r.cfg.Decay)
+		t.Add(r.cfg.Reward.Normalise(sr.Reward), sr.Round, sr.Step, sr.HasStep, g, r.cfg.Decay)
 		rc.rollouts++
 		if sr.Clipped {
 			rc.clipped++

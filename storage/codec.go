@@ -265,7 +265,7 @@ func encodeFile(f FileState) []byte {
 	}
 	return enc(nil).u64(f.ID).u8(uint8(f.Kind)).u8(gone).uvar(f.Dev).uvar(f.Ino).
 		svar(f.Offset).svar(f.Generation).svar(f.Size).svar(f.ModTime).
-		bytes(f.Fingerprint).str(f.Path)
+		bytes(f.Fingerprint).str(f.Path).bytes(f.Tail).svar(f.Birth)
 }
 
 func decodeFile(b []byte) (FileState, error) {
@@ -273,6 +273,9 @@ func decodeFile(b []byte) (FileState, error) {
 	f := FileState{ID: d.u64(), Kind: FileKind(d.u8()), Gone: d.u8() != 0, Dev: d.uvar(), Ino: d.uvar()}
 	f.Offset, f.Generation, f.Size, f.ModTime = d.svar(), d.svar(), d.svar(), d.svar()
 	f.Fingerprint, f.Path = d.bytes(), d.str()
+	if len(d.b) > 0 { // written since Tail was added; older states have none (checked as empty)
+		f.Tail, f.Birth = d.bytes(), d.svar()
+	}
 	return f, d.err("file state")
 }
 

@@ -83,6 +83,8 @@ type committer struct {
 	logged   logWrite
 	buf      []byte // scratch for encoding; copied by keep before bbolt sees it
 	arena    []byte
+	cal      *calibTx     // the calibration ledger; cal.bk nil when the database has none
+	calTasks []*taskState // tasks whose open predictions this commit loaded
 }
 
 // keep copies b into the committer's arena. bbolt keeps references to the keys and values
@@ -109,6 +111,10 @@ type taskState struct {
 	before stats.Task
 	isNew  bool
 	desc   int // index of its entry in added (isNew) or changed; -1 for a known task not in changed
+	// open are the task's pending predictions (calibration ledger), loaded at its first
+	// rollout of the commit when loaded is set
+	open       []openPrediction
+	openLoaded bool
 }
 
 func newCommitter(tx *bolt.Tx, cfg Config, ids *idIndex, ov *taskOverlay) *committer {
@@ -125,12 +131,16 @@ func (c *committer) apply(b *Batch, res *Result) error {
 	if c.counters, err = readCounters(c.tx); err != nil {
 		return err
 	}
+	if c.cal, err = openCalib(c.tx, false); err != nil {
+		return err
+	}
 	steps := []func() error{
 		func() error { return c.putFiles(b.Files) },
 		func() error { return c.upsertTasks(b.Tasks, res) },
 		func() error { return c.addRollouts(b.Rollouts, res) },
 		func() error { return c.putQuarantine(b.Quarantine, res) },
 		func() error { return c.flushTasks() },
+		func() error { return c.flushCalib() },
 		func() error { return c.putIDHashes() },
 		func() error { return c.putEdges(b.Edges) },
 		func() error { return c.adjacency(b.Adjacency) },
@@ -337,9 +347,44 @@ func (c *committer) addRollout(r *Rollout, h uint64, res *Result) error {
 	if err != nil {
 		return err
 	}
-	ts.rec.Stats.Add(c.normalise(sr.Reward), sr.Round, sr.Step, sr.HasStep, g, c.cfg.Decay)
+	norm := c.cfg.Reward.Normalise(sr.Reward)
+	ts.rec.Stats.Add(norm, sr.Round, sr.Step, sr.HasStep, g, c.cfg.Decay)
 	res.Rollouts++
-	return nil
+	return c.measure(ts, &sr, norm)
+}
+
+// measure offers a stored rollout (normalised reward r) to the open predictions of its task
+// (see calibTx.offer).
+func (c *committer) measure(ts *taskState, sr *StoredRollout, r float64) error {
+	if c.cal.bk == nil {
+		return nil
+	}
+	if !ts.openLoaded {
+		var err error
+		if ts.open, err = c.cal.pendingOf(ts.rec.Seq); err != nil {
+			return err
+		}
+		ts.openLoaded = true
+		c.calTasks = append(c.calTasks, ts)
+	}
+	if len(ts.open) == 0 {
+		return nil
+	}
+	c.cal.dirty = true
+	return c.cal.offer(ts.key.Env, ts.open, r, sr.RequestID, sr.Step, sr.HasStep)
+}
+
+// flushCalib writes the open predictions this commit changed and the ledger's sums.
+func (c *committer) flushCalib() error {
+	if c.cal.bk == nil || !c.cal.dirty {
+		return nil
+	}
+	for _, ts := range c.calTasks {
+		if err := c.cal.putOpen(ts.open); err != nil {
+			return err
+		}
+	}
+	return c.cal.flush()
 }
 
 // seen reports whether the rollout id was stored before (by this commit or an earlier one), and
@@ -348,14 +393,11 @@ func (c *committer) seen(id string, h, seq uint64) (bool, error) {
 	if id == "" {
 		return false, nil
 	}
-	if prev, ok := c.ids.getOrInsert(h, seq); ok {
-		same, err := c.sameID(prev, id)
-		if same || err != nil {
-			return same, err
-		}
-		return false, nil // a hash collision: keep the first id indexed, store this rollout
+	found, err := c.ids.findOrInsert(h, seq, func(prev uint64) (bool, error) { return c.sameID(prev, id) })
+	if found || err != nil {
+		return found, err
 	}
-	c.newIDs = append(c.newIDs, idSlot{h, seq})
+	c.newIDs = append(c.newIDs, idSlot{h, seq}) // a colliding id too: it has an entry of its own
 	return false, nil
 }
 
@@ -434,16 +476,6 @@ func (c *committer) stored(r *Rollout) StoredRollout {
 		sr.Reward, sr.Clipped = c.cfg.Reward.Max, true
 	}
 	return sr
-}
-
-// normalise maps a clipped reward onto [0, 1].
-func (c *committer) normalise(r float64) float64 {
-	return normalise(r, c.cfg.Reward)
-}
-
-func normalise(r float64, rg Range) float64 {
-	n := (r - rg.Min) / (rg.Max - rg.Min)
-	return math.Min(1, math.Max(0, n))
 }
 
 // group returns the in-transaction state of one group.

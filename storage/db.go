@@ -217,8 +217,6 @@ func readConfig(meta *bolt.Bucket) (Config, error) {
 
 func formatFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 
-func itoa(i int64) string { return strconv.FormatInt(i, 10) }
-
 // Path is the file the database lives in.
 func (db *DB) Path() string { return db.path }
 

@@ -40,4 +40,7 @@
 //	quarantine   seq (uint64 BE) -> QuarantineEntry
 //	edges        env \x00 task -> adjacency list of Edge
 //	requests     request ID -> stored answer bytes
+//	calib        the calibration ledger (see calib.go): pending predictions, cells per env and
+//	             channel, reliability bins, per-answer cells, totals; created by the first answer
+//	             stored with predictions
 package storage

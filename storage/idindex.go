@@ -2,6 +2,7 @@ package storage
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"sync/atomic"
 
@@ -67,7 +68,10 @@ func (x *idIndex) load(tx *bolt.Tx) error {
 	return nil
 }
 
-// readIDTable builds the table of every id in id_hashes. It gives up, returning errStop,
+// errStopped is the error of a build given up because the database closes.
+var errStopped = errors.New("dedupe table build stopped")
+
+// readIDTable builds the table of every id in id_hashes. It gives up, returning errStopped,
 // when stop is set.
 func readIDTable(tx *bolt.Tx, stop *atomic.Bool) ([]idSlot, int, error) {
 	bk := tx.Bucket(bucketIDHashes)
@@ -83,7 +87,7 @@ func readIDTable(tx *bolt.Tx, stop *atomic.Bool) ([]idSlot, int, error) {
 			return fmt.Errorf("id hashes %x: %w", k, ErrCorrupt)
 		}
 		if stop != nil && stop.Load() {
-			return errStop
+			return errStopped
 		}
 		for i := 0; i < len(v); i += 16 {
 			x.insert(binary.BigEndian.Uint64(v[i:]), binary.BigEndian.Uint64(v[i+8:]))
@@ -170,8 +174,13 @@ func (x *idIndex) scan(tx *bolt.Tx, rs []Rollout) error {
 
 // has reports whether h is in the table.
 func (x *idIndex) has(h uint64) bool {
-	_, ok := x.get(h)
-	return ok
+	mask := uint64(len(x.slots) - 1)
+	for i := h & mask; x.slots[i].h != 0; i = (i + 1) & mask {
+		if x.slots[i].h == h {
+			return true
+		}
+	}
+	return false
 }
 
 // committed is told of every commit that succeeded, with its new ids, under DB.writeMu. When
@@ -232,21 +241,22 @@ func (x *idIndex) close() {
 	}
 }
 
-func (x *idIndex) get(h uint64) (uint64, bool) {
+// count returns how many entries are stored under h.
+func (x *idIndex) count(h uint64) int {
 	mask := uint64(len(x.slots) - 1)
-	for i := h & mask; ; i = (i + 1) & mask {
-		switch x.slots[i].h {
-		case h:
-			return x.slots[i].seq, true
-		case 0:
-			return 0, false
+	n := 0
+	for i := h & mask; x.slots[i].h != 0; i = (i + 1) & mask {
+		if x.slots[i].h == h {
+			n++
 		}
 	}
+	return n
 }
 
-// getOrInsert returns the seq stored under h, or stores seq under h: one probe for the common
-// case of a new id.
-func (x *idIndex) getOrInsert(h, seq uint64) (uint64, bool) {
+// findOrInsert asks same about the rollout of every entry under h, in order, until it answers
+// true (found); when none does, seq is stored under h (a new id, or one that collides with
+// every id there). One probe for the common case of a new id.
+func (x *idIndex) findOrInsert(h, seq uint64, same func(seq uint64) (bool, error)) (found bool, err error) {
 	if 4*(x.n+1) > 3*len(x.slots) {
 		x.grow()
 	}
@@ -254,26 +264,25 @@ func (x *idIndex) getOrInsert(h, seq uint64) (uint64, bool) {
 	for i := h & mask; ; i = (i + 1) & mask {
 		switch x.slots[i].h {
 		case h:
-			return x.slots[i].seq, true
+			if ok, err := same(x.slots[i].seq); ok || err != nil {
+				return ok, err
+			}
 		case 0:
 			x.slots[i] = idSlot{h, seq}
 			x.n++
-			return 0, false
+			return false, nil
 		}
 	}
 }
 
-// insert adds h unless it is there; the first rollout with a hash keeps it.
+// insert adds the entry (h, seq); the entries under one hash are those of distinct ids.
 func (x *idIndex) insert(h, seq uint64) {
 	if 4*(x.n+1) > 3*len(x.slots) { // at most three quarters full
 		x.grow()
 	}
 	mask := uint64(len(x.slots) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
-		switch x.slots[i].h {
-		case h:
-			return
-		case 0:
+		if x.slots[i].h == 0 {
 			x.slots[i] = idSlot{h, seq}
 			x.n++
 			return

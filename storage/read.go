@@ -3,7 +3,6 @@ package storage
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"sort"
 
@@ -28,9 +27,6 @@ type Reader struct {
 func (db *DB) View(fn func(r *Reader) error) error {
 	return db.bolt.View(func(tx *bolt.Tx) error { return fn(&Reader{tx: tx, cfg: db.cfg, cache: &db.logCache}) })
 }
-
-// errStop ends an iteration early without an error.
-var errStop = errors.New("stop")
 
 // Counters returns the whole-database counters.
 func (r *Reader) Counters() (Counters, error) { return readCounters(r.tx) }
@@ -350,14 +346,6 @@ func (r *Reader) Answer(id string) ([]byte, error) {
 // per-environment drift offsets).
 func (r *Reader) PredictorState() []byte {
 	return bytes.Clone(r.tx.Bucket(bucketMeta).Get(metaPredictorState))
-}
-
-func nested(tx *bolt.Tx, top []byte, env, task string) *bolt.Bucket {
-	eb := tx.Bucket(top).Bucket([]byte(env))
-	if eb == nil {
-		return nil
-	}
-	return eb.Bucket([]byte(task))
 }
 
 // Convenience readers, each in its own read transaction.

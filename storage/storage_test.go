@@ -231,3 +231,45 @@ func TestSnapshotAndCompact(t *testing.T) {
 		c.Close()
 	}
 }
+
+// CompactInPlace puts a copy with the same records in the database's place: reopened, the path
+// holds the same counters, statistics and rollouts, passes Check, and nothing else is left in
+// the folder.
+func TestCompactInPlace(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "envsched.db")
+	db := openAt(t, path, storage.Options{})
+	for i := range 40 {
+		var b storage.Batch
+		for k := range 50 {
+			b.Rollouts = append(b.Rollouts, rollout("e", fmt.Sprintf("t%d", k), float64(k%2), int64(i), "", fmt.Sprintf("r%d-%d", i, k)))
+		}
+		commit(t, db, &b)
+	}
+	before, _ := os.Stat(path)
+	wantCtr, _ := db.Counters()
+	wantEnvs, _ := db.Envs()
+	size, err := db.CompactInPlace()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := os.Stat(path)
+	if size != after.Size() || os.SameFile(before, after) {
+		t.Errorf("returned size %d, file %d bytes: want a new file, of the size returned", size, after.Size())
+	}
+	names, _ := os.ReadDir(dir)
+	if len(names) != 1 || names[0].Name() != "envsched.db" {
+		t.Errorf("folder holds %v; want only envsched.db", names)
+	}
+	re := openAt(t, path, storage.Options{})
+	defer re.Close()
+	gotCtr, _ := re.Counters()
+	gotEnvs, _ := re.Envs()
+	if gotCtr != wantCtr || len(gotEnvs) != 1 || gotEnvs["e"] != wantEnvs["e"] {
+		t.Errorf("compacted: %+v %+v; want %+v %+v", gotCtr, gotEnvs, wantCtr, wantEnvs)
+	}
+	storagetest.MustCheck(t, re, "")
+}

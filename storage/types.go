@@ -1,6 +1,8 @@
 package storage
 
 import (
+	"math"
+
 	"github.com/envsched/envsched/record"
 	"github.com/envsched/envsched/stats"
 )
@@ -9,6 +11,19 @@ import (
 // into [0, 1] for the statistics; Min < Max.
 type Range struct {
 	Min, Max float64
+}
+
+// Normalise maps a reward into [0, 1]: Min to 0, Max to 1, linearly between, clamped outside.
+// It is how a clipped reward enters the statistics.
+func (r Range) Normalise(reward float64) float64 {
+	n := (reward - r.Min) / (r.Max - r.Min)
+	return math.Min(1, math.Max(0, n))
+}
+
+// Scale maps a value of [0, 1] back into the range, the inverse of Normalise: it turns the
+// statistics' normalised means into rewards as the trainer wrote them.
+func (r Range) Scale(n float64) float64 {
+	return r.Min + n*(r.Max-r.Min)
 }
 
 // Config is what a database is created with and keeps for its whole life: changing it would
@@ -44,10 +59,12 @@ type FileState struct {
 	Dev, Ino    uint64   // device and inode of the file
 	Fingerprint []byte   // the first bytes of the file (up to 64; fewer for a short file)
 	Offset      int64    // bytes of this generation consumed: every complete line before it is stored
-	Generation  int64    // 0 for the first content seen; +1 whenever the file shrank or its first bytes changed
+	Generation  int64    // 0 for the first content seen; +1 whenever the content was found not to be the one read (ingest.sameContent)
 	Size        int64    // the file's size when Offset was committed (for catalogue files read whole)
 	ModTime     int64    // modification time (Unix ns) when Offset was committed
-	Gone        bool     // the file was no longer found at a full scan; kept for the record
+	Gone        bool     // the file was no longer found at a full scan; kept as a tombstone
+	Tail        []byte   // the bytes just before Offset (up to 64; fewer when Offset is smaller)
+	Birth       int64    // the file's birth time (Unix ns) where the filesystem tells it; 0 when unknown
 }
 
 // Rollout is one rollout to store, as parsed (reward not yet clipped), with the file it came

@@ -19,18 +19,10 @@ type fileState struct {
 
 // tree is the last listing of the roots. Only Run's goroutine (and New, before Run) use it.
 type tree struct {
-	boundary string
-	files    map[string]fileState
+	files map[string]fileState
 }
 
-func newTree(boundary string) *tree {
-	if boundary != "" {
-		if abs, err := filepath.Abs(boundary); err == nil {
-			boundary = abs
-		}
-	}
-	return &tree{boundary: boundary, files: map[string]fileState{}}
-}
+func newTree() *tree { return &tree{files: map[string]fileState{}} }
 
 // ignored reports whether a name is an unfinished write by the protocol's rule: it starts with
 // a dot or ends with ".tmp".
@@ -99,8 +91,7 @@ func (t *tree) addDir(path string, onDir func(string)) []string {
 	return out
 }
 
-// list walks the roots without following symbolic links out of the boundary, and never into a
-// linked folder. Paths that vanish during the walk are skipped. onDir, when not nil, is called
+// list walks the roots without following any symbolic link (a linked folder is never entered). Paths that vanish during the walk are skipped. onDir, when not nil, is called
 // for every folder when the walk reaches it, before its entries are read.
 func (t *tree) list(roots []string, onDir func(string)) (map[string]fileState, error) {
 	files := make(map[string]fileState)
@@ -128,7 +119,7 @@ func (t *tree) visit(root, p string, d fs.DirEntry, err error, files map[string]
 		}
 		return nil
 	}
-	st, ok := t.state(p, d)
+	st, ok := t.state(d)
 	if ok {
 		files[p] = st
 		if st.dir && onDir != nil {
@@ -138,46 +129,15 @@ func (t *tree) visit(root, p string, d fs.DirEntry, err error, files map[string]
 	return nil
 }
 
-// state returns the state of one entry; ok is false for entries to skip (vanished, or a link
-// that leads out of the boundary or to a folder).
-func (t *tree) state(p string, d fs.DirEntry) (fileState, bool) {
-	if d.Type()&fs.ModeSymlink != 0 {
-		return t.linkState(p)
-	}
+// state returns the state of one entry; ok is false for an entry that vanished. A symbolic
+// link is reported as itself (made, removed, pointed elsewhere), never as its target, and a
+// linked folder is never entered: the consumer refuses links, the same way in both modes.
+func (t *tree) state(d fs.DirEntry) (fileState, bool) {
 	fi, err := d.Info()
 	if err != nil {
 		return fileState{}, false
 	}
 	return stateOf(fi), true
-}
-
-func (t *tree) linkState(p string) (fileState, bool) {
-	target, err := filepath.EvalSymlinks(p)
-	if err != nil || !t.inside(target) {
-		return fileState{}, false
-	}
-	fi, err := os.Stat(target)
-	if err != nil || fi.IsDir() {
-		return fileState{}, false
-	}
-	return stateOf(fi), true
-}
-
-// inside reports whether an absolute, resolved path lies within the boundary.
-func (t *tree) inside(target string) bool {
-	if t.boundary == "" {
-		return false
-	}
-	abs, err := filepath.Abs(target)
-	if err != nil {
-		return false
-	}
-	b, err := filepath.EvalSymlinks(t.boundary)
-	if err != nil {
-		b = t.boundary
-	}
-	rel, err := filepath.Rel(b, abs)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 func stateOf(fi fs.FileInfo) fileState {

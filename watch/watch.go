@@ -47,9 +47,6 @@ type Change struct {
 type Options struct {
 	// Roots are the folders watched recursively. Each must exist when New is called.
 	Roots []string
-	// Boundary is the folder no symbolic link is followed out of (the exchange directory). A
-	// symbolic link whose target lies outside it is ignored; a linked folder is never entered.
-	Boundary string
 	// Poll forces polling alone, for filesystems that give no events (NFS, FUSE).
 	Poll bool
 	// PollInterval is the poll period in poll mode.
@@ -95,7 +92,7 @@ func New(opts Options) (*Watcher, error) {
 		mode:     ModePoll,
 		out:      make(chan Change),
 		overflow: make(chan struct{}, 1),
-		tree:     newTree(opts.Boundary),
+		tree:     newTree(),
 	}
 	if !opts.Poll {
 		w.startNotify()

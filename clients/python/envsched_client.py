@@ -46,6 +46,8 @@ __all__ = [
     "EnvschedClient",
     "RolloutWriter",
     "Task",
+    "batch_metrics",
+    "read_status",
     "valid_id",
 ]
 
@@ -207,6 +209,7 @@ class EnvschedClient:
         self.cleanup = cleanup
         self.log = logger or log
         self.next_seq = 1
+        self.last_batch: Optional[Batch] = None
         self.requests_dir = os.path.join(self.dir, "requests")
         self.batches_dir = os.path.join(self.dir, "batches")
         self.rollouts_dir = os.path.join(self.dir, "rollouts")
@@ -260,6 +263,7 @@ class EnvschedClient:
         body = self.request_body(size, group_size, step, envs, exclude_envs, allow_repeats, seed)
         batch = self.ask(request_id, body, timeout=timeout)
         self.next_seq += 1
+        self.last_batch = batch
         return batch
 
     @staticmethod
@@ -366,6 +370,18 @@ class EnvschedClient:
         step = body.get("step")
         return Batch(request_id, None if step is None else int(step), body.get("group_size"), tasks, fallback=True)
 
+    # -- metrics -------------------------------------------------------------------------------
+
+    def metrics(self, batch: Optional[Batch] = None) -> Dict[str, float]:
+        """``batch_metrics`` of batch (default: the last one next_batch returned) and status.json.
+
+        Empty when no batch was answered yet. Log it with your trainer's logger each step.
+        """
+        batch = batch if batch is not None else self.last_batch
+        if batch is None:
+            return {}
+        return batch_metrics(batch, read_status(self.dir))
+
     # -- rollouts ------------------------------------------------------------------------------
 
     def rollout_writer(self, name: Optional[str] = None, fsync: bool = False) -> "RolloutWriter":
@@ -407,6 +423,85 @@ def parse_batch(raw: Mapping[str, Any], request_id: str) -> Batch:
         tasks=tasks,
         raw=dict(raw),
     )
+
+
+METRIC_PREFIX = "envsched/"
+
+
+def read_status(exchange_dir: str) -> Optional[Dict[str, Any]]:
+    """DIR/status.json as a dict; None when there is none or it cannot be read."""
+    try:
+        return _read_json(os.path.join(exchange_dir, "status.json"))
+    except (OSError, ValueError):
+        return None
+
+
+def batch_metrics(batch: Batch, status: Optional[Mapping[str, Any]] = None) -> Dict[str, float]:
+    """envsched's figures for one answered batch, as a flat dict of ``envsched/``-prefixed floats.
+
+    From the batch file (always, unless the batch is a fallback):
+
+    * ``envsched/predicted_degenerate``: mean ``p_degenerate`` of the batch's tasks, the share of
+      its groups envsched expects to come back all-equal;
+    * ``envsched/predicted_mean``, ``envsched/predicted_variance``: means over its tasks;
+    * ``envsched/rollouts_seen``: rollouts envsched had counted when it chose the batch;
+    * ``envsched/envs_in_batch``: how many environments the batch draws from;
+    * ``envsched/fallback``: 1 when envsched did not answer and the batch was drawn uniformly.
+
+    From ``status`` (DIR/status.json) when it carries ``calibration`` (envsched's own measurement
+    of its predictions against the groups that came back):
+
+    * ``envsched/realised_degenerate``, ``envsched/predicted_degenerate_measured``,
+      ``envsched/calibration_gap`` (realised − predicted), ``envsched/calibration_groups``: over
+      the groups of the last answers (``calibration.recent``);
+    * ``envsched/realised_degenerate_overall``, ``envsched/calibration_gap_overall``: over every
+      measured group;
+    * ``envsched/rollouts_saved_est``: envsched's estimate of the rollouts saved against random
+      choice (``calibration.savings.rollouts_saved_est``).
+
+    Every value is a finite float; a figure that cannot be computed is left out.
+    """
+    out: Dict[str, float] = {}
+    if batch.fallback:
+        out[METRIC_PREFIX + "fallback"] = 1.0
+        out[METRIC_PREFIX + "envs_in_batch"] = float(len({t.env for t in batch.tasks}))
+        return out
+    out[METRIC_PREFIX + "fallback"] = 0.0
+    for name, key in (("predicted_degenerate", "p_degenerate"), ("predicted_mean", "predicted_mean"),
+                      ("predicted_variance", "predicted_variance")):
+        vals = [v for v in (_finite(t.info.get(key)) for t in batch.tasks) if v is not None]
+        if vals:
+            out[METRIC_PREFIX + name] = sum(vals) / len(vals)
+    _put(out, "rollouts_seen", batch.raw.get("rollouts_seen"))
+    out[METRIC_PREFIX + "envs_in_batch"] = float(len({t.env for t in batch.tasks}))
+    calib = status.get("calibration") if isinstance(status, Mapping) else None
+    if isinstance(calib, Mapping):
+        recent, overall = calib.get("recent"), calib.get("overall")
+        if isinstance(recent, Mapping):
+            _put(out, "realised_degenerate", recent.get("realised_degenerate"))
+            _put(out, "predicted_degenerate_measured", recent.get("predicted_degenerate"))
+            _put(out, "calibration_gap", recent.get("degenerate_gap"))
+            _put(out, "calibration_groups", recent.get("groups"))
+        if isinstance(overall, Mapping):
+            _put(out, "realised_degenerate_overall", overall.get("realised_degenerate"))
+            _put(out, "calibration_gap_overall", overall.get("degenerate_gap"))
+        savings = calib.get("savings")
+        if isinstance(savings, Mapping):
+            _put(out, "rollouts_saved_est", savings.get("rollouts_saved_est"))
+    return out
+
+
+def _finite(v: Any) -> Optional[float]:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    f = float(v)
+    return f if f == f and f not in (float("inf"), float("-inf")) else None
+
+
+def _put(out: Dict[str, float], name: str, v: Any) -> None:
+    f = _finite(v)
+    if f is not None:
+        out[METRIC_PREFIX + name] = f
 
 
 class RolloutWriter:

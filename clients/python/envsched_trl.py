@@ -23,9 +23,11 @@ those IDs again and gets the stored answers.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import os
 import sys
+import threading
 from typing import Any, Callable, Dict, Iterator, List, Optional
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -97,7 +99,20 @@ class EnvschedGRPOMixin:
                 raise ValueError("envsched: pass envsched_client= or set ENVSCHED_DIR")
             envsched_client = ec.EnvschedClient(directory, prefix=os.environ.get("ENVSCHED_PREFIX", "trl"))
         self.envsched_client = envsched_client
+        refuse_iterable(kwargs.get("train_dataset"))
         super().__init__(*args, **kwargs)
+        refuse_iterable(getattr(self, "train_dataset", None))  # also when passed by position
+
+    def log(self, logs: Dict[str, Any], *args: Any, **kwargs: Any) -> None:
+        """TRL's ``log`` with envsched's figures of the last batch added to training logs.
+
+        The ``envsched/`` metrics (``EnvschedClient.metrics``) go to every logger the trainer
+        reports to (wandb, TensorBoard, ...); evaluation logs (keys ``eval_...``) are left alone.
+        """
+        if isinstance(logs, dict) and not any(str(k).startswith("eval_") for k in logs):
+            for k, v in self.envsched_client.metrics().items():
+                logs.setdefault(k, v)
+        return super().log(logs, *args, **kwargs)  # type: ignore[misc]
 
     def _get_train_sampler(self, dataset: Any = None) -> Any:
         if dataset is None:
@@ -112,6 +127,31 @@ class EnvschedGRPOMixin:
                                repeat_count=int(getattr(self, "num_iterations", 1)) * steps_per_generation)
 
 
+def refuse_iterable(dataset: Any) -> None:
+    """Raise TypeError for a dataset TRL cannot give a sampler: envsched would never be asked.
+
+    With an iterable dataset (``datasets.IterableDataset``, a streaming dataset, or any
+    ``torch.utils.data.IterableDataset``) the dataloader is built without calling
+    ``_get_train_sampler``: by transformers' ``Trainer.get_train_dataloader`` under TRL v0.14.0,
+    by ``get_train_dataloader`` in trl/trainer/grpo_trainer.py from v0.20.0 to v0.29.0 (it sets a
+    sampler only ``if not isinstance(train_dataset, torch.utils.data.IterableDataset)``), and
+    through transformers' ``_get_dataloader`` from v1.0.0 to v1.9.0, where v1.9.0 reorders the
+    stream itself. Training would run on the stream's own order while envsched waits for
+    requests that never come. A dataset with rows that can be
+    indexed (``datasets.Dataset``, a list) works.
+    """
+    if dataset is None:
+        return
+    names = {c.__name__ for c in type(dataset).__mro__}
+    indexable = hasattr(dataset, "__getitem__") and hasattr(dataset, "__len__")
+    if "IterableDataset" in names or "IterableDatasetDict" in names or not indexable:
+        raise TypeError(
+            f"envsched: the training dataset is a {type(dataset).__name__}, an iterable dataset; TRL gives "
+            "such a dataset no sampler, so envsched would never choose a batch. Load it as a map-style "
+            "datasets.Dataset (e.g. load_dataset(..., streaming=False), or Dataset.from_list(list(ds))) "
+            "or use TRL's GRPOTrainer without envsched.")
+
+
 def sampler_class() -> type:
     """EnvschedRepeatSampler as a torch Sampler subclass when torch is installed."""
     try:
@@ -121,32 +161,52 @@ def sampler_class() -> type:
     return type("EnvschedRepeatSampler", (EnvschedRepeatSampler, Sampler), {})
 
 
-def logging_reward(reward_fn: Callable[..., List[float]], client: ec.EnvschedClient,
-                   name: Optional[str] = None) -> Callable[..., List[float]]:
+def logging_reward(reward_fn: Callable[..., Any], client: ec.EnvschedClient,
+                   name: Optional[str] = None) -> Callable[..., Any]:
     """Wrap a TRL reward function so that its rewards are also written as envsched rollouts.
 
     TRL calls reward functions with ``prompts``, ``completions`` and every dataset column as
     keyword lists; env and task come from those columns (PROTOCOL.md's keys), the step from
     ``trainer_state.global_step`` when TRL passes it. Lines are flushed once per call.
+
+    An ``async def`` reward function gives an ``async def`` wrapper: TRL (from v0.27.0) runs the
+    coroutine functions among its reward functions in an event loop of its own
+    (``asyncio.iscoroutinefunction`` in trl/trainer/grpo_trainer.py, v0.27.0 to v1.9.0), so the
+    wrapper must stay one. Writes are serialised: TRL may run several async reward functions at
+    once.
     """
     writer = client.rollout_writer(name)
+    lock = threading.Lock()
 
-    def wrapped(prompts: List[Any], completions: List[Any], **kwargs: Any) -> List[float]:
-        rewards = reward_fn(prompts=prompts, completions=completions, **kwargs)
+    def record(rewards: Any, kwargs: Dict[str, Any]) -> None:
         state = kwargs.get("trainer_state")
         step = getattr(state, "global_step", None)
         columns = {k: v for k, v in kwargs.items() if isinstance(v, list) and len(v) == len(rewards)}
-        for i, r in enumerate(rewards):
-            if r is None:
-                continue
-            key = ec.task_key({k: v[i] for k, v in columns.items()})
-            if key is None:
-                continue
-            rec: Dict[str, Any] = {"env": key[0], "task_id": key[1], "reward": float(r)}
-            if step is not None:
-                rec["step"] = int(step) + 1
-            writer.write(rec)
-        writer.flush_step()
+        with lock:
+            for i, r in enumerate(rewards):
+                if r is None:
+                    continue
+                key = ec.task_key({k: v[i] for k, v in columns.items()})
+                if key is None:
+                    continue
+                rec: Dict[str, Any] = {"env": key[0], "task_id": key[1], "reward": float(r)}
+                if step is not None:
+                    rec["step"] = int(step) + 1
+                writer.write(rec)
+            writer.flush_step()
+
+    if inspect.iscoroutinefunction(reward_fn):
+        async def wrapped_async(prompts: List[Any], completions: List[Any], **kwargs: Any) -> List[float]:
+            rewards = await reward_fn(prompts=prompts, completions=completions, **kwargs)
+            record(rewards, kwargs)
+            return rewards
+
+        wrapped_async.__name__ = getattr(reward_fn, "__name__", "reward")
+        return wrapped_async
+
+    def wrapped(prompts: List[Any], completions: List[Any], **kwargs: Any) -> List[float]:
+        rewards = reward_fn(prompts=prompts, completions=completions, **kwargs)
+        record(rewards, kwargs)
         return rewards
 
     wrapped.__name__ = getattr(reward_fn, "__name__", "reward")
@@ -174,4 +234,5 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["EnvschedGRPOTrainer", "EnvschedGRPOMixin", "EnvschedRepeatSampler", "logging_reward", "sampler_class"]
+__all__ = ["EnvschedGRPOTrainer", "EnvschedGRPOMixin", "EnvschedRepeatSampler", "logging_reward", "refuse_iterable",
+           "sampler_class"]

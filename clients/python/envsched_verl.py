@@ -172,6 +172,8 @@ class SamplerCore:
                                         fallback_tasks=self.index.tasks())
         self.steps_per_epoch = max(1, self.index.n // self.batch_size)
         self.epoch_pos = 0  # steps of the current epoch already asked for
+        self.steps = StepMetrics(s["dir"])
+        install_tracking_hook(self.steps)
 
     def __len__(self) -> int:
         return self.steps_per_epoch * self.batch_size
@@ -180,6 +182,7 @@ class SamplerCore:
         while self.epoch_pos < self.steps_per_epoch:
             seq = self.client.next_seq
             batch = self.client.next_batch(size=self.batch_size, group_size=self.group_size, step=seq)
+            self.steps.record(seq, batch)
             self.epoch_pos += 1
             yield from self.index.indices(batch, self.batch_size)
         self.epoch_pos = 0
@@ -219,6 +222,8 @@ class DatasetCore:
                                         fallback_tasks=self._es_index.tasks())
         self._es_start_step = latest_checkpoint_step(s["checkpoint_dir"])
         self._es_attempt = attempt_token()
+        self.envsched_steps = StepMetrics(s["dir"])
+        install_tracking_hook(self.envsched_steps)
         self._es_reads = 0
         self._es_cached: Tuple[int, Optional[ec.Batch], List[int]] = (-1, None, [])
 
@@ -233,6 +238,7 @@ class DatasetCore:
             self.envsched_client.load_state_dict({"prefix": self.envsched_client.prefix, "next_seq": step})
             batch = self.envsched_client.next_batch(size=self._es_batch_size, group_size=self._es_group_size, step=step)
             self._es_cached = (step, batch, self._es_index.indices(batch, self._es_batch_size))
+            self.envsched_steps.record(step, batch)
         self._es_reads += 1
         _, batch, rows = self._es_cached
         row = rows[slot]
@@ -281,6 +287,68 @@ def attempt_token() -> str:
     those of the interrupted attempt.
     """
     return f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{os.getpid()}-{os.urandom(3).hex()}"
+
+
+class StepMetrics:
+    """The batches of the last steps, turned into envsched's metrics when the trainer logs a step.
+
+    verl logs a step's metrics (``Tracking.log(data, step)``) after the step's batch was read,
+    so the figures of step s are those of the batch asked for step s, with status.json as it is
+    then (realised figures include the groups of the steps before).
+    """
+
+    KEEP = 64
+
+    def __init__(self, exchange_dir: str) -> None:
+        self.dir = exchange_dir
+        self._batches: Dict[int, ec.Batch] = {}
+
+    def record(self, step: int, batch: ec.Batch) -> None:
+        """Remember the batch of step (and forget steps long past)."""
+        self._batches[int(step)] = batch
+        for old in [k for k in self._batches if k <= step - self.KEEP]:
+            del self._batches[old]
+
+    def take(self, step: Any) -> Dict[str, float]:
+        """The metrics of step, once: later calls for the same step return {}."""
+        try:
+            batch = self._batches.pop(int(step))
+        except (KeyError, TypeError, ValueError):
+            return {}
+        return ec.batch_metrics(batch, ec.read_status(self.dir))
+
+
+_metric_source: List[Optional[StepMetrics]] = [None]
+
+
+def install_tracking_hook(source: StepMetrics) -> bool:
+    """Add envsched's metrics to what verl's ``Tracking.log(data, step)`` logs; False without verl.
+
+    ``verl.utils.tracking.Tracking`` is the one logger of verl's trainers (console, wandb,
+    TensorBoard, mlflow, ...; ``log(self, data, step, backend=None)`` in v0.5.0 and on main). Its
+    ``log`` is wrapped once per process: each call merges the ``envsched/`` figures of that step
+    from the latest training dataset or sampler into ``data`` (keys already there win).
+    """
+    _metric_source[0] = source
+    try:
+        from verl.utils.tracking import Tracking  # type: ignore
+    except ImportError:
+        return False
+    if getattr(Tracking.log, "_envsched", False):
+        return True
+    original = Tracking.log
+
+    def log(self: Any, data: Any, step: Any, *args: Any, **kwargs: Any) -> Any:
+        src = _metric_source[0]
+        extra = src.take(step) if src is not None else {}
+        if extra and isinstance(data, Mapping):
+            data = {**extra, **data}
+        return original(self, data, step, *args, **kwargs)
+
+    log._envsched = True  # type: ignore[attr-defined]
+    log.__doc__ = original.__doc__
+    Tracking.log = log
+    return True
 
 
 def is_train_files(files: Any, data_config: Any) -> bool:

@@ -11,6 +11,8 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/envsched/envsched/batcher"
+	"github.com/envsched/envsched/ledger"
 	"github.com/envsched/envsched/record"
 	"github.com/envsched/envsched/storage"
 )
@@ -94,11 +96,13 @@ func (g *gen) catalogue(db *storage.DB) error {
 func (g *gen) step(db *storage.DB, step int64) error {
 	id := fmt.Sprintf("step-%06d", step)
 	chosen := g.choose()
-	answer, err := g.answer(id, step, chosen)
+	answer, preds, err := g.answer(id, step, chosen)
 	if err != nil {
 		return err
 	}
-	if err := db.StoreAnswer(id, step, answer, chosen, nil); err != nil {
+	rec := storage.AnswerRecord{ID: id, Step: step, Answer: answer, Chosen: chosen, GroupSize: g.opts.GroupSize,
+		Predictions: preds}
+	if err := db.StoreAnswerRecord(rec); err != nil {
 		return err
 	}
 	g.run.Answers++
@@ -114,22 +118,31 @@ func (g *gen) choose() []storage.TaskKey {
 	return out
 }
 
-// answer is a PROTOCOL.md answer whose predictions are the true chances blurred a little.
-func (g *gen) answer(id string, step int64, chosen []storage.TaskKey) ([]byte, error) {
+// answer is a PROTOCOL.md answer whose predictions are the true chances blurred a little, with
+// those predictions for the calibration ledger; the first task of every answer is a random slot.
+func (g *gen) answer(id string, step int64, chosen []storage.TaskKey) ([]byte, []ledger.Prediction, error) {
 	envs := map[string]int{}
 	tasks := make([]map[string]any, len(chosen))
+	preds := make([]ledger.Prediction, len(chosen))
 	for i, k := range chosen {
 		envs[k.Env]++
 		p := min(0.99, max(0.01, g.skill[k]+0.1*(g.rng.Float64()-0.5)))
 		gs := float64(g.opts.GroupSize)
+		reason := "generated"
+		if i == 0 {
+			reason = batcher.ReasonRandom
+		}
+		pdeg := math.Pow(p, gs) + math.Pow(1-p, gs)
 		tasks[i] = map[string]any{"env": k.Env, "task_id": k.Task, "rank": i + 1, "score": p * (1 - p),
-			"predicted_mean": p, "predicted_variance": p * (1 - p), "p_degenerate": math.Pow(p, gs) + math.Pow(1-p, gs),
-			"exploit": p * (1 - p), "coverage": 0.0, "penalty": 0.0, "reason": "generated"}
+			"predicted_mean": p, "predicted_variance": p * (1 - p), "p_degenerate": pdeg,
+			"exploit": p * (1 - p), "coverage": 0.0, "penalty": 0.0, "reason": reason}
+		preds[i] = ledger.Prediction{Env: k.Env, Task: k.Task, Rank: i + 1, PDegenerate: pdeg, Mean: p, Random: i == 0}
 	}
-	return json.Marshal(map[string]any{"id": id, "policy": "reporttest", "step": step,
+	data, err := json.Marshal(map[string]any{"id": id, "policy": "reporttest", "step": step,
 		"created_at": time.Date(2026, 12, 2, 17, 0, int(step), 0, time.UTC).Format(time.RFC3339),
 		"size":       len(chosen), "group_size": g.opts.GroupSize, "rollouts_seen": g.run.Rollouts,
 		"envs": envs, "tasks": tasks})
+	return data, preds, err
 }
 
 // rollouts stores one group per chosen task, then trains: success grows with the group's spread.

@@ -66,8 +66,28 @@ def default_compute_score(data_source: str, solution_str: str, ground_truth: Any
     return 1.0 if solution_str.strip() == str(ground_truth) else 0.0
 
 
+class Tracking:
+    """verl.utils.tracking.Tracking: ``log(self, data, step, backend=None)`` (v0.5.0, main)."""
+
+    def __init__(self) -> None:
+        self.logged: List[Any] = []
+
+    def log(self, data: Dict[str, Any], step: int, backend: Any = None) -> None:
+        self.logged.append((step, dict(data)))
+
+
+class IterableDataset:
+    """datasets.IterableDataset: rows only by iteration (no __getitem__, no __len__)."""
+
+    def __init__(self, rows: List[Dict[str, Any]]) -> None:
+        self._rows = rows
+
+    def __iter__(self) -> Any:
+        return iter(self._rows)
+
+
 class GRPOTrainer:
-    """trl.GRPOTrainer: keeps what _get_train_sampler reads."""
+    """trl.GRPOTrainer: keeps what _get_train_sampler reads, and records log calls."""
 
     def __init__(self, model: Any = None, args: Any = None, train_dataset: Any = None, reward_funcs: Any = None) -> None:
         self.model = model
@@ -76,6 +96,10 @@ class GRPOTrainer:
         self.reward_funcs = reward_funcs
         self.num_generations = args.num_generations
         self.num_iterations = getattr(args, "num_iterations", 1)
+        self.logged: List[Dict[str, Any]] = []
+
+    def log(self, logs: Dict[str, float], start_time: Any = None) -> None:
+        self.logged.append(dict(logs))
 
 
 class ListConfigStandIn(MutableSequence):
@@ -118,6 +142,7 @@ def install() -> None:
     _module("verl.utils.dataset")
     _module("verl.utils.dataset.rl_dataset", RLHFDataset=RLHFDataset)
     _module("verl.utils.reward_score", default_compute_score=default_compute_score)
+    _module("verl.utils.tracking", Tracking=Tracking)
     _module("trl", GRPOTrainer=GRPOTrainer)
 
 

@@ -312,6 +312,113 @@ class TRLSamplerTest(unittest.TestCase):
         self.assertEqual(len(recs), 3)
 
 
+class TRLAsyncAndIterableTest(unittest.TestCase):
+    def setUp(self) -> None:
+        self.dir = tempdir(self)
+        self.client = ec.EnvschedClient(self.dir, prefix="trl", timeout=10)
+
+    def test_async_reward_function_stays_async_and_logs(self) -> None:
+        import asyncio
+        import inspect
+
+        async def reward(prompts, completions, **kw):
+            await asyncio.sleep(0)
+            return [1.0 if c == "ok" else 0.0 for c in completions]
+
+        wrapped = envsched_trl.logging_reward(reward, self.client, name="async-rewards")
+        # TRL v0.27.0 sorts reward functions with asyncio.iscoroutinefunction; v1.9.0 with inspect's.
+        self.assertTrue(inspect.iscoroutinefunction(wrapped))
+        out = asyncio.run(wrapped(prompts=["p", "p"], completions=["ok", "no"],
+                                  data_source=["alpha", "alpha"], extra_info=[{"index": 1}, {"index": 1}]))
+        self.assertEqual(out, [1.0, 0.0])
+        with open(os.path.join(self.dir, "rollouts", "async-rewards.jsonl")) as f:
+            self.assertEqual([json.loads(line)["reward"] for line in f], [1.0, 0.0])
+
+    def test_iterable_dataset_is_refused_loudly(self) -> None:
+        args = SimpleNamespace(num_generations=4)
+        with self.assertRaisesRegex(TypeError, "iterable dataset.*never choose"):
+            envsched_trl.EnvschedGRPOTrainer(model=None, args=args, train_dataset=fakes.IterableDataset(ROWS),
+                                             reward_funcs=[], envsched_client=self.client)
+        with self.assertRaisesRegex(TypeError, "iterable dataset"):  # by position, as GRPOTrainer allows
+            envsched_trl.EnvschedGRPOTrainer(None, args, fakes.IterableDataset(ROWS), [], envsched_client=self.client)
+        envsched_trl.EnvschedGRPOTrainer(model=None, args=args, train_dataset=ROWS, reward_funcs=[],
+                                         envsched_client=self.client)  # a map-style dataset is fine
+
+
+CALIBRATION = {"overall": {"groups": 400, "predicted_degenerate": 0.2, "realised_degenerate": 0.25,
+                           "degenerate_gap": 0.05, "predicted_mean": 0.5, "realised_mean": 0.48},
+               "recent": {"groups": 120, "predicted_degenerate": 0.18, "realised_degenerate": 0.15,
+                          "degenerate_gap": -0.03, "predicted_mean": 0.5, "realised_mean": 0.5},
+               "recent_answers": 20, "savings": {"source": "env_means", "rollouts_saved_est": 512.5}}
+
+
+class MetricsTest(unittest.TestCase):
+    def setUp(self) -> None:
+        self.dir = tempdir(self)
+        self.responder = Responder(self.dir).start()
+        self.addCleanup(self.responder.stop)
+
+    def write_status(self, **extra: Any) -> None:
+        body = {"version": "0.1.0", "rollouts": 10, **extra}
+        ec.write_atomic(os.path.join(self.dir, "status.json"), json.dumps(body).encode())
+
+    def test_batch_metrics_from_batch_and_status(self) -> None:
+        client = ec.EnvschedClient(self.dir, prefix="m", timeout=10)
+        self.assertEqual(client.metrics(), {})
+        batch = client.next_batch(size=6, group_size=4)
+        tasks = batch.raw["tasks"]
+        self.write_status()  # no calibration yet: predicted figures only
+        m = client.metrics()
+        self.assertAlmostEqual(m["envsched/predicted_degenerate"], sum(t["p_degenerate"] for t in tasks) / 6)
+        self.assertEqual(m["envsched/envs_in_batch"], float(len({t["env"] for t in tasks})))
+        self.assertEqual(m["envsched/rollouts_seen"], 0.0)
+        self.assertEqual(m["envsched/fallback"], 0.0)
+        self.assertNotIn("envsched/realised_degenerate", m)
+        self.assertTrue(all(k.startswith("envsched/") and isinstance(v, float) for k, v in m.items()))
+        self.write_status(calibration=CALIBRATION)
+        m = client.metrics()
+        self.assertEqual((m["envsched/realised_degenerate"], m["envsched/calibration_gap"],
+                          m["envsched/realised_degenerate_overall"], m["envsched/rollouts_saved_est"]),
+                         (0.15, -0.03, 0.25, 512.5))
+
+    def test_fallback_batch_says_so(self) -> None:
+        client = ec.EnvschedClient(tempdir(self), prefix="fb", timeout=0.05, fallback_tasks=[("a", "1"), ("b", "2")])
+        client.next_batch(size=2)  # nobody answers in that folder
+        self.assertEqual(client.metrics(), {"envsched/fallback": 1.0, "envsched/envs_in_batch": 2.0})
+
+    def test_verl_tracking_logs_envsched_metrics_per_step(self) -> None:
+        cfg = {"train_batch_size": 6, "shuffle": False,
+               "envsched": {"dir": self.dir, "prefix": "vm", "timeout": 10, "checkpoint_dir": tempdir(self)}}
+        ds = load_like_verl("EnvschedDataset")(data_files=ROWS, tokenizer=None, config=cfg)
+        self.write_status(calibration=CALIBRATION)
+        for i in range(12):
+            ds[i]
+        tracking = sys.modules["verl.utils.tracking"].Tracking()
+        tracking.log({"actor/loss": 0.5, "envsched/fallback": 7.0}, step=1)
+        tracking.log({"actor/loss": 0.4}, step=1)  # a second call for the same step adds nothing
+        tracking.log(data={"actor/loss": 0.3}, step=2)
+        (s1, d1), (_, d1b), (s2, d2) = tracking.logged
+        self.assertEqual((s1, s2), (1, 2))
+        with open(os.path.join(self.dir, "batches", "vm-000001.json")) as f:
+            tasks = json.load(f)["tasks"]
+        self.assertAlmostEqual(d1["envsched/predicted_degenerate"], sum(t["p_degenerate"] for t in tasks) / 6)
+        self.assertEqual(d1["envsched/realised_degenerate"], 0.15)
+        self.assertEqual(d1["envsched/fallback"], 7.0, "the trainer's own key wins")
+        self.assertEqual(d1b, {"actor/loss": 0.4})
+        self.assertIn("envsched/predicted_degenerate", d2)
+
+    def test_trl_log_adds_envsched_metrics(self) -> None:
+        client = ec.EnvschedClient(self.dir, prefix="tm", timeout=10)
+        args = SimpleNamespace(num_generations=4)
+        trainer = envsched_trl.EnvschedGRPOTrainer(model=None, args=args, train_dataset=ROWS, reward_funcs=[],
+                                                   envsched_client=client)
+        client.next_batch(size=3)
+        trainer.log({"loss": 1.0})
+        trainer.log({"eval_loss": 2.0})
+        self.assertIn("envsched/predicted_degenerate", trainer.logged[0])
+        self.assertEqual(trainer.logged[1], {"eval_loss": 2.0})
+
+
 @unittest.skipUnless(envsched_bin(), "ENVSCHED_BIN not set: the real daemon is tested from Go (clients/python e2e)")
 class RealDaemonAdapterTest(unittest.TestCase):
     def test_verl_sampler_against_daemon(self) -> None:

@@ -1,0 +1,132 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/envsched/envsched/ledger"
+)
+
+// calibStatus is the calibration field of status.json.
+type calibStatus struct {
+	Calibration ledger.Summary `json:"calibration"`
+}
+
+func readCalibStatus(dir string) (ledger.Summary, error) {
+	var s calibStatus
+	data, err := os.ReadFile(filepath.Join(dir, "status.json"))
+	if err != nil {
+		return s.Calibration, err
+	}
+	return s.Calibration, json.Unmarshal(data, &s)
+}
+
+// batchTask is what the calibration test reads of an answer's task.
+type batchTask struct {
+	Env         string  `json:"env"`
+	TaskID      string  `json:"task_id"`
+	PDegenerate float64 `json:"p_degenerate"`
+	Reason      string  `json:"reason"`
+}
+
+// TestCalibrationSurvivesKills answers a request with the real binary, then writes each group
+// in two halves with a SIGKILL between them and again after the second half, resends half of
+// the lines (same rollout ids) and appends rollouts of another request: after a clean restart
+// status.json and `envsched stats --json` count every group once, with the answer's
+// predictions.
+func TestCalibrationSurvivesKills(t *testing.T) {
+	dir := t.TempDir()
+	d := start(t, dir, opts{})
+	d.waitReady()
+	writeRequest(t, dir, "s1", `{"size": 12, "group_size": 4}`)
+	var ans struct {
+		Tasks []batchTask `json:"tasks"`
+	}
+	must(t, json.Unmarshal(waitBatch(t, d, "s1"), &ans))
+	var first, second strings.Builder
+	var predicted float64
+	var degenerate int
+	for i, tk := range ans.Tasks {
+		rewards := []int{i % 2, i % 2, i % 2, (i / 2) % 2} // even and odd i alternate all-equal groups
+		if rewards[0] == rewards[3] {
+			degenerate++
+		}
+		predicted += tk.PDegenerate
+		for j, r := range rewards {
+			line := fmt.Sprintf(`{"env":%q,"task_id":%q,"reward":%d,"request_id":"s1","rollout_id":"s1-%d-%d"}`+"\n",
+				tk.Env, tk.TaskID, r, i, j)
+			if j < 2 {
+				first.WriteString(line)
+			} else {
+				second.WriteString(line)
+			}
+		}
+	}
+	path := filepath.Join(dir, "rollouts", "w.jsonl")
+	appendFile(t, path, first.String())
+	waitUntil(t, "the first halves counted", func() bool { st, err := readStatus(dir); return err == nil && st.Rollouts == 24 })
+	d.kill()
+	appendFile(t, path, second.String()+first.String()+ // the first halves again: duplicates
+		`{"env":"env-0","task_id":"task-0","reward":1,"request_id":"other","rollout_id":"x"}`+"\n")
+	d = start(t, dir, opts{})
+	waitUntil(t, "every line counted", func() bool {
+		st, err := readStatus(dir)
+		return err == nil && st.PID == d.cmd.Process.Pid && st.Rollouts+st.Duplicates == 73
+	})
+	d.kill()
+	d = start(t, dir, opts{})
+	d.waitReady()
+	cal, err := readCalibStatus(dir)
+	must(t, err)
+	n := int64(len(ans.Tasks))
+	want := ledger.WindowOf(ledger.Cell{Groups: n, Degenerate: int64(degenerate), PredDegenerate: predicted})
+	if cal.Overall.Groups != n || cal.Overall.RealisedDegenerate != want.RealisedDegenerate ||
+		math.Abs(cal.Overall.PredictedDegenerate-want.PredictedDegenerate) > 1e-4 || cal.Open != 0 {
+		t.Errorf("status calibration %+v; want %d groups, %d all-equal, mean predicted %.4f, none open",
+			cal, n, degenerate, want.PredictedDegenerate)
+	}
+	if cal.Recent.Groups != n || cal.RecentAnswers != 1 {
+		t.Errorf("recent %+v over %d answers; want the one answer's %d groups", cal.Recent, cal.RecentAnswers, n)
+	}
+	var channels int64
+	for _, w := range cal.Channels {
+		channels += w.Groups
+	}
+	if channels != n {
+		t.Errorf("channels %+v count %d groups; want %d", cal.Channels, channels, n)
+	}
+	if code := d.signal(os.Interrupt); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	out, err := execCommand([]string{"stats", "--dir", dir, "--json"}).Output()
+	must(t, err)
+	var rep struct {
+		Calibration ledger.Detail `json:"calibration"`
+	}
+	must(t, json.Unmarshal(out, &rep))
+	if rep.Calibration.Overall != cal.Overall {
+		t.Errorf("stats --json overall %+v; status.json %+v", rep.Calibration.Overall, cal.Overall)
+	}
+	var binned int64
+	for _, b := range rep.Calibration.Reliability {
+		binned += b.Groups
+	}
+	if binned != n {
+		t.Errorf("reliability table counts %d groups; want %d", binned, n)
+	}
+}
+
+func appendFile(t *testing.T, path, s string) {
+	t.Helper()
+	must(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	must(t, err)
+	_, err = f.WriteString(s)
+	must(t, err)
+	must(t, f.Close())
+}

@@ -1,0 +1,65 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/envsched/envsched/fsutil"
+)
+
+// CompactInPlace replaces the database's file with a compacted copy, holding the lock
+// throughout: Compact writes the copy beside the file under a temporary name (fsutil.TempName),
+// the copy is checked to hold the same counters and per-environment statistics, and
+// fsutil.Replace renames it over the file and fsyncs the folder. A crash at any moment leaves
+// the old file or the new one; a failed check leaves the database unchanged. It returns the new
+// file's size.
+//
+// db itself goes on reading the old file, which is no longer in the folder: close it and open
+// the path again to use the compacted one. Anything that opens the path after the rename gets the
+// new file; a process already waiting for the lock would get the old one, so callers keep db
+// open past DefaultTimeout before closing it (as `envsched compact` does).
+func (db *DB) CompactInPlace() (int64, error) {
+	var size int64
+	err := fsutil.Replace(db.Path(), func(tmp string) error {
+		if err := db.Compact(tmp); err != nil {
+			return err
+		}
+		if err := db.sameCounts(tmp); err != nil {
+			return err
+		}
+		fi, err := os.Stat(tmp)
+		if err != nil {
+			return err
+		}
+		size = fi.Size()
+		return nil
+	}, fsutil.Hooks{})
+	return size, err
+}
+
+// sameCounts opens the copy and compares its counters and environments with the original's.
+func (db *DB) sameCounts(copyPath string) error {
+	cp, err := Open(copyPath, Options{ReadOnly: true})
+	if err != nil {
+		return fmt.Errorf("open compacted copy: %w", err)
+	}
+	defer cp.Close()
+	c1, err1 := db.Counters()
+	c2, err2 := cp.Counters()
+	e1, err3 := db.Envs()
+	e2, err4 := cp.Envs()
+	if err := errors.Join(err1, err2, err3, err4); err != nil {
+		return fmt.Errorf("compare compacted copy: %w", err)
+	}
+	if c1 != c2 || len(e1) != len(e2) {
+		return fmt.Errorf("compacted copy differs (counters %+v, want %+v; %d envs, want %d); the database is unchanged",
+			c2, c1, len(e2), len(e1))
+	}
+	for name, e := range e1 {
+		if e2[name] != e {
+			return fmt.Errorf("compacted copy differs in env %s; the database is unchanged", name)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,4 @@
+package storage
+
+// HashID is hashID, for tests that craft collisions.
+var HashID = hashID
