@@ -10,6 +10,7 @@
 #   bench/scale.sh                                # 100k and 1M tasks, 10M rollouts, 3 runs
 #   SIZES="10000 100000" ROLLOUTS=0 REPS=1 bench/scale.sh
 #   WORK=/tmp/scale bench/scale.sh                # keep (and reuse) the generated folders
+#   INGEST=false bench/scale.sh                   # leave out the repeated catalogue ingests
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -18,6 +19,7 @@ sizes=${SIZES:-100000 1000000}
 rollouts=${ROLLOUTS:-10000000}
 reps=${REPS:-3}
 requests=${REQUESTS:-100}
+ingest=${INGEST:-true}
 
 (cd "$root" && go build -o "$work/envsched" . && go build -o "$work/scalebench" ./bench/scalebench)
 echo "== $(date -u +%FT%TZ), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg), $(git -C "$root" rev-parse --short HEAD)"
@@ -28,7 +30,7 @@ for n in $sizes; do
 		"$work/scalebench" gen -tasks "$n" "$dir"
 	fi
 	echo "== $n tasks"
-	"$work/scalebench" measure -bin "$work/envsched" -runs "$reps" -requests "$requests" "$dir"
+	"$work/scalebench" measure -bin "$work/envsched" -runs "$reps" -requests "$requests" -ingest="$ingest" "$dir"
 done
 if [ "$rollouts" -gt 0 ]; then
 	echo "== restart on $rollouts rollouts"

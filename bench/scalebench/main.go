@@ -12,7 +12,8 @@
 // 40 steps, rewards drawn from a probability that the task's first words set.
 //
 // measure runs, each of -runs times: `envsched ingest` of DIR/cat into a new database (the
-// catalogue ingest with its graph build: wall time and the process's peak RSS); then, on a
+// catalogue ingest with its graph build: wall time and the process's peak RSS; -ingest=false
+// leaves it out); then, on a
 // copy of DIR/full's database (ingested once beforehand), `envsched run` with a request waiting
 // (the first answer after start), 20 requests of 512 one after another, then requests of the
 // default size while a writer appends 5,000 lines/s, and the daemon's peak RSS (VmHWM). It
@@ -64,6 +65,7 @@ func run(args []string) error {
 	runs := fl.Int("runs", 3, "repetitions (measure, restart)")
 	rollouts := fl.Int("rollouts", 10_000_000, "stored rollouts (restart)")
 	requests := fl.Int("requests", 100, "requests while the writer runs (measure)")
+	ingest := fl.Bool("ingest", true, "measure the catalogue ingest too (measure)")
 	if err := fl.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -75,7 +77,7 @@ func run(args []string) error {
 	case "gen":
 		return gen(dir, *tasks)
 	case "measure":
-		return measure(*bin, dir, *runs, *requests)
+		return measure(*bin, dir, *runs, *requests, *ingest)
 	case "restart":
 		return restart(*bin, dir, *rollouts, *runs)
 	}
@@ -192,27 +194,31 @@ func loadavg() string {
 	return strings.Join(f[:3], " ")
 }
 
-func measure(bin, dir string, runs, requests int) error {
+func measure(bin, dir string, runs, requests int, ingest bool) error {
 	var f figures
 	fmt.Printf("load average at start: %s\n", loadavg())
 	// the daemon's database, ingested once; each run works on a copy
 	base := filepath.Join(dir, "full.db")
 	if _, err := os.Stat(base); err != nil {
-		if _, _, err := timed(bin, "ingest", "--dir", filepath.Join(dir, "full"), "--db", base); err != nil {
-			return err
-		}
-	}
-	for k := range runs {
-		fmt.Printf("run %d (load average %s)\n", k+1, loadavg())
-		db := filepath.Join(dir, fmt.Sprintf("cat-%d.db", k))
-		os.Remove(db)
-		wall, rss, err := timed(bin, "ingest", "--dir", filepath.Join(dir, "cat"), "--db", db)
+		wall, rss, err := timed(bin, "ingest", "--dir", filepath.Join(dir, "full"), "--db", base)
 		if err != nil {
 			return err
 		}
-		os.Remove(db)
-		f.add("catalogue ingest + graph build s", wall.Seconds())
-		f.add("catalogue ingest peak RSS MiB", rss)
+		fmt.Printf("ingested %s (catalogue and history) in %.1f s, peak RSS %.0f MiB\n", filepath.Join(dir, "full"), wall.Seconds(), rss)
+	}
+	for k := range runs {
+		fmt.Printf("run %d (load average %s)\n", k+1, loadavg())
+		if ingest {
+			db := filepath.Join(dir, fmt.Sprintf("cat-%d.db", k))
+			os.Remove(db)
+			wall, rss, err := timed(bin, "ingest", "--dir", filepath.Join(dir, "cat"), "--db", db)
+			if err != nil {
+				return err
+			}
+			os.Remove(db)
+			f.add("catalogue ingest + graph build s", wall.Seconds())
+			f.add("catalogue ingest peak RSS MiB", rss)
+		}
 		if err := daemonRun(bin, dir, base, k, requests, &f); err != nil {
 			return err
 		}
