@@ -95,3 +95,24 @@ func BenchmarkBatch(b *testing.B) {
 		runtime.KeepAlive(w)
 	}
 }
+
+// BenchmarkRepeats measures the largest batch (MaxSize-like, 100,000 slots) over one small
+// environment of a large graph, with repeats: a request a trainer may write. Each round of
+// repeats must cost what it chooses, not a pass over the whole graph. Figure: ms/batch.
+func BenchmarkRepeats(b *testing.B) {
+	for _, n := range []int{100_000, 1_000_000} {
+		w := randomWorld(b, n, n/5, 1, 0.5) // about 5 tasks per environment
+		req := Request{Size: 100_000, GroupSize: 8, Step: w.step, Seed: 1, AllowRepeats: true,
+			Envs: []string{w.g.Envs[0]}}
+		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
+			var sel Selector
+			cpu0 := cpuTime()
+			for b.Loop() {
+				if _, err := sel.Select(w.g, w.preds, w.tasks, req, DefaultParams()); err != nil {
+					b.Fatal(err)
+				}
+			}
+			reportTimes(b, cpu0, "batch")
+		})
+	}
+}

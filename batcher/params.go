@@ -3,7 +3,8 @@ package batcher
 import (
 	"errors"
 	"fmt"
-	"math"
+
+	"github.com/envsched/envsched/internal/num"
 )
 
 // Exploit names how the exploitation value of a task is measured.
@@ -88,12 +89,7 @@ var ErrParams = errors.New("invalid selection parameter")
 
 // Validate reports the first parameter out of its range, saying what range it needs.
 func (p Params) Validate() error {
-	checks := []struct {
-		ok   bool
-		name string
-		want string
-		val  any
-	}{
+	return num.FirstBad(ErrParams, []num.Check{
 		{p.Exploit == ExploitVariance || p.Exploit == ExploitInformative, "exploit", "variance or informative", p.Exploit},
 		{p.CoverageWeight >= 0 && finite(p.CoverageWeight), "coverage weight", "a finite number >= 0", p.CoverageWeight},
 		{p.SimPenalty >= 0 && finite(p.SimPenalty), "similarity penalty", "a finite number >= 0", p.SimPenalty},
@@ -103,13 +99,7 @@ func (p Params) Validate() error {
 		{p.MaxShare > 0 && p.MaxShare <= 1, "max share", "in (0, 1]", p.MaxShare},
 		{p.StaleRounds > 0 && finite(p.StaleRounds), "stale rounds", "a finite number > 0", p.StaleRounds},
 		{p.UncertainCount > 0 && finite(p.UncertainCount), "uncertain count", "a finite number > 0", p.UncertainCount},
-	}
-	for _, c := range checks {
-		if !c.ok {
-			return fmt.Errorf("%w: %s is %v, want %s", ErrParams, c.name, c.val, c.want)
-		}
-	}
-	return nil
+	})
 }
 
-func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+func finite(x float64) bool { return num.Finite(x) }

@@ -5,10 +5,11 @@ import (
 	"math"
 )
 
-// round chooses k distinct tasks (k <= eligible) and appends them to the picks.
+// round chooses k distinct tasks (k <= eligible) and appends them to the picks. Its cost
+// depends on k, the active environments and the neighbours of the tasks it takes, not on the
+// size of the graph: a batch of 100,000 repeats over a few eligible tasks is many rounds.
 func (s *selector) round(k int, repeat bool) {
-	clear(s.pen)
-	clear(s.taken)
+	s.reset()
 	quota := s.roundQuotas(k)
 	nRandom := int(math.Round(s.p.RandomShare * float64(k)))
 	random := s.randomSlots(nRandom, quota)
@@ -18,26 +19,28 @@ func (s *selector) round(k int, repeat bool) {
 	}
 }
 
+// reset forgets the takes and penalties of the previous round.
+func (s *selector) reset() {
+	for _, i := range s.touched {
+		s.pen[i], s.taken[i] = 0, false
+	}
+	s.touched = s.touched[:0]
+}
+
 // roundQuotas gives each environment its slots of a round of k: first its minimum, then one
 // slot at a time to the environment furthest below its target share, up to its maximum; if
 // the maxima leave slots over (the other environments ran out of tasks), up to its eligible
 // tasks.
 func (s *selector) roundQuotas(k int) []int {
-	active := 0
+	active := len(s.active)
 	total := 0.0
-	for e, q := range s.quotas {
-		if q.Eligible > 0 {
-			active++
-			total += s.envValue[e]
-		}
+	for _, e := range s.active {
+		total += s.envValue[e]
 	}
-	quota := make([]int, len(s.quotas))
+	quota := s.quota
 	left := k
-	for e := range s.quotas {
+	for _, e := range s.active {
 		q := &s.quotas[e]
-		if q.Eligible == 0 {
-			continue
-		}
 		q.Share = 1 / float64(active)
 		if total > 0 {
 			q.Share = (1-s.p.QuotaSmoothing)*s.envValue[e]/total + s.p.QuotaSmoothing/float64(active)
@@ -52,7 +55,7 @@ func (s *selector) roundQuotas(k int) []int {
 	}
 	left = s.fill(quota, left, k, func(q Quota) int { return q.Max })
 	s.fill(quota, left, k, func(q Quota) int { return q.Eligible })
-	for e := range quota {
+	for _, e := range s.active {
 		s.quotas[e].Slots += quota[e]
 	}
 	return quota
@@ -63,8 +66,8 @@ func (s *selector) roundQuotas(k int) []int {
 // place.
 func (s *selector) fill(quota []int, left, k int, bound func(Quota) int) int {
 	h := &heap{}
-	for e, q := range s.quotas {
-		if q.Eligible > 0 && quota[e] < bound(q) {
+	for _, e := range s.active {
+		if quota[e] < bound(s.quotas[e]) {
 			h.push(s.shortfall(e, quota[e], k))
 		}
 	}
@@ -109,8 +112,12 @@ func (s *selector) randomSlots(n int, quota []int) []int32 {
 // take marks node i chosen and raises the penalty of its neighbours.
 func (s *selector) take(i int) {
 	s.taken[i] = true
+	s.touched = append(s.touched, int32(i))
 	for _, e := range s.g.Neighbors(i) {
 		if e.Sim > s.pen[e.To] {
+			if s.pen[e.To] == 0 {
+				s.touched = append(s.touched, e.To)
+			}
 			s.pen[e.To] = e.Sim
 		}
 	}
@@ -127,15 +134,15 @@ func (s *selector) gain(i int32) float64 {
 func (s *selector) greedy(quota []int, repeat bool) {
 	envHeaps := s.candidateHeaps(quota)
 	top := &heap{}
-	for e, h := range envHeaps {
-		if h.len() > 0 {
+	for _, e := range s.active {
+		if h := &envHeaps[e]; h.len() > 0 {
 			top.push(entry{gain: h.peek().gain, key: h.peek().key, node: int32(e)})
 		}
 	}
 	for top.len() > 0 {
 		ent := top.pop()
 		e := ent.node
-		h := envHeaps[e]
+		h := &envHeaps[e]
 		best := h.peek()
 		if g := s.gain(best.node); g != best.gain {
 			h.replaceTop(entry{gain: g, key: best.key, node: best.node})
@@ -152,16 +159,16 @@ func (s *selector) greedy(quota []int, repeat bool) {
 	}
 }
 
-// candidateHeaps returns per environment with quota left a heap of its untaken eligible tasks,
-// all in one backing array.
-func (s *selector) candidateHeaps(quota []int) []*heap {
-	hs := make([]*heap, len(quota))
+// candidateHeaps returns per active environment with quota left a heap of its untaken
+// eligible tasks, all in one backing array (indexed by environment; others are not set).
+func (s *selector) candidateHeaps(quota []int) []heap {
+	hs := s.heaps
 	off := 0
-	for e, q := range s.quotas {
-		hs[e] = &heap{items: s.items[off:off:off]}
+	for _, e := range s.active {
+		hs[e] = heap{items: s.items[off:off:off]}
 		if quota[e] > 0 {
-			hs[e].items = s.items[off : off : off+q.Eligible]
-			off += q.Eligible
+			hs[e].items = s.items[off : off : off+s.quotas[e].Eligible]
+			off += s.quotas[e].Eligible
 		}
 	}
 	for _, i := range s.elig {
@@ -170,8 +177,8 @@ func (s *selector) candidateHeaps(quota []int) []*heap {
 			hs[e].items = append(hs[e].items, entry{gain: s.gain(i), key: s.key(i), node: i})
 		}
 	}
-	for _, h := range hs {
-		h.init()
+	for _, e := range s.active {
+		hs[e].init()
 	}
 	return hs
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/envsched/envsched/graph"
+	"github.com/envsched/envsched/internal/num"
 	"github.com/envsched/envsched/internal/par"
 	"github.com/envsched/envsched/propagate"
 	"github.com/envsched/envsched/stats"
@@ -150,11 +151,16 @@ type selector struct {
 	envSeen  []bool    // per environment: some task has rollouts
 	envValue []float64 // per environment: mean score × tasks it could give
 	quotas   []Quota
+	active   []int // environments with eligible tasks, ascending: a round's work is over these alone
 
-	pen   []float32 // per node: largest similarity to a task chosen this round
-	taken []bool    // per node: chosen this round
-	items []entry   // backing array of the candidate heaps
-	picks []Pick
+	quota []int  // per environment: slots of the current round (meaningful for active ones)
+	heaps []heap // per environment: candidates of the current round (meaningful for active ones)
+
+	pen     []float32 // per node: largest similarity to a task chosen this round
+	taken   []bool    // per node: chosen this round
+	touched []int32   // nodes whose pen or taken this round set: a round resets these alone
+	items   []entry   // backing array of the candidate heaps
+	picks   []Pick
 }
 
 func newSelector(sel *Selector, g *graph.Graph, preds []propagate.Prediction, tasks []stats.Task, req Request, p Params, allowed []bool) *selector {
@@ -179,7 +185,16 @@ func newSelector(sel *Selector, g *graph.Graph, preds []propagate.Prediction, ta
 	sel.elig = s.elig
 	sel.items = resize(sel.items, len(s.elig))
 	s.items = sel.items
+	clear(s.pen) // the buffers may hold a previous call's values
+	clear(s.taken)
 	s.value()
+	for e, q := range s.quotas {
+		if q.Eligible > 0 {
+			s.active = append(s.active, e)
+		}
+	}
+	s.quota = make([]int, len(g.Envs))
+	s.heaps = make([]heap, len(g.Envs))
 	return s
 }
 
@@ -311,12 +326,4 @@ func mix(x uint64) uint64 {
 	return x ^ x>>31
 }
 
-func clamp01(x float64) float64 {
-	switch {
-	case x < 0 || math.IsNaN(x):
-		return 0
-	case x > 1:
-		return 1
-	}
-	return x
-}
+func clamp01(x float64) float64 { return num.Clamp01(x) }

@@ -153,7 +153,9 @@ func TestSelectProperties(t *testing.T) {
 		case 1:
 			req.Envs = pickEnvs(rng, w.g.Envs)
 		case 2:
-			req.ExcludeEnvs = pickEnvs(rng, w.g.Envs)[:1]
+			if len(w.g.Envs) > 1 { // excluding the only environment leaves nothing to check
+				req.ExcludeEnvs = pickEnvs(rng, w.g.Envs)[:1]
+			}
 		case 3:
 			req.AllowRepeats = true
 			req.Size = n + rng.IntN(2*n)
@@ -167,10 +169,16 @@ func TestSelectProperties(t *testing.T) {
 			b, err := Select(w.g, w.preds, w.tasks, req, p)
 			var few *TooFewTasksError
 			if errors.As(err, &few) {
+				// Right to refuse; then the largest batch that can be served is checked, so that
+				// no trial ends without checking one (8 of 40 did).
 				if req.AllowRepeats || few.Eligible >= req.Size {
 					t.Fatalf("unexpected %v", err)
 				}
-				return
+				if few.Eligible == 0 {
+					t.Fatalf("no eligible task in trial %d: the trial checks nothing; change its world", trial)
+				}
+				req.Size = few.Eligible
+				b, err = Select(w.g, w.preds, w.tasks, req, p)
 			}
 			if err != nil {
 				t.Fatal(err)
@@ -310,5 +318,45 @@ func TestSameBatchWhateverTheCPUs(t *testing.T) {
 	}
 	if !slices.Equal(b1.Picks, b4.Picks) {
 		t.Error("the batch depends on the number of CPUs")
+	}
+}
+
+// TestRepeatRoundsDoNotScaleWithTheGraph: a batch of repeats over one small environment is
+// many rounds (here 2,000), and a round must cost what it chooses, not a pass over every
+// environment and task of the graph: a request of 100,000 repeats over a 100,000-task
+// catalogue took 24 CPU-seconds, every request behind it waiting (BenchmarkRepeats). The
+// measure here is deterministic: the allocations of one batch may not grow with the number of
+// environments the request leaves out.
+func TestRepeatRoundsDoNotScaleWithTheGraph(t *testing.T) {
+	allocs := func(envs int) float64 {
+		w := randomWorld(t, envs*5, envs, 1, 0.5)
+		e := w.g.Nodes[0].Env
+		eligible := 0
+		for _, nd := range w.g.Nodes {
+			if nd.Env == e {
+				eligible++
+			}
+		}
+		req := Request{Size: 2000 * eligible, GroupSize: 8, Step: w.step, Seed: 1, AllowRepeats: true,
+			Envs: []string{w.g.Envs[e]}}
+		var sel Selector
+		b, err := sel.Select(w.g, w.preds, w.tasks, req, DefaultParams())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b.Picks) != req.Size || b.Eligible != eligible {
+			t.Fatalf("%d picks of %d eligible; want %d of %d", len(b.Picks), b.Eligible, req.Size, eligible)
+		}
+		return testing.AllocsPerRun(2, func() {
+			if _, err := sel.Select(w.g, w.preds, w.tasks, req, DefaultParams()); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	small, large := allocs(100), allocs(2000)
+	t.Logf("allocations per batch: %.0f with 100 environments, %.0f with 2,000", small, large)
+	if large > 1.5*small {
+		t.Errorf("a batch of 2,000 rounds allocates %.0f times with 2,000 environments and %.0f with 100: "+
+			"each round pays for environments it cannot choose from", large, small)
 	}
 }

@@ -125,13 +125,18 @@ func Check(path string) (*Report, error) {
 // the tasks of the good rows. When some rows are bad it returns them too, with a
 // *record.BadLineError whose reason names the bad rows (the ingester quarantines that once and
 // stores the good rows). A file that cannot be read as a catalogue gives no tasks and a
-// *FileError (a *record.BadLineError too): nothing of it is stored.
+// *FileError (a *record.BadLineError too): nothing of it is stored. So does a file whose name
+// ends in neither .jsonl nor .parquet (a stray notes.txt).
 //
 // The daemon calls it on files of the exchange directory: only a regular file is opened, never
 // through a symbolic link and never with a blocking open (fsutil.OpenRegular); anything else (a
 // FIFO put there under a catalogue's name) is a *FileError.
 func ReadFile(path string) ([]record.Task, error) {
 	rep, err := checkRegular(path)
+	if errors.Is(err, ErrFormat) { // a stray file (notes.txt): quarantined, never a stop
+		return nil, &FileError{Path: path, Reason: "not a catalogue file: " + ErrFormat.Error() +
+			"; move it out of the catalog folder"}
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,9 @@
 package cli
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // Bad usage of any command exits 2: an unknown flag, a bad flag value, a required flag left
 // out, an unknown command or subcommand.
@@ -24,6 +27,25 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 	for _, args := range cases {
 		if code, _, errs := runCLI(args...); code != exitUsage {
 			t.Errorf("envsched %v: exit %d, want %d (%s)", args, code, exitUsage, errs)
+		}
+	}
+}
+
+// TestHelpNamesOneDefaultPerFlag: no flag line of any command's --help names two defaults
+// (a usage text saying "(default: ...)" beside urfave/cli's own "(default: 0)").
+func TestHelpNamesOneDefaultPerFlag(t *testing.T) {
+	for _, cmd := range NewApp().Commands {
+		names := [][]string{{cmd.Name, "--help"}}
+		for _, sub := range cmd.Subcommands {
+			names = append(names, []string{cmd.Name, sub.Name, "--help"})
+		}
+		for _, args := range names {
+			_, out, _ := runCLI(args...)
+			for _, line := range strings.Split(out, "\n") {
+				if strings.Count(line, "(default") > 1 {
+					t.Errorf("envsched %s: %s", strings.Join(args, " "), strings.TrimSpace(line))
+				}
+			}
 		}
 	}
 }

@@ -11,8 +11,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/envsched/envsched/catalog"
-	"github.com/envsched/envsched/graph"
 	"github.com/envsched/envsched/ingest"
 	"github.com/envsched/envsched/schedule"
 	"github.com/envsched/envsched/storage"
@@ -23,15 +21,15 @@ func batchCommand() *cli.Command {
 		ingestDirFlag(),
 		ingestDBFlag(),
 		&cli.IntFlag{Name: "size", EnvVars: []string{"ENVSCHED_BATCH_SIZE"}, Value: schedule.DefaultSize,
-			Usage: "tasks in the batch (1 to 100000)"},
+			Usage: fmt.Sprintf("tasks in the batch (1 to %d)", schedule.MaxSize)},
 		&cli.IntFlag{Name: "group-size", EnvVars: []string{"ENVSCHED_GROUP_SIZE"}, Value: schedule.DefaultGroupSize,
-			Usage: "rollouts the trainer runs per task (1 to 1024); sets the degenerate chance shown"},
+			Usage: fmt.Sprintf("rollouts the trainer runs per task (1 to %d); sets the degenerate chance shown", schedule.MaxGroupSize)},
 		&cli.StringFlag{Name: "id", Usage: "the request `ID` to store the batch under (default batch-STEP)"},
-		&cli.Int64Flag{Name: "step", Usage: "the training step the batch is for (default: the previous answered step + 1)"},
+		&cli.Int64Flag{Name: "step", Usage: "the training step the batch is for", DefaultText: "the previous answered step + 1"},
 		&cli.StringSliceFlag{Name: "env", Usage: "only this environment (repeat for several)"},
 		&cli.StringSliceFlag{Name: "exclude-env", Usage: "never this environment (repeat for several)"},
 		&cli.BoolFlag{Name: "allow-repeats", Usage: "repeat tasks when fewer are eligible than --size"},
-		&cli.Int64Flag{Name: "seed", Usage: "seed of every random choice (default: derived from the ID)"},
+		&cli.Int64Flag{Name: "seed", Usage: "seed of every random choice", DefaultText: "derived from the ID"},
 		&cli.BoolFlag{Name: "json", Usage: "print the batch object of PROTOCOL.md instead of a table"},
 	}
 	return &cli.Command{
@@ -81,9 +79,7 @@ func batchAction(c *cli.Context) error {
 // ingestNew reads what is new in DIR, as the daemon does before it answers, and says what on
 // standard error.
 func ingestNew(c *cli.Context, db *storage.DB, dir string, log *slog.Logger) error {
-	edges := schedule.NewEdgeKeeper(graph.Options{})
-	in, err := ingest.New(db, dir, ingest.Options{Logger: log, ReadCatalogFile: catalog.ReadFile,
-		OnTasks: edges.OnTasks, OnCommitError: edges.Reset})
+	in, err := schedule.NewIngester(db, dir, ingest.Options{Logger: log})
 	if err != nil {
 		return err
 	}
@@ -96,23 +92,22 @@ func ingestNew(c *cli.Context, db *storage.DB, dir string, log *slog.Logger) err
 }
 
 func newBatchScheduler(c *cli.Context, db *storage.DB, log *slog.Logger) (*schedule.Scheduler, error) {
-	pp, bp, err := schedulerParams(c, db.Config().Decay)
+	p, err := schedulerParams(c)
 	if err != nil {
 		return nil, err
 	}
 	size, group := c.Int("size"), c.Int("group-size")
-	if size < 1 || size > schedule.MaxSize || group < 1 || group > schedule.MaxGroupSize {
+	if !schedule.ValidSize(size) || !schedule.ValidGroupSize(group) {
 		return nil, usageError{fmt.Errorf("--size %d and --group-size %d: want 1 to %d and 1 to %d", size, group, schedule.MaxSize, schedule.MaxGroupSize)}
 	}
-	return schedule.New(db, schedule.Options{Size: size, GroupSize: group, Predict: &pp, Select: &bp,
-		BuildGraph: schedule.DefaultBuildGraph, Logger: log})
+	return schedule.Configured(db, p, size, group, log)
 }
 
 // batchID is --id, or batch-STEP with STEP the step the batch will be for.
 func batchID(c *cli.Context, db *storage.DB) (string, error) {
 	if id := c.String("id"); id != "" {
 		if !schedule.ValidID(id) {
-			return "", usageError{fmt.Errorf("--id %q: want 1 to 128 of A-Z a-z 0-9 . _ -, starting with a letter or digit", id)}
+			return "", usageError{fmt.Errorf("--id %q: want %s", id, schedule.IDRule)}
 		}
 		return id, nil
 	}
@@ -164,7 +159,7 @@ func printBatch(w io.Writer, data []byte, asJSON bool) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "rank\tenv\ttask\tscore\tmean\tvariance\tp(degenerate)\texploit\tcoverage\tpenalty\treason")
 	for _, t := range a.Tasks {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%.3f\t%.2f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%s\n", t.Rank, t.Env, t.TaskID,
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%.3f\t%.2f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%s\n", t.Rank, cell(t.Env), cell(t.TaskID),
 			t.Score, t.PredictedMean, t.PredictedVariance, t.PDegenerate, t.Exploit, t.Coverage, t.Penalty, t.Reason)
 	}
 	return tw.Flush()

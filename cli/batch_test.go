@@ -132,6 +132,10 @@ func TestStatsShowsPredictions(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatal(err)
 	}
+	// Every environment of the exchange directory, or the loop below checks nothing.
+	if want := []string{"env-0", "env-1", "env-2"}; len(rep.Envs) != len(want) {
+		t.Fatalf("stats --json has %d environments under \"envs\"; want %v:\n%s", len(rep.Envs), want, out)
+	}
 	for name, e := range rep.Envs {
 		// Half the rolled-out tasks are fair coins: variance well above 0, degenerate well below 1.
 		if e.Var <= 0.05 || e.Var > 0.25 || e.Deg <= 0 || e.Deg >= 0.5 {
@@ -141,5 +145,43 @@ func TestStatsShowsPredictions(t *testing.T) {
 	_, table, _ := runApp("stats", "--dir", dir)
 	if !strings.Contains(table, "predicted degenerate (G=8)") {
 		t.Errorf("stats table lacks the predictions:\n%s", table)
+	}
+}
+
+// TestStatsPredictsForTheRunsGroupSize: the predicted degenerate share is for the group size
+// the run's requests ask (the last answered request's group_size), or --group-size; a larger G
+// predicts fewer all-equal groups.
+func TestStatsPredictsForTheRunsGroupSize(t *testing.T) {
+	dir := exchangeDir(t)
+	if code, _, msg := runApp("batch", "--dir", dir, "--size", "4", "--group-size", "4"); code != 0 {
+		t.Fatal(msg)
+	}
+	degOf := func(args ...string) (int, float64) {
+		t.Helper()
+		code, out, msg := runApp(append([]string{"stats", "--dir", dir, "--json"}, args...)...)
+		if code != 0 {
+			t.Fatal(msg)
+		}
+		var rep struct {
+			G      int `json:"group_size"`
+			Totals struct {
+				Deg float64 `json:"predicted_degenerate"`
+			} `json:"totals"`
+		}
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatal(err)
+		}
+		return rep.G, rep.Totals.Deg
+	}
+	g4, d4 := degOf()
+	g16, d16 := degOf("--group-size", "16")
+	if g4 != 4 || g16 != 16 || !(d16 < d4) {
+		t.Errorf("G %d: %g, G %d: %g; want G 4 from the last request, and a smaller share for G 16", g4, d4, g16, d16)
+	}
+	if _, table, _ := runApp("stats", "--dir", dir); !strings.Contains(table, "predicted degenerate (G=4)") {
+		t.Errorf("stats table names another G:\n%s", table)
+	}
+	if code, _, _ := runApp("stats", "--dir", dir, "--group-size", "2000"); code != exitUsage {
+		t.Errorf("--group-size 2000: exit %d, want %d", code, exitUsage)
 	}
 }

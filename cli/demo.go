@@ -15,6 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/envsched/envsched/daemon"
+	"github.com/envsched/envsched/schedule"
 	"github.com/envsched/envsched/sim"
 )
 
@@ -123,7 +124,7 @@ func driveDaemon(ctx context.Context, dir string, steps int, w *sim.World, stder
 		progressbar.OptionSetPredictTime(true), progressbar.OptionThrottle(100_000_000),
 		progressbar.OptionOnCompletion(func() { fmt.Fprintln(stderr) }))
 	res, err := sim.DriveExchange(runCtx, sim.ExchangeConfig{
-		Dir: dir, Steps: steps, BatchSize: daemon.DefaultBatchSize, GroupSize: daemon.DefaultGroupSize,
+		Dir: dir, Steps: steps, BatchSize: schedule.DefaultSize, GroupSize: schedule.DefaultGroupSize,
 		Progress: func(step int, _ float64) { bar(step) },
 	}, w)
 	cancel()

@@ -7,8 +7,10 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -74,8 +76,24 @@ func exportAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.App.ErrWriter, "exported %d %s to %s\n", n, what, out)
+	fmt.Fprintf(c.App.ErrWriter, "exported %s to %s\n", exportedWhat(db.DB, what, format, n), out)
 	return nil
+}
+
+// exportedWhat says what n records of the export are: for batches as CSV, rows of chosen tasks
+// of so many batches ("240 rows (the chosen tasks of 30 batches)"), else n of the kind.
+func exportedWhat(db *storage.DB, what export.What, format export.Format, n int64) string {
+	if what != export.Batches || format != export.CSV {
+		return fmt.Sprintf("%d %s", n, what)
+	}
+	var batches int
+	err := db.View(func(r *storage.Reader) error {
+		return r.Answers(func(string, []byte) error { batches++; return nil })
+	})
+	if err != nil {
+		return fmt.Sprintf("%d rows (chosen tasks)", n)
+	}
+	return fmt.Sprintf("%d rows (the chosen tasks of %d batches)", n, batches)
 }
 
 // exportFormat is --format, or the format --out's extension suggests.
@@ -127,6 +145,17 @@ func openForReading(c *cli.Context) (*snapshot.DB, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	// An interrupt while the copy is asked for or made ends the wait and removes what was
+	// written; the copy, once open, is already unlinked.
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	return snapshot.Open(ctx, c.String("dir"), path, snapshot.Options{Wait: c.Duration("snapshot-wait"), Logger: log})
+	db, err := snapshot.Open(ctx, c.String("dir"), path, snapshot.Options{Wait: c.Duration("snapshot-wait"), Logger: log})
+	if ctx.Err() != nil {
+		if err == nil {
+			db.Close()
+		}
+		return nil, fmt.Errorf("read %s: interrupted", path)
+	}
+	return db, err
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/envsched/envsched/batcher"
-	"github.com/envsched/envsched/propagate"
+	"github.com/envsched/envsched/schedule"
 )
 
 func ingestDirFlag() cli.Flag {
@@ -31,7 +31,8 @@ func ingestDBPath(c *cli.Context) string {
 // schedulerFlags are the parameters of prediction and selection, shared by every command that
 // chooses batches.
 func schedulerFlags() []cli.Flag {
-	pp, bp := propagate.DefaultParams(), batcher.DefaultParams()
+	def := schedule.DefaultParams()
+	pp, bp := def.Predict, def.Select
 	return []cli.Flag{
 		&cli.Float64Flag{Name: "kappa", EnvVars: []string{"ENVSCHED_KAPPA"}, Value: pp.Kappa,
 			Usage: "strength, in rollouts, of the prior that serves tasks never rolled out"},
@@ -66,24 +67,23 @@ func schedulerFlags() []cli.Flag {
 	}
 }
 
-// schedulerParams reads the flags of schedulerFlags; decay is the database's.
-func schedulerParams(c *cli.Context, decay float64) (propagate.Params, batcher.Params, error) {
-	pp, bp := propagate.DefaultParams(), batcher.DefaultParams()
-	pp.Decay, pp.Kappa, pp.Gamma, pp.Hops = decay, c.Float64("kappa"), c.Float64("gamma"), c.Int("hops")
+// schedulerParams reads the flags of schedulerFlags. Their decay is the default one: the
+// scheduler (schedule.Configured) always takes the database's.
+func schedulerParams(c *cli.Context) (schedule.Params, error) {
+	p := schedule.DefaultParams()
+	pp, bp := &p.Predict, &p.Select
+	pp.Kappa, pp.Gamma, pp.Hops = c.Float64("kappa"), c.Float64("gamma"), c.Int("hops")
 	pp.BorrowCap, pp.DriftRate = c.Float64("borrow-cap"), c.Float64("drift-rate")
 	pp.FeatureRidge, pp.RechosenRate = c.Float64("feature-ridge"), c.Float64("rechosen-rate")
 	exploit, err := batcher.ParseExploit(c.String("exploit"))
 	if err != nil {
-		return pp, bp, usageError{fmt.Errorf("--exploit: %w", err)}
+		return p, usageError{fmt.Errorf("--exploit: %w", err)}
 	}
 	bp.Exploit, bp.CoverageWeight, bp.SimPenalty = exploit, c.Float64("coverage-weight"), c.Float64("sim-penalty")
 	bp.RandomShare, bp.QuotaSmoothing = c.Float64("random-share"), c.Float64("quota-smoothing")
 	bp.MinShare, bp.MaxShare, bp.StaleRounds = c.Float64("min-share"), c.Float64("max-share"), c.Float64("stale-rounds")
-	if err := pp.Validate(); err != nil {
-		return pp, bp, usageError{err}
+	if err := p.Validate(); err != nil {
+		return p, usageError{err}
 	}
-	if err := bp.Validate(); err != nil {
-		return pp, bp, usageError{err}
-	}
-	return pp, bp, nil
+	return p, nil
 }

@@ -10,8 +10,6 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
 
-	"github.com/envsched/envsched/catalog"
-	"github.com/envsched/envsched/graph"
 	"github.com/envsched/envsched/ingest"
 	"github.com/envsched/envsched/schedule"
 	"github.com/envsched/envsched/storage"
@@ -68,9 +66,7 @@ func ingestAction(c *cli.Context) error {
 	}
 	defer db.Close()
 	bar := newIngestBar(os.Stderr)
-	edges := schedule.NewEdgeKeeper(graph.Options{})
-	in, err := ingest.New(db, dir, ingest.Options{Logger: log, Progress: bar.update, ReadCatalogFile: catalog.ReadFile,
-		OnTasks: edges.OnTasks, OnCommitError: edges.Reset})
+	in, err := schedule.NewIngester(db, dir, ingest.Options{Logger: log, Progress: bar.update})
 	if err != nil {
 		return err
 	}

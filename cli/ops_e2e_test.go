@@ -24,12 +24,25 @@ import (
 	"github.com/envsched/envsched/report"
 )
 
+// opsBinDir is the folder of the binary opsBinary built, removed by TestMain after the tests
+// (a 38 MB binary was left in the temporary folder by every run).
+var opsBinDir string
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if opsBinDir != "" {
+		os.RemoveAll(opsBinDir)
+	}
+	os.Exit(code)
+}
+
 // opsBinary builds the envsched binary once for the tests that run it.
 var opsBinary = sync.OnceValues(func() (string, error) {
 	dir, err := os.MkdirTemp("", "envsched-ops-")
 	if err != nil {
 		return "", err
 	}
+	opsBinDir = dir
 	bin := filepath.Join(dir, "envsched")
 	out, err := exec.Command("go", "build", "-o", bin, "..").CombinedOutput()
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/envsched/envsched/daemon"
+	"github.com/envsched/envsched/ledger"
 	"github.com/envsched/envsched/report"
 	"github.com/envsched/envsched/report/reporttest"
 	"github.com/envsched/envsched/storage"
@@ -74,6 +76,15 @@ func TestExportCommand(t *testing.T) {
 	rows, err := csv.NewReader(f).ReadAll()
 	if err != nil || len(rows) != run.Tasks+1 {
 		t.Fatalf("CSV by extension: %d rows, %v", len(rows), err)
+	}
+	bfile := filepath.Join(t.TempDir(), "batches.csv")
+	code, _, errOut = opsApp(t, "export", "--dir", dir, "--what", "batches", "--out", bfile)
+	bf, _ := os.Open(bfile)
+	defer bf.Close()
+	brows, err := csv.NewReader(bf).ReadAll()
+	want := fmt.Sprintf("exported %d rows (the chosen tasks of %d batches)", len(brows)-1, run.Answers)
+	if code != 0 || err != nil || !strings.Contains(errOut, want) || len(brows)-1 <= run.Answers {
+		t.Errorf("batches as CSV: exit %d, %v, said %q, want %q", code, err, errOut, want)
 	}
 	if code, _, _ := opsApp(t, "export", "--dir", dir, "--what", "everything"); code != exitUsage {
 		t.Fatalf("unknown --what: exit %d, want %d", code, exitUsage)
@@ -157,6 +168,9 @@ func TestStatusCommand(t *testing.T) {
 		s := daemon.Status{Version: "test", PID: pid, StartedAt: "2026-12-02T17:00:00Z",
 			UpdatedAt: updated.UTC().Format(time.RFC3339), DB: "x.db", Rollouts: 42, Tasks: 7, Envs: 2,
 			RequestsAnswered: 3, LastRequest: &last, WatchMode: "notify"}
+		s.Calibration.Overall = ledger.Window{Groups: 24, PredictedDegenerate: 0.25, RealisedDegenerate: 0.375}
+		s.Calibration.Recent, s.Calibration.RecentAnswers = s.Calibration.Overall, 3
+		s.Calibration.Savings = ledger.Savings{Source: "env_means", RandomDegenerate: 0.5, RolloutsSaved: 38}
 		data, _ := json.Marshal(s)
 		if err := os.WriteFile(filepath.Join(dir, "status.json"), data, 0o644); err != nil {
 			t.Fatal(err)
@@ -166,6 +180,10 @@ func TestStatusCommand(t *testing.T) {
 	code, out, errOut := opsApp(t, "status", "--dir", dir)
 	if code != 0 || !strings.Contains(out, "running") || !strings.Contains(out, "42") || !strings.Contains(out, last) {
 		t.Fatalf("fresh heartbeat: exit %d, %q %q", code, out, errOut)
+	}
+	if !strings.Contains(out, "25.0% of groups predicted degenerate, 37.5% were (24 groups)") ||
+		!strings.Contains(out, "about 38 rollouts against random choice (an estimate") {
+		t.Errorf("status does not show the calibration and the savings estimate: %q", out)
 	}
 	code, out, _ = opsApp(t, "status", "--dir", dir, "--json")
 	var s daemon.Status

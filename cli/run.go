@@ -10,18 +10,20 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/envsched/envsched/daemon"
 	"github.com/envsched/envsched/metrics"
-	"github.com/envsched/envsched/stats"
+	"github.com/envsched/envsched/schedule"
 )
 
 // Test-only knobs of `envsched run`, read from the environment and deliberately not flags.
 const (
 	envCrashPoint    = "ENVSCHED_CRASHPOINT"          // name[:n]: die at the n-th pass of a named point
 	envOverflowEvery = "ENVSCHED_TEST_OVERFLOW_EVERY" // n: every n-th watcher event is a simulated overflow
+	envProgress      = "ENVSCHED_TEST_PROGRESS"       // duration: how often a long ingest pass logs its progress
 )
 
 func runCommand() *cli.Command {
@@ -56,9 +58,9 @@ func runFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "status-interval", EnvVars: []string{"ENVSCHED_STATUS_INTERVAL"},
 			Value: daemon.DefaultStatusInterval, Usage: "how often DIR/status.json is rewritten"},
 		&cli.IntFlag{Name: "batch-size", EnvVars: []string{"ENVSCHED_BATCH_SIZE"},
-			Value: daemon.DefaultBatchSize, Usage: "tasks in a batch when a request gives no size (1 to 100000)"},
+			Value: schedule.DefaultSize, Usage: fmt.Sprintf("tasks in a batch when a request gives no size (1 to %d)", schedule.MaxSize)},
 		&cli.IntFlag{Name: "group-size", EnvVars: []string{"ENVSCHED_GROUP_SIZE"},
-			Value: daemon.DefaultGroupSize, Usage: "rollouts per task when a request gives no group_size (1 to 1024)"},
+			Value: schedule.DefaultGroupSize, Usage: fmt.Sprintf("rollouts per task when a request gives no group_size (1 to %d)", schedule.MaxGroupSize)},
 		&cli.Float64Flag{Name: "reward-min", EnvVars: []string{"ENVSCHED_REWARD_MIN"}, Value: 0,
 			Usage: "lowest reward; lower rewards are clipped to it and counted (fixed when the database is created)"},
 		&cli.Float64Flag{Name: "reward-max", EnvVars: []string{"ENVSCHED_REWARD_MAX"}, Value: 1,
@@ -119,18 +121,25 @@ func runConfig(c *cli.Context) (daemon.Config, error) {
 		CrashPoint:     os.Getenv(envCrashPoint),
 		MetricsAddr:    c.String("metrics-addr"),
 	}
-	// The decay is the database's; the daemon puts it in once the database is open.
-	pp, bp, err := schedulerParams(c, stats.DefaultDecay)
+	// The decay is the database's; the scheduler puts it in once the database is open.
+	p, err := schedulerParams(c)
 	if err != nil {
 		return cfg, err
 	}
-	cfg.Predict, cfg.Select = &pp, &bp
+	cfg.Schedule = &p
 	if v := os.Getenv(envOverflowEvery); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
 			return cfg, fmt.Errorf("%s=%q: must be a positive integer", envOverflowEvery, v)
 		}
 		cfg.OverflowEvery = n
+	}
+	if v := os.Getenv(envProgress); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return cfg, fmt.Errorf("%s=%q: must be a positive duration", envProgress, v)
+		}
+		cfg.ProgressInterval = d
 	}
 	if cfg.MetricsAddr != "" {
 		if err := metrics.CheckAddr(cfg.MetricsAddr); err != nil {

@@ -28,6 +28,8 @@ func statsCommand() *cli.Command {
 			ingestDBFlag(),
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object instead of a table"},
 			&cli.StringFlag{Name: "env", Usage: "only the environment `NAME`"},
+			&cli.IntFlag{Name: "group-size", Usage: "the group size `G` of the predicted degenerate share",
+				DefaultText: "the group_size of the last answered request, else 8"},
 			snapshotWaitFlag(),
 		},
 		Action: statsAction,
@@ -43,13 +45,17 @@ type statsRow struct {
 	DegenerateGroups int64   `json:"degenerate_groups"`
 	Groups           int64   `json:"groups"`
 	// The predictions for the next step (package schedule): mean over the tasks of the
-	// predicted within-group variance, and of the chance that a group of 8 is degenerate.
+	// predicted within-group variance, and of the chance that a group of G is degenerate (G is
+	// statsReport.GroupSize).
 	PredictedVariance   float64 `json:"predicted_variance"`
 	PredictedDegenerate float64 `json:"predicted_degenerate"`
 }
 
 // statsReport is what `envsched stats` prints; later issues add fields.
 type statsReport struct {
+	// GroupSize is the G of predicted_degenerate: --group-size, else the group_size of the last
+	// answered request, else the default of requests.
+	GroupSize   int                 `json:"group_size"`
 	Envs        map[string]statsRow `json:"envs"`
 	Totals      statsRow            `json:"totals"`
 	Quarantined int64               `json:"quarantined"`
@@ -65,7 +71,11 @@ func statsAction(c *cli.Context) error {
 		return err
 	}
 	defer db.Close()
-	rep, err := buildStats(db.DB, c.String("env"))
+	g, err := statsGroupSize(db.DB, c.Int("group-size"))
+	if err != nil {
+		return err
+	}
+	rep, err := buildStats(db.DB, c.String("env"), g)
 	if err != nil {
 		return err
 	}
@@ -78,8 +88,8 @@ func statsAction(c *cli.Context) error {
 }
 
 // buildStats reads the environments' statistics; only is one environment's name, or "" for all.
-func buildStats(db *storage.DB, only string) (statsReport, error) {
-	rep := statsReport{Envs: map[string]statsRow{}}
+func buildStats(db *storage.DB, only string, groupSize int) (statsReport, error) {
+	rep := statsReport{Envs: map[string]statsRow{}, GroupSize: groupSize}
 	var envs map[string]stats.Env
 	var ctr storage.Counters
 	err := db.View(func(r *storage.Reader) error {
@@ -139,10 +149,10 @@ func (r statsRow) degenerateShare() string {
 
 func writeStatsTable(w io.Writer, rep statsReport) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "env\ttasks\twith rollouts\trollouts\tmean reward\tdegenerate groups\tpredicted variance\tpredicted degenerate (G=%d)\t\n", statsGroupSize)
+	fmt.Fprintf(tw, "env\ttasks\twith rollouts\trollouts\tmean reward\tdegenerate groups\tpredicted variance\tpredicted degenerate (G=%d)\t\n", rep.GroupSize)
 	names := summary.Names(rep.Envs)
 	line := func(name string, r statsRow) {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.3f\t%s of %d\t%.3f\t%.1f%%\t\n", name, r.Tasks, r.TasksSeen, r.Rollouts,
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.3f\t%s of %d\t%.3f\t%.1f%%\t\n", cell(name), r.Tasks, r.TasksSeen, r.Rollouts,
 			r.MeanReward, r.degenerateShare(), r.Groups, r.PredictedVariance, 100*r.PredictedDegenerate)
 	}
 	for _, n := range names {
@@ -158,13 +168,30 @@ func writeStatsTable(w io.Writer, rep statsReport) error {
 	return writeCalibration(w, rep.Calibration)
 }
 
-// statsGroupSize is the group size of the predicted degenerate share: the default of requests.
-const statsGroupSize = schedule.DefaultGroupSize
+// statsGroupSize is the group size of the predicted degenerate share: flag when set (1 to
+// schedule.MaxGroupSize), else the group_size of the last answered request, else the default
+// of requests.
+func statsGroupSize(db *storage.DB, flag int) (int, error) {
+	if flag != 0 {
+		if flag < 1 || flag > schedule.MaxGroupSize {
+			return 0, usageError{fmt.Errorf("--group-size %d: want 1 to %d", flag, schedule.MaxGroupSize)}
+		}
+		return flag, nil
+	}
+	g, ok, err := schedule.LastGroupSize(db)
+	if err != nil {
+		return 0, fmt.Errorf("read the last answer: %w", err)
+	}
+	if !ok {
+		return schedule.DefaultGroupSize, nil
+	}
+	return g, nil
+}
 
 // addPredictions fills in the predicted variance and degenerate share of every row of rep, as
 // the scheduler predicts them for the next step (rewards normalised into [0, 1]).
 func addPredictions(db *storage.DB, rep *statsReport) error {
-	preds, err := schedule.PredictEnvs(db, schedule.Options{BuildGraph: schedule.DefaultBuildGraph}, statsGroupSize)
+	preds, err := schedule.PredictEnvs(db, schedule.Options{BuildGraph: schedule.DefaultBuildGraph}, rep.GroupSize)
 	if err != nil {
 		return fmt.Errorf("predict: %w", err)
 	}

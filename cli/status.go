@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -15,6 +15,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/envsched/envsched/daemon"
+	"github.com/envsched/envsched/fsutil"
+	"github.com/envsched/envsched/ledger"
 )
 
 // statusStaleFactor times the daemon's default heartbeat interval is the age after which
@@ -48,7 +50,7 @@ func statusCommand() *cli.Command {
 
 func statusAction(c *cli.Context) error {
 	path := filepath.Join(c.String("dir"), "status.json")
-	data, err := os.ReadFile(path)
+	data, err := fsutil.ReadRegular(path) // a FIFO put there must not block the command
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%s: %w: no status.json (start it with `envsched run --dir %s`)",
 			c.String("dir"), errNotRunning, c.String("dir"))
@@ -108,20 +110,37 @@ func writeStatusText(w io.Writer, s daemon.Status, age time.Duration, ok, fresh 
 	default:
 		state = "NOT RUNNING (last seen " + ageText(age, ok) + ")"
 	}
-	fmt.Fprintf(w, "envsched %s: %s\n", s.Version, state)
+	fmt.Fprintf(w, "envsched %s: %s\n", cell(s.Version), state)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	last := "none"
 	if s.LastRequest != nil {
-		last = *s.LastRequest
+		last = cell(*s.LastRequest)
 	}
-	fmt.Fprintf(tw, "  heartbeat\t%s (%s)\n", ageText(age, ok), s.UpdatedAt)
-	fmt.Fprintf(tw, "  started\t%s (pid %d, watch mode %s)\n", s.StartedAt, s.PID, s.WatchMode)
-	fmt.Fprintf(tw, "  database\t%s\n", s.DB)
+	fmt.Fprintf(tw, "  heartbeat\t%s (%s)\n", ageText(age, ok), cell(s.UpdatedAt))
+	fmt.Fprintf(tw, "  started\t%s (pid %d, watch mode %s)\n", cell(s.StartedAt), s.PID, cell(s.WatchMode))
+	fmt.Fprintf(tw, "  database\t%s\n", cell(s.DB))
 	fmt.Fprintf(tw, "  rollouts\t%d (quarantined %d, duplicates %d, clipped %d)\n", s.Rollouts,
 		s.Quarantined, s.Duplicates, s.Clipped)
 	fmt.Fprintf(tw, "  tasks\t%d in %d environments\n", s.Tasks, s.Envs)
 	fmt.Fprintf(tw, "  requests\t%d answered, last %s\n", s.RequestsAnswered, last)
+	writeCalibStatus(tw, s.Calibration)
 	return tw.Flush()
+}
+
+// writeCalibStatus prints the calibration of status.json in two lines: how far the predictions
+// held, and the savings estimate, said as one.
+func writeCalibStatus(w io.Writer, c ledger.Summary) {
+	if c.Overall.Groups == 0 {
+		fmt.Fprintf(w, "  predictions\tno group measured yet (%d waiting for their rollouts)\n", c.Open)
+		return
+	}
+	fmt.Fprintf(w, "  predictions\tlast %d answers: %.1f%% of groups predicted degenerate, %.1f%% were (%d groups); all: %.1f%% / %.1f%% (%d)\n",
+		c.RecentAnswers, 100*c.Recent.PredictedDegenerate, 100*c.Recent.RealisedDegenerate, c.Recent.Groups,
+		100*c.Overall.PredictedDegenerate, 100*c.Overall.RealisedDegenerate, c.Overall.Groups)
+	if sv := c.Savings; sv.Source != "none" {
+		fmt.Fprintf(w, "  saved\tabout %.0f rollouts against random choice (an estimate: random's degenerate share %.1f%% from %s; see envsched stats)\n",
+			sv.RolloutsSaved, 100*sv.RandomDegenerate, strings.ReplaceAll(sv.Source, "_", " "))
+	}
 }
 
 // pidAlive reports whether a process with this id exists on this machine.

@@ -7,14 +7,11 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/envsched/envsched/batcher"
-	"github.com/envsched/envsched/propagate"
+	"github.com/envsched/envsched/schedule"
 )
 
 // Defaults of Config; a zero field takes them.
 const (
-	DefaultBatchSize      = 64
-	DefaultGroupSize      = 8
 	DefaultPollInterval   = 250 * time.Millisecond
 	DefaultSafetyInterval = 10 * time.Second
 	DefaultStatusInterval = 2 * time.Second
@@ -29,18 +26,17 @@ type Config struct {
 	Dir       string // the exchange directory (required)
 	DB        string // the database file; "" means DIR/envsched.db
 	Poll      bool   // find changes by polling alone
-	BatchSize int    // tasks in a batch when the request gives no size
-	GroupSize int    // rollouts per task when the request gives no group_size
+	BatchSize int    // tasks in a batch when the request gives no size (0: schedule.DefaultSize)
+	GroupSize int    // rollouts per task when the request gives no group_size (0: schedule.DefaultGroupSize)
 	// RewardMin and RewardMax are the reward range rollouts are clipped into. They count only
 	// when RewardGiven: otherwise an existing database keeps its own range (a new one gets
 	// [0, 1]); a range other than the database's is refused by storage.
 	RewardMin, RewardMax float64
 	RewardGiven          bool
 
-	// Predict and Select are the scheduler's parameters; nil takes package propagate's and
-	// package batcher's defaults. Predict's Decay is replaced by the database's.
-	Predict *propagate.Params
-	Select  *batcher.Params
+	// Schedule are the scheduler's parameters; nil takes schedule.DefaultParams. The decay of
+	// prediction is always the database's.
+	Schedule *schedule.Params
 
 	PollInterval   time.Duration // poll period in poll mode
 	SafetyInterval time.Duration // poll period in notify mode (a net under lost events)
@@ -72,10 +68,10 @@ func (c Config) withDefaults() Config {
 		c.DB = filepath.Join(c.Dir, "envsched.db")
 	}
 	if c.BatchSize == 0 {
-		c.BatchSize = DefaultBatchSize
+		c.BatchSize = schedule.DefaultSize
 	}
 	if c.GroupSize == 0 {
-		c.GroupSize = DefaultGroupSize
+		c.GroupSize = schedule.DefaultGroupSize
 	}
 	if c.RewardMin == 0 && c.RewardMax == 0 {
 		c.RewardMax = 1
@@ -104,10 +100,10 @@ func (c Config) Validate() error {
 	switch {
 	case c.Dir == "":
 		return errors.New("--dir is required: the exchange directory the trainer writes into")
-	case c.BatchSize < 1 || c.BatchSize > 100000:
-		return fmt.Errorf("--batch-size %d: must be 1 to 100000", c.BatchSize)
-	case c.GroupSize < 1 || c.GroupSize > 1024:
-		return fmt.Errorf("--group-size %d: must be 1 to 1024", c.GroupSize)
+	case !schedule.ValidSize(c.BatchSize):
+		return fmt.Errorf("--batch-size %d: must be 1 to %d", c.BatchSize, schedule.MaxSize)
+	case !schedule.ValidGroupSize(c.GroupSize):
+		return fmt.Errorf("--group-size %d: must be 1 to %d", c.GroupSize, schedule.MaxGroupSize)
 	case isBad(c.RewardMin) || isBad(c.RewardMax) || c.RewardMin >= c.RewardMax:
 		return fmt.Errorf("--reward-min %g, --reward-max %g: must be finite with min < max",
 			c.RewardMin, c.RewardMax)

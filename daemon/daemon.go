@@ -86,6 +86,7 @@ type Daemon struct {
 	// later gathers changed data files, read together at most every DataDelay.
 	later   *deferred
 	metrics *metrics.Metrics // nil without Config.MetricsAddr
+	faults  faults           // troubles with the exchange directory, each logged once
 
 	closeOnce sync.Once
 	closeErr  error
@@ -125,7 +126,7 @@ func New(cfg Config, logger *slog.Logger, opts ...Option) (*Daemon, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	d := &Daemon{cfg: cfg, log: logger, started: time.Now(),
+	d := &Daemon{cfg: cfg, log: logger, started: time.Now(), faults: faults{},
 		quarantine: newQuarantineLog(logger.Handler()), later: newDeferred(cfg.withDefaults().DataDelay),
 		progress: newProgressLog(logger, cfg.ProgressInterval, time.Now)}
 	d.crash, _ = parseCrashPoint(cfg.CrashPoint)
@@ -343,12 +344,15 @@ func (d *Daemon) onChange(ctx context.Context, c watch.Change) error {
 		}
 		return d.writeStatus()
 	}
+	if d.touchesFolders(c.Paths) {
+		d.repairDirs()
+	}
 	reqs, data := d.split(c.Paths)
 	reqs = slices.DeleteFunc(reqs, func(name string) bool { return !d.needsAnswer(name) })
 	d.later.add(data)
 	if len(reqs) > 0 {
 		d.later.take() // the barrier's full pass reads them
-		return d.answerAll(ctx, reqs)
+		return d.answerAll(ctx, reqs, c.Since)
 	}
 	return nil
 }
@@ -368,15 +372,34 @@ func (d *Daemon) split(paths []string) (reqs, data []string) {
 	return reqs, data
 }
 
+// touchesFolders reports whether a hint names the exchange directory or one of its folders
+// (removed, or made again).
+func (d *Daemon) touchesFolders(paths []string) bool {
+	for _, p := range paths {
+		switch p {
+		case d.dirs.root, d.dirs.catalog, d.dirs.rollouts, d.dirs.requests, d.dirs.batches:
+			return true
+		}
+	}
+	return false
+}
+
 func within(dir, p string) bool { return strings.HasPrefix(p, dir+string(filepath.Separator)) }
 
 // answerAll passes the barrier once and answers each request.
-func (d *Daemon) answerAll(ctx context.Context, names []string) error {
-	seen := time.Now()
+//
+// seen is when the requests were noticed (the watcher's hint, or the listing that found them);
+// the logged ms of each answer counts from there, the time the requests queued behind earlier
+// work included (queue_ms).
+func (d *Daemon) answerAll(ctx context.Context, names []string, seen time.Time) error {
+	start := time.Now()
+	if seen.IsZero() || seen.After(start) {
+		seen = start
+	}
 	if err := d.ingestAll(ctx, "barrier"); err != nil {
 		return err
 	}
-	tm := timing{seen: seen, barrier: time.Since(seen)}
+	tm := timing{seen: seen, queued: start.Sub(seen), barrier: time.Since(start)}
 	answered := 0
 	for _, name := range names {
 		ok, err := d.handle(name, tm)

@@ -86,7 +86,7 @@ func TestStatusHasExactlyTheProtocolFields(t *testing.T) {
 		calKeys = append(calKeys, k)
 	}
 	sort.Strings(calKeys)
-	wantCal := []string{"channels", "expired", "open", "overall", "recent", "recent_answers", "savings", "unmatched"}
+	wantCal := []string{"channels", "expired", "open", "overall", "recent", "recent_answers", "restarted", "savings", "unmatched"}
 	if !reflect.DeepEqual(calKeys, wantCal) {
 		t.Errorf("status.json calibration keys %v\nwant %v", calKeys, wantCal)
 	}
@@ -152,6 +152,11 @@ func TestBadRequestsGetErrorFilesAndTheDaemonGoesOn(t *testing.T) {
 		{"-dash.json", `{}`, "is not valid"},
 		{"sp ace.json", `{}`, "is not valid"},
 		{long + ".json", `{}`, "is not valid"},
+		{"y.error.json", `{}`, `does not end in ".error"`}, // its batch would be y's error file
+		{"hugestep.json", `{"step": 9223372036854775807}`, "from 0 to 1000000000"},
+		{"bigstep.json", `{"step": 1000000001}`, "from 0 to 1000000000"},
+		{strings.Repeat("b", 245) + ".json", `{}`, "is not valid"}, // ID.error.json would be too long a name
+		{strings.Repeat("c", 230) + ".json", `{}`, "is not valid"}, // and so would its temporary file's
 	}
 	dir := t.TempDir()
 	r := serveTest(t, testConfig(dir, false))

@@ -119,7 +119,7 @@ func (r *running) batch(id string) []byte {
 
 func (r *running) errorOf(name string) map[string]string {
 	r.t.Helper()
-	data := r.waitFile(filepath.Join(r.dir, "batches", name+".error.json"))
+	data := r.waitFile(filepath.Join(r.dir, "batches", errorFileName(name)))
 	var m map[string]string
 	if err := json.Unmarshal(data, &m); err != nil {
 		r.t.Fatalf("error file %s is not JSON: %v: %s", name, err, data)

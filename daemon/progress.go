@@ -13,8 +13,8 @@ const DefaultProgressInterval = 2 * time.Second
 
 // progressLog logs how far a long ingest pass is: a line every interval once the pass has run
 // that long (lines, files, megabytes, rates and the time left at the current rate), and a line
-// when it ends. The backlog pass at start-up always gets its end line; another pass only when it
-// ran long enough to log progress. update is called from the ingester's goroutines, begin and
+// when it ends. The backlog pass at start-up gets its end line when it read anything; another
+// pass only when it ran long enough to log progress. update is called from the ingester's goroutines, begin and
 // end from the daemon's loop.
 type progressLog struct {
 	log   *slog.Logger
@@ -71,8 +71,8 @@ func (l *progressLog) end(s ingest.Summary) {
 		return
 	}
 	l.running = false
-	if l.why != "backlog" && !l.logged {
-		return
+	if !l.logged && (l.why != "backlog" || l.p.Files == 0) {
+		return // a short pass, or a backlog of nothing: no line
 	}
 	elapsed := l.now().Sub(l.start)
 	l.log.Info("ingest done", append(l.attrs(elapsed), "rollouts", s.Rollouts, "quarantined", s.Quarantined,

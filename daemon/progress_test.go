@@ -35,8 +35,11 @@ func TestProgressLogLinesAndTimeLeft(t *testing.T) {
 	clock = clock.Add(4 * time.Second)
 	l.end(ingest.Summary{Rollouts: 799_990, Quarantined: 10})
 	l.begin("change")
-	step(time.Second, ingest.Progress{Done: 1, Total: 1, Lines: 1})
+	step(time.Second, ingest.Progress{Done: 1, Total: 1, Lines: 1, FilesRead: 1, Files: 1})
 	l.end(ingest.Summary{Rollouts: 1})
+	l.begin("backlog") // a start-up with nothing to read
+	clock = clock.Add(time.Second)
+	l.end(ingest.Summary{})
 
 	want := []string{
 		`level=INFO msg="ingest progress" why=backlog lines=200000 files=1 files_total=4 mb=20 mb_total=80 elapsed=2s lines_per_s=100000 mb_per_s=10 eta=6s`,

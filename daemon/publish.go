@@ -3,7 +3,6 @@ package daemon
 import (
 	"bytes"
 	"io"
-	"os"
 	"path/filepath"
 
 	"github.com/envsched/envsched/fsutil"
@@ -25,6 +24,6 @@ func writeAtomic(dir, name string, data []byte, crash *crasher) error {
 
 // sameContent reports whether path holds exactly data (a missing file does not).
 func sameContent(path string, data []byte) bool {
-	old, err := os.ReadFile(path)
+	old, err := fsutil.ReadRegular(path) // a FIFO put there must not block the daemon
 	return err == nil && bytes.Equal(old, data)
 }

@@ -1,6 +1,8 @@
 package daemon
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,7 +18,8 @@ import (
 // badIDMessage says why an ID is refused and how to fix it.
 func badIDMessage(id string) string {
 	return fmt.Sprintf("request ID %q is not valid: an ID is 1 to 128 characters from A-Z, a-z, 0-9, "+
-		"'.', '_' and '-', starting with a letter or digit; rename the request file to ID.json", id)
+		"'.', '_' and '-', starting with a letter or digit, and does not end in \".error\" (ID.error.json is "+
+		"the error file of ID); rename the request file to ID.json", id)
 }
 
 // requestID returns the ID named by a file in DIR/requests, and whether the file is a request at
@@ -90,20 +93,38 @@ func listRequests(dir string) ([]string, error) {
 	}
 	var names []string
 	for _, e := range entries {
-		if _, ok := requestID(e.Name()); ok && !e.IsDir() {
+		if _, ok := requestID(e.Name()); ok { // a folder too: it gets an error file
 			names = append(names, e.Name())
 		}
 	}
 	return names, nil
 }
 
-// errorFileName and batchFileName are the answer files of an ID in DIR/batches.
+// errorFileName and batchFileName are the answer files of an ID in DIR/batches. The error file
+// is ID.error.json, except when that name is longer than a published name may be (an ID of
+// more than 222 bytes, never valid; its request file name may have up to 255): then it is the
+// ID's first 200 bytes, "~", 16 hex digits of the SHA-256 of the whole ID, and ".error.json".
+// No valid ID has a "~", so no valid ID's files can be taken.
 func batchFileName(id string) string { return id + ".json" }
-func errorFileName(id string) string { return id + ".error.json" }
+func errorFileName(id string) string {
+	if name := id + ".error.json"; len(name) <= maxPublished {
+		return name
+	}
+	sum := sha256.Sum256([]byte(id))
+	return id[:200] + "~" + hex.EncodeToString(sum[:8]) + ".error.json"
+}
+
+// maxNameLen is the longest file name in bytes on the file systems envsched runs on, and
+// maxPublished the longest name envsched publishes: its temporary file's name
+// (fsutil.TempName) is 22 bytes longer.
+const (
+	maxNameLen   = 255
+	maxPublished = maxNameLen - 22
+)
 
 // safeName reports whether name can be written as a file in one folder: a plain name, no
 // separator, not too long for the filesystem.
 func safeName(name string) bool {
 	return name != "" && name != "." && name != ".." && !strings.ContainsAny(name, "/\x00") &&
-		len(name) <= 255 && filepath.Base(name) == name
+		len(name) <= maxPublished && filepath.Base(name) == name
 }

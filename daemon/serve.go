@@ -23,6 +23,7 @@ import (
 // its answer.
 type timing struct {
 	seen    time.Time
+	queued  time.Duration // from seen to the start of the barrier
 	barrier time.Duration
 	choose  time.Duration
 }
@@ -61,20 +62,21 @@ func (d *Daemon) handle(name string, tm timing) (bool, error) {
 // removes an error file left by an earlier, bad version of the request.
 func (d *Daemon) publish(id string, answer []byte, tm timing) (bool, error) {
 	path := filepath.Join(d.dirs.batches, batchFileName(id))
-	if sameContent(path, answer) {
-		return false, nil
+	if sameContent(path, answer) || !d.canPublish(batchFileName(id)) {
+		return false, nil // stored: published by a later sweep once it can be
 	}
 	start := time.Now()
-	if err := writeAtomic(d.dirs.batches, batchFileName(id), answer, &d.crash); err != nil {
-		return false, err
+	err := writeAtomic(d.dirs.batches, batchFileName(id), answer, &d.crash)
+	if err != nil {
+		return false, d.published(path, err)
 	}
 	published := time.Since(start)
 	if err := d.removeErrorFile(id); err != nil {
-		return false, err
+		return false, d.published(filepath.Join(d.dirs.batches, errorFileName(id)), err)
 	}
 	sum := summarise(answer)
 	d.log.Info("answered", "id", id, "size", sum.Size, "ms", time.Since(tm.seen).Milliseconds(),
-		"rollouts_seen", sum.RolloutsSeen, "barrier_ms", tm.barrier.Milliseconds(),
+		"rollouts_seen", sum.RolloutsSeen, "queue_ms", tm.queued.Milliseconds(), "barrier_ms", tm.barrier.Milliseconds(),
 		"choose_ms", tm.choose.Milliseconds(), "publish_ms", published.Milliseconds())
 	d.observeRequest(time.Since(tm.seen))
 	return true, nil
@@ -100,25 +102,37 @@ func (d *Daemon) reject(id, msg string) error {
 		return nil
 	}
 	body := errorFile(id, msg)
-	if sameContent(filepath.Join(d.dirs.batches, name), body) {
+	if sameContent(filepath.Join(d.dirs.batches, name), body) || !d.canPublish(name) {
 		return nil
 	}
-	return writeAtomic(d.dirs.batches, name, body, nil)
+	return d.published(filepath.Join(d.dirs.batches, name), writeAtomic(d.dirs.batches, name, body, nil))
+}
+
+// canPublish reports whether name can be written in DIR/batches now (the folder is there or
+// could be made again, and name is free or a plain file).
+func (d *Daemon) canPublish(name string) bool {
+	return d.repairDirs() && d.plainTarget(d.dirs.batches, name)
 }
 
 // sweepRequests serves, behind the barrier, every request file with neither a batch file nor
 // a newer error file (a batch file that went missing is written again from the database).
 func (d *Daemon) sweepRequests(ctx context.Context) error {
+	d.repairDirs()
+	seen := time.Now()
 	todo, err := d.pendingRequests()
 	if err != nil || len(todo) == 0 {
 		return err
 	}
-	return d.answerAll(ctx, todo)
+	return d.answerAll(ctx, todo, seen)
 }
 
 // pendingRequests lists the request files that need an answer.
 func (d *Daemon) pendingRequests() ([]string, error) {
 	names, err := listRequests(d.dirs.requests)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		d.repairDirs() // removed (made again and watched: requests come again) or not a folder
+		return nil, nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -126,10 +140,11 @@ func (d *Daemon) pendingRequests() ([]string, error) {
 }
 
 // needsAnswer reports whether a request file has no batch file, and no error file written
-// after the request.
+// after the request. Only regular files count as answers: a FIFO (or a link, a folder) put under
+// an answer's name is replaced by the answer.
 func (d *Daemon) needsAnswer(name string) bool {
 	id, _ := requestID(name)
-	if _, err := os.Lstat(filepath.Join(d.dirs.batches, batchFileName(id))); err == nil {
+	if fi, err := os.Lstat(filepath.Join(d.dirs.batches, batchFileName(id))); err == nil && fi.Mode().IsRegular() {
 		return false
 	}
 	req, err := os.Lstat(filepath.Join(d.dirs.requests, name))
@@ -137,7 +152,7 @@ func (d *Daemon) needsAnswer(name string) bool {
 		return false
 	}
 	efi, err := os.Lstat(filepath.Join(d.dirs.batches, errorFileName(id)))
-	return err != nil || changedAt(req).After(efi.ModTime())
+	return err != nil || !efi.Mode().IsRegular() || changedAt(req).After(efi.ModTime())
 }
 
 // changedAt is when a file was last written or renamed (its status change time): a request
@@ -228,7 +243,10 @@ func (d *Daemon) writeStatus() error {
 	if err != nil {
 		return err
 	}
-	return writeStatus(d.dirs.root, s)
+	if !d.plainTarget(d.dirs.root, statusFile) {
+		return nil
+	}
+	return d.published(filepath.Join(d.dirs.root, statusFile), writeStatus(d.dirs.root, s))
 }
 
 func (d *Daemon) status() (Status, error) {

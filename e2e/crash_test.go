@@ -38,7 +38,16 @@ type writer struct {
 	files []*wfile
 	ids   []string
 	reqs  []string
-	n     int // lines started
+	n     int   // lines started
+	err   error // the first failure: the writer runs off the test goroutine, where t.Fatal must not be called
+}
+
+// check records the first failure; the writer stops, and the test fails with it after the
+// writer's goroutine is waited for.
+func (w *writer) check(err error) {
+	if err != nil && w.err == nil {
+		w.err = err
+	}
 }
 
 type wfile struct {
@@ -79,7 +88,7 @@ func (w *writer) step() {
 	}
 	if w.rng.IntN(40) == 0 {
 		id := fmt.Sprintf("req-%04d", len(w.reqs))
-		writeRequest(w.t, w.dir, id, `{"size": 4}`)
+		w.check(tryWriteRequest(w.dir, id, `{"size": 4}`))
 		w.reqs = append(w.reqs, id)
 	}
 }
@@ -89,7 +98,7 @@ func (w *writer) write(wf *wfile, n int) {
 		return
 	}
 	_, err := wf.f.Write(wf.pending[:n])
-	must(w.t, err)
+	w.check(err)
 	wf.pending = wf.pending[n:]
 }
 
@@ -97,7 +106,7 @@ func (w *writer) write(wf *wfile, n int) {
 func (w *writer) rename(wf *wfile) {
 	dirs := []string{"rollouts", "rollouts/run-a"}
 	p := filepath.Join(w.dir, dirs[w.rng.IntN(2)], fmt.Sprintf("moved-%d.jsonl", w.n))
-	must(w.t, os.Rename(wf.path, p))
+	w.check(os.Rename(wf.path, p))
 	wf.path = p
 }
 
@@ -125,7 +134,7 @@ func crashLoop(t *testing.T, kills, nfiles int) {
 	wg.Go(func() { rd.run(ctx) })
 
 	wg.Go(func() { // the writer is w's only user until wg.Wait
-		for ctx.Err() == nil {
+		for ctx.Err() == nil && w.err == nil {
 			w.step()
 			time.Sleep(time.Millisecond)
 		}
@@ -136,12 +145,17 @@ func crashLoop(t *testing.T, kills, nfiles int) {
 		d.kill()
 		keepLog(t, i, d)
 		if ws := d.state.Sys().(syscall.WaitStatus); !ws.Signaled() {
+			stop()
+			wg.Wait()
 			t.Fatalf("run %d ended by itself (code %d) before the kill\nstderr:\n%s", i,
 				d.state.ExitCode(), tail(d.stderr.String(), 4000))
 		}
 	}
 	stop()
 	wg.Wait()
+	if w.err != nil {
+		t.Fatalf("writer: %v", w.err)
+	}
 	w.finish()
 
 	d := start(t, dir, opts{})

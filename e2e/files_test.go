@@ -162,12 +162,13 @@ func TestNotRegularFilesAreRefused(t *testing.T) {
 	for _, mode := range []struct {
 		name string
 		o    opts
-	}{{"notify", opts{}}, {"poll", opts{args: []string{"--poll"}}}} {
+	}{{"notify", opts{args: []string{"--rescan-interval", "300ms"}}},
+		{"poll", opts{args: []string{"--poll", "--rescan-interval", "300ms"}}}} {
 		t.Run(mode.name, func(t *testing.T) {
 			dir := t.TempDir()
 			outside := filepath.Join(t.TempDir(), "secret.jsonl")
 			must(t, os.WriteFile(outside, []byte(plainLines("secret", 0, 5)), 0o644))
-			for _, sub := range []string{"rollouts", "catalog", "requests"} {
+			for _, sub := range []string{"rollouts", "catalog", "requests", "batches"} {
 				must(t, os.MkdirAll(filepath.Join(dir, sub), 0o755))
 			}
 			// One FIFO before the start (the start-up's backlog and request scan meet it).
@@ -183,8 +184,30 @@ func TestNotRegularFilesAreRefused(t *testing.T) {
 			must(t, os.Symlink(outside, filepath.Join(dir, "rollouts", "out.jsonl")))
 			must(t, os.Symlink(outside, filepath.Join(dir, "catalog", "out.jsonl")))
 			must(t, os.Symlink(filepath.Join(dir, "rollouts", "ok.jsonl"), filepath.Join(dir, "rollouts", "in.jsonl")))
+			// FIFOs where answers go: the daemon compares an answer with the file there before
+			// it publishes, and must not block on that read.
+			must(t, syscall.Mkfifo(filepath.Join(dir, "batches", "fb.json"), 0o644))
+			must(t, syscall.Mkfifo(filepath.Join(dir, "batches", "fe.error.json"), 0o644))
+			writeRequest(t, dir, "fb", `{"size": 2}`)
+			writeRequest(t, dir, "fe", `{"size": -1}`)
 			if got := barrier(t, d, "after"); got != 20 {
 				t.Errorf("rollouts_seen %d; want the 20 lines of ok.jsonl (nothing through a link)", got)
+			}
+			// The daemon leaves a FIFO under an answer's name alone and says so (it never opens
+			// it); once the trainer removes it, the next sweep publishes the answer.
+			for _, name := range []string{"fb.json", "fe.error.json"} {
+				p := filepath.Join(dir, "batches", name)
+				waitUntil(t, "the log naming batches/"+name, func() bool {
+					return strings.Contains(d.stderr.String(), p)
+				})
+				must(t, os.Remove(p))
+				waitUntil(t, "batches/"+name+" a regular file once the FIFO is gone", func() bool {
+					fi, err := os.Lstat(p) // never open the FIFO here: that would block the test
+					return err == nil && fi.Mode().IsRegular()
+				})
+				if data, err := os.ReadFile(p); err != nil || !strings.Contains(string(data), `"id"`) {
+					t.Errorf("batches/%s: %v, %q; want the answer", name, err, data)
+				}
 			}
 			for _, id := range []string{"early", "pipe"} {
 				data := waitFile(t, d, filepath.Join(dir, "batches", id+".error.json"))
@@ -207,5 +230,30 @@ func TestNotRegularFilesAreRefused(t *testing.T) {
 			}
 			checkTasksOnce(t, dir, plainTasks("ok", 0, 20))
 		})
+	}
+}
+
+// TestStatusCommandOnFIFO: `envsched status` reads DIR/status.json; a FIFO there (no daemon
+// running) must give an error, not a command that waits for ever.
+func TestStatusCommandOnFIFO(t *testing.T) {
+	dir := t.TempDir()
+	must(t, syscall.Mkfifo(filepath.Join(dir, "status.json"), 0o644))
+	cmd := execCommand([]string{"status", "--dir", dir})
+	done := make(chan error, 1)
+	var out []byte
+	go func() {
+		var err error
+		out, err = cmd.CombinedOutput()
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(string(out), "not a regular file") {
+			t.Errorf("envsched status on a FIFO: %v\n%s; want an error naming the FIFO", err, out)
+		}
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatal("envsched status blocked on a FIFO status.json")
 	}
 }

@@ -45,12 +45,32 @@ func execCommand(args []string) *exec.Cmd { return exec.Command(binary, args...)
 
 // daemon is one `envsched run` process.
 type daemon struct {
-	t      *testing.T
-	dir    string
-	cmd    *exec.Cmd
-	stderr *lockedBuffer
-	done   chan struct{}
-	state  *os.ProcessState
+	t       *testing.T
+	dir     string
+	cmd     *exec.Cmd
+	stderr  *lockedBuffer
+	done    chan struct{}
+	stopped chan struct{} // closed when opts.stopAt SIGSTOPped the process
+	state   *os.ProcessState
+}
+
+// stopper passes the log on and SIGSTOPs the process at the first write with its text.
+type stopper struct {
+	w    *lockedBuffer
+	text string
+	d    *daemon
+	once sync.Once
+}
+
+func (s *stopper) Write(p []byte) (int, error) {
+	n, err := s.w.Write(p)
+	if bytes.Contains(p, []byte(s.text)) {
+		s.once.Do(func() {
+			s.d.cmd.Process.Signal(syscall.SIGSTOP)
+			close(s.d.stopped)
+		})
+	}
+	return n, err
 }
 
 type lockedBuffer struct {
@@ -74,6 +94,10 @@ func (l *lockedBuffer) String() string {
 type opts struct {
 	args []string // extra flags
 	env  []string // extra KEY=VALUE
+	// stopAt, when set, SIGSTOPs the process as soon as its log has this text (from the
+	// goroutine that copies the log, before the test goroutine could react); daemon.stopped is
+	// closed then.
+	stopAt string
 }
 
 // start runs `envsched run --dir dir` with fast polling and a fast status heartbeat.
@@ -84,8 +108,12 @@ func start(t *testing.T, dir string, o opts) *daemon {
 		"--log-format", "json", "--log-level", "debug"}, o.args...)
 	cmd := exec.Command(binary, args...)
 	cmd.Env = append(os.Environ(), o.env...)
-	d := &daemon{t: t, dir: dir, cmd: cmd, stderr: &lockedBuffer{}, done: make(chan struct{})}
+	d := &daemon{t: t, dir: dir, cmd: cmd, stderr: &lockedBuffer{}, done: make(chan struct{}),
+		stopped: make(chan struct{})}
 	cmd.Stderr = d.stderr
+	if o.stopAt != "" {
+		cmd.Stderr = &stopper{w: d.stderr, text: o.stopAt, d: d}
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -183,11 +211,20 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 // writeRequest writes DIR/requests/ID.json the protocol's way.
 func writeRequest(t testing.TB, dir, id, body string) {
 	t.Helper()
+	must(t, tryWriteRequest(dir, id, body))
+}
+
+// tryWriteRequest is writeRequest for goroutines other than the test's: it returns the error.
+func tryWriteRequest(dir, id, body string) error {
 	reqs := filepath.Join(dir, "requests")
-	must(t, os.MkdirAll(reqs, 0o755))
+	if err := os.MkdirAll(reqs, 0o755); err != nil {
+		return err
+	}
 	tmp := filepath.Join(reqs, "."+id+".json.tmp")
-	must(t, os.WriteFile(tmp, []byte(body), 0o644))
-	must(t, os.Rename(tmp, filepath.Join(reqs, id+".json")))
+	if err := os.WriteFile(tmp, []byte(body), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(reqs, id+".json"))
 }
 
 // waitBatch waits for DIR/batches/ID.json and returns it.

@@ -3,6 +3,7 @@ package fsutil
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"syscall"
@@ -111,4 +112,19 @@ func modeType(m uint32) fs.FileMode {
 func IsNotRegular(err error) bool {
 	var nr *NotRegularError
 	return errors.As(err, &nr)
+}
+
+// ReadRegular reads the whole of path when it is a regular file (see OpenRegular): the
+// os.ReadFile of a file in a folder others write to, which a FIFO put there cannot block.
+func ReadRegular(path string) ([]byte, error) {
+	f, err := OpenRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return data, nil
 }

@@ -202,3 +202,37 @@ func TestFileChanges(t *testing.T) {
 		})
 	}
 }
+
+// catalogueRows returns catalogue lines for tasks c<from> .. c<to-1>, the first 64 bytes alike.
+func catalogueRows(from, to int) string {
+	var b strings.Builder
+	for i := from; i < to; i++ {
+		fmt.Fprintf(&b, `{"pad":"%s","env":"e","task_id":"c%d","text":"task %d"}`+"\n", strings.Repeat("x", 64), i, i)
+	}
+	return b.String()
+}
+
+// TestCatalogueChanges: the catalogue folder follows the same rules. A catalogue rewritten at
+// once with its first bytes unchanged adds its new tasks (they were lost), and a catalogue moved
+// out and back is not read again.
+func TestCatalogueChanges(t *testing.T) {
+	const c = "catalog/tasks.jsonl"
+	e := newEnv(t, Options{})
+	e.write(c, catalogueRows(0, 10))
+	if s := e.scan(); s.TaskRows != 10 {
+		t.Fatalf("first scan read %d rows; want 10", s.TaskRows)
+	}
+	e.write(c, catalogueRows(100, 130)) // other tasks, same first bytes, longer
+	if s := e.scan(); s.TaskRows != 30 || s.NewTasks != 30 {
+		t.Errorf("rewritten catalogue: %d rows, %d new tasks; want 30 and 30", s.TaskRows, s.NewTasks)
+	}
+	mustRename(e, c, "aside/tasks.jsonl")
+	e.scan()
+	mustRename(e, "aside/tasks.jsonl", c)
+	if s := e.scan(); s.TaskRows != 0 || s.Resumed != 1 {
+		t.Errorf("catalogue moved out and back: %d rows read, %d files resumed; want 0 and 1", s.TaskRows, s.Resumed)
+	}
+	if envs, _ := e.db.Envs(); envs["e"].Tasks != 40 {
+		t.Errorf("%d tasks in the catalogue; want 40", envs["e"].Tasks)
+	}
+}

@@ -177,6 +177,18 @@ func (g *registry) markGone(f *storage.FileState) *storage.FileState {
 	return f
 }
 
+// unchanged reports whether the file found at rel with identity id and stamp stp is a tracked
+// file of that kind and path, read to its end, whose content was checked once it had settled,
+// and whose stamp is the same since: there is nothing to read, nor to check.
+func (g *registry) unchanged(rel string, kind storage.FileKind, id ident, stp stamp) bool {
+	f := g.byIdent[id]
+	if f == nil || f.Path != rel || f.Kind != kind || f.Offset != stp.size {
+		return false
+	}
+	s, ok := g.settled[f.ID]
+	return ok && s == stp
+}
+
 // evidence is what a file holds now where its state says what was read: its size, its first
 // bytes, and the bytes just before the state's offset (nil when the file is shorter).
 type evidence struct {
@@ -231,4 +243,23 @@ func checkContent(st *storage.FileState, ev evidence) bool {
 		st.Fingerprint = ev.head
 	}
 	return false
+}
+
+// unchanged reports whether a listed candidate is a tracked file, at the same path and of the
+// same identity, read to its end, whose content was checked once it had settled, and whose
+// size, modification time and status change time are those it had then (registry.unchanged):
+// nothing new can be in it, and it is not opened (the barrier's cost over many files is one
+// lstat each). It marks the file seen. A file not yet settled is opened and checked by content:
+// its times may not have moved for a rewrite within the same clock tick.
+func (r *run) unchanged(c candidate) bool {
+	fi := c.listed
+	if fi == nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	id, err := identOf(fi)
+	if err != nil || !r.in.reg.unchanged(c.rel, c.kind, id, stampOf(fi)) {
+		return false
+	}
+	r.seen[id] = true
+	return true
 }

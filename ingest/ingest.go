@@ -37,6 +37,10 @@ type Ingester struct {
 	buf  []byte // read buffer, reused across files
 
 	refused map[string]bool // candidates refused (path and reason) since New: logged once
+	// faults are the unreadable files and folders reported so far; skipped are the folders the
+	// last listing could not read (relative, '/' separated).
+	faults  problems
+	skipped []string
 
 	batches [2]*storage.Batch // reused across scans
 }
@@ -44,7 +48,8 @@ type Ingester struct {
 // New returns an Ingester of the exchange directory dir into db, with the tracked files loaded
 // from db.
 func New(db *storage.DB, dir string, opts Options) (*Ingester, error) {
-	in := &Ingester{db: db, dir: filepath.Clean(dir), opts: opts.withDefaults(), refused: map[string]bool{}}
+	in := &Ingester{db: db, dir: filepath.Clean(dir), opts: opts.withDefaults(), refused: map[string]bool{},
+		faults: problems{}}
 	if err := in.reload(); err != nil {
 		return nil, err
 	}
@@ -106,6 +111,11 @@ func (in *Ingester) ScanPaths(ctx context.Context, paths []string) (Summary, err
 type candidate struct {
 	rel  string // relative to the exchange directory, '/' separated
 	kind storage.FileKind
+	// listed is what the listing of a full scan found (lstat), nil for a hinted path. A full
+	// scan reads such a file only up to the size it had then (the barrier is what was written
+	// before it started; a torrent written during it waits for the next pass), and skips it
+	// without opening it when nothing about it changed since it was last read.
+	listed os.FileInfo
 }
 
 // ignored reports whether a file or folder name marks an unfinished write.
@@ -133,6 +143,7 @@ func classify(rel string) (storage.FileKind, bool) {
 // walk lists every candidate file: the catalogue first, so that rollouts of catalogue tasks
 // find their metadata in place.
 func (in *Ingester) walk() ([]candidate, error) {
+	in.skipped = in.skipped[:0]
 	var out []candidate
 	for _, sub := range []string{CatalogDir, RolloutsDir} {
 		cs, err := in.walkDir(filepath.Join(in.dir, sub))
@@ -151,7 +162,8 @@ func (in *Ingester) walkDir(root string) ([]candidate, error) {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil // a folder not created yet, or removed while walking
 			}
-			return err
+			in.skipFolder(in.relOf(p), err) // unreadable, or a path too long: never a stop
+			return nil
 		}
 		if p != root && ignored(d.Name()) {
 			if d.IsDir() {
@@ -162,10 +174,10 @@ func (in *Ingester) walkDir(root string) ([]candidate, error) {
 		if d.IsDir() {
 			return nil // a link to a folder is not a folder here: it is never entered
 		}
-		rel, _ := filepath.Rel(in.dir, p)
-		rel = filepath.ToSlash(rel)
+		rel := in.relOf(p)
 		if kind, ok := classify(rel); ok {
-			out = append(out, candidate{rel, kind})
+			fi, _ := d.Info() // nil when it vanished: the open settles it
+			out = append(out, candidate{rel: rel, kind: kind, listed: fi})
 		}
 		return nil
 	})
@@ -173,6 +185,12 @@ func (in *Ingester) walkDir(root string) ([]candidate, error) {
 		return nil, fmt.Errorf("list %s: %w", root, err)
 	}
 	return out, nil
+}
+
+// relOf is p relative to the exchange directory, '/' separated.
+func (in *Ingester) relOf(p string) string {
+	rel, _ := filepath.Rel(in.dir, p)
+	return filepath.ToSlash(rel)
 }
 
 // expand turns one hinted path into candidates.
@@ -196,7 +214,7 @@ func (in *Ingester) expand(p string) ([]candidate, error) {
 		return in.expandDir(p, rel)
 	}
 	if kind, ok := classify(rel); ok {
-		return []candidate{{rel, kind}}, nil
+		return []candidate{{rel: rel, kind: kind}}, nil
 	}
 	return nil, nil
 }

@@ -48,6 +48,11 @@ type Options struct {
 	// whose description changed. It returns adjacency lists to store in the same transaction
 	// (the graph's edges of those nodes and of the neighbours they change). An error aborts
 	// the commit and the scan. It becomes storage.Batch.Adjacency: see there.
+	//
+	// envsched's ingesters (schedule.NewIngester) set it to a schedule.EdgeKeeper's OnTasks, and
+	// OnCommitError to its Reset: the task graph's edges are built here, inside the write
+	// transaction, and commit with their tasks (ingest.Options.OnTasks ->
+	// storage.Batch.Adjacency -> schedule.EdgeKeeper.OnTasks -> graph.Builder).
 	OnTasks func(r *storage.Reader, added, changed []record.Task) ([]storage.NodeEdges, error)
 
 	// OnCommitError, when set, is called whenever a commit fails, in the goroutine that
@@ -71,6 +76,9 @@ type Options struct {
 	settleAfter time.Duration
 	// noBirth, in tests, ignores birth times, as on a filesystem that keeps none.
 	noBirth bool
+
+	// onOpen, in tests, is told of every candidate a scan opens.
+	onOpen func(rel string)
 
 	// readBuf is the size of the read buffer per file (tests make it tiny).
 	readBuf int

@@ -90,9 +90,12 @@ func (in *Ingester) backlog(cands []candidate) (int64, int) {
 	var total int64
 	files := 0
 	for _, c := range cands {
-		fi, err := os.Stat(in.abs(c.rel))
-		if err != nil {
-			continue
+		fi := c.listed
+		if fi == nil {
+			var err error
+			if fi, err = os.Stat(in.abs(c.rel)); err != nil {
+				continue
+			}
 		}
 		size := fi.Size()
 		if f := in.reg.byPath[c.rel]; f != nil && f.Offset <= size {
@@ -168,7 +171,7 @@ func (r *run) markUnseenGone() error {
 		return err
 	}
 	for _, f := range missing {
-		if present[identOfState(f)] {
+		if present[identOfState(f)] || r.in.underSkipped(f.Path) {
 			r.in.opts.Logger.Info("file moved while scanning: kept", "path", f.Path, "file", f.ID)
 			continue
 		}
@@ -242,6 +245,12 @@ func refusedType(err error) string {
 // symbolic link and never with a blocking open: anything else is refused (see refuse).
 func (r *run) file(c candidate) error {
 	r.sum.Files++
+	if r.unchanged(c) {
+		return nil
+	}
+	if r.in.opts.onOpen != nil {
+		r.in.opts.onOpen(c.rel)
+	}
 	f, err := fsutil.OpenRegular(r.in.abs(c.rel))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil // removed since it was listed
@@ -251,9 +260,11 @@ func (r *run) file(c candidate) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("open %s: %w", c.rel, err)
+		r.unreadable(c, err)
+		return nil
 	}
 	defer f.Close()
+	r.in.faults.clear(c.rel)
 	fi, err := f.Stat()
 	if err != nil {
 		return fmt.Errorf("stat %s: %w", c.rel, err)
@@ -272,6 +283,10 @@ func (r *run) file(c candidate) error {
 
 // state resolves the file's identity and content generation; nil means nothing to do.
 func (r *run) state(c candidate, id ident, f *os.File, fi os.FileInfo) (*storage.FileState, error) {
+	stp := stampOf(fi)
+	if r.in.reg.unchanged(c.rel, c.kind, id, stp) {
+		return nil, nil // read to its end, checked by content when settled, and unchanged since
+	}
 	var gone []*storage.FileState
 	var birth int64
 	if !r.in.opts.noBirth {
@@ -288,10 +303,7 @@ func (r *run) state(c candidate, id ident, f *os.File, fi os.FileInfo) (*storage
 		}
 		r.dirty[st.ID] = st
 	}
-	size, mtime, stp := fi.Size(), fi.ModTime().UnixNano(), stampOf(fi)
-	if ch == changeNone && st.Offset == size && r.in.reg.settled[st.ID] == stp {
-		return nil, nil // read to its end, checked by content when settled, and unchanged since
-	}
+	size, mtime := fi.Size(), fi.ModTime().UnixNano()
 	delete(r.in.reg.settled, st.ID)
 	checked := time.Now()
 	ev, err := readEvidence(f, size, st)
@@ -299,12 +311,19 @@ func (r *run) state(c candidate, id ident, f *os.File, fi os.FileInfo) (*storage
 		return nil, err
 	}
 	r.content(st, ch, ev)
-	if ch != changeNone || size != st.Size || mtime != st.ModTime {
+	stamped := size == st.Size && mtime == st.ModTime
+	if ch != changeNone || !stamped {
 		r.dirty[st.ID] = st // an unfinished line alone changes nothing worth a commit
 	}
 	st.Size, st.ModTime = size, mtime
 	if checked.UnixNano()-max(stp.mtime, stp.ctime) > int64(r.in.opts.settleAfter) {
 		r.in.reg.settled[st.ID] = stp // nothing written after the check can leave this stamp
+	}
+	if stamped && st.Offset >= size && !isJSONL(c.rel) && st.Kind == storage.KindCatalog {
+		// A file read whole, with the size, time and bytes it had when read: reading it again
+		// would store its rows again and quarantine a bad file once more (after it settled,
+		// and at every restart).
+		return nil, nil
 	}
 	return st, nil
 }
@@ -345,7 +364,11 @@ func (r *run) read(c candidate, f *os.File, st *storage.FileState, size int64) e
 		return fmt.Errorf("seek %s: %w", st.Path, err)
 	}
 	from := st.Offset
-	if err := r.readLines(f, st); err != nil {
+	var src io.Reader = f
+	if c.listed != nil && c.listed.Size() < size { // a full scan: up to the size it was listed with
+		src = io.LimitReader(f, max(c.listed.Size()-st.Offset, 0))
+	}
+	if err := r.readLines(src, st); err != nil {
 		return err
 	}
 	if st.Offset != from {
@@ -357,7 +380,7 @@ func (r *run) read(c candidate, f *os.File, st *storage.FileState, size int64) e
 
 func isJSONL(rel string) bool { return strings.HasSuffix(rel, ".jsonl") }
 
-func (r *run) readLines(f *os.File, st *storage.FileState) error {
+func (r *run) readLines(f io.Reader, st *storage.FileState) error {
 	if r.in.buf == nil {
 		r.in.buf = make([]byte, r.in.opts.readBuf)
 	}

@@ -13,7 +13,7 @@ func TestFileIdentitySimulationSoak(t *testing.T) {
 	for seed := uint64(1000); seed < 1300; seed++ {
 		for _, noBirth := range []bool{false, true} {
 			t.Run(fmt.Sprintf("seed=%d/noBirth=%v", seed, noBirth), func(t *testing.T) {
-				newSim(t, seed, Options{noBirth: noBirth}).run(300)
+				newSim(t, seed, simOptions(seed, noBirth)).run(300)
 			})
 		}
 	}

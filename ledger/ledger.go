@@ -89,13 +89,23 @@ type Pending struct {
 	N           int64
 	Min, Max    float64
 	Sum         float64
+	// Group is the group key of the group's first rollout: the later ones must have the same
+	// (a step replayed under new group keys after a crash does not mix into a group begun
+	// before it; two groups of one task in one answer fill its two predictions apart)
+	Group string
 }
 
-// Matches reports whether a rollout answers p: one that names a request answers the
-// prediction of that request; one that names no request but has a step answers the
-// prediction of that step; one with neither answers any (the caller offers it to the oldest
-// open prediction of its task first).
-func (p Pending) Matches(request string, step int64, hasStep bool) bool {
+// Matches reports whether a rollout with group key group answers p: it must be of p's batch
+// (SameBatch) and, once p's group has begun, of the same group key.
+func (p Pending) Matches(request string, step int64, hasStep bool, group string) bool {
+	return (p.N == 0 || group == p.Group) && p.SameBatch(request, step, hasStep)
+}
+
+// SameBatch reports whether a rollout names p's batch: one that names a request answers the
+// prediction of that request; one that names no request but has a step answers the prediction
+// of that step; one with neither answers any (the caller offers it to the oldest open
+// prediction of its task first).
+func (p Pending) SameBatch(request string, step int64, hasStep bool) bool {
 	switch {
 	case request != "":
 		return request == p.Request
@@ -105,9 +115,18 @@ func (p Pending) Matches(request string, step int64, hasStep bool) bool {
 	return true
 }
 
-// Add counts one rollout of normalised reward r into p's group and reports whether the group
-// is now complete.
-func (p *Pending) Add(r float64) bool {
+// Restart forgets the unfinished group of p: a rollout of p's batch under a new group key, that
+// no other prediction takes, begins the group again (a step replayed after a crash).
+func (p *Pending) Restart() {
+	p.N, p.Min, p.Max, p.Sum, p.Group = 0, 0, 0, 0, ""
+}
+
+// Add counts one rollout of normalised reward r and group key group into p's group and
+// reports whether the group is now complete.
+func (p *Pending) Add(r float64, group string) bool {
+	if p.N == 0 {
+		p.Group = group
+	}
 	if p.N == 0 || r < p.Min {
 		p.Min = r
 	}
@@ -209,6 +228,7 @@ type Totals struct {
 	Measured  int64 // of those, closed by a complete group
 	Expired   int64 // pushed out by a later answer (MaxOpen) before their group was complete
 	Unmatched int64 // rollouts of a task with open predictions that answered none of them
+	Restarted int64 // unfinished groups begun again under a new group key (a replayed step)
 }
 
 // Open is the number of predictions still waiting for their group.

@@ -30,17 +30,23 @@ func TestChannelOf(t *testing.T) {
 
 func TestMatches(t *testing.T) {
 	p := Pending{Request: "r7", Step: 7}
+	begun := Pending{Request: "r7", Step: 7, N: 1, Group: "g1"}
 	for _, tc := range []struct {
+		p       Pending
 		req     string
 		step    int64
 		hasStep bool
+		group   string
 		want    bool
 	}{
-		{"r7", 0, false, true}, {"r7", 3, true, true}, // the request decides, whatever the step
-		{"r8", 7, true, false}, {"", 7, true, true}, {"", 6, true, false}, {"", 0, false, true},
+		{p, "r7", 0, false, "", true}, {p, "r7", 3, true, "", true}, // the request decides, whatever the step
+		{p, "r8", 7, true, "", false}, {p, "", 7, true, "", true}, {p, "", 6, true, "", false}, {p, "", 0, false, "", true},
+		{p, "r7", 0, false, "any", true},                                          // a group not begun takes any key
+		{begun, "r7", 0, false, "g1", true}, {begun, "r7", 0, false, "g2", false}, // a begun one only its own
+		{begun, "r8", 0, false, "g1", false},
 	} {
-		if got := p.Matches(tc.req, tc.step, tc.hasStep); got != tc.want {
-			t.Errorf("Matches(%q, %d, %v) = %v; want %v", tc.req, tc.step, tc.hasStep, got, tc.want)
+		if got := tc.p.Matches(tc.req, tc.step, tc.hasStep, tc.group); got != tc.want {
+			t.Errorf("%+v.Matches(%q, %d, %v, %q) = %v; want %v", tc.p, tc.req, tc.step, tc.hasStep, tc.group, got, tc.want)
 		}
 	}
 }
@@ -54,13 +60,15 @@ func TestOpenAndOutcome(t *testing.T) {
 	if !ok || p.Channel != Rechosen || p.PDegenerate != 0 || p.Mean != 1 || p.Answer != 3 || p.Rank != 2 {
 		t.Fatalf("opened %+v; want a re-chosen prediction with finite numbers clamped into [0, 1]", p)
 	}
+	p.Add(1, "old")
+	p.Restart() // the group begins again: the first rollout is forgotten
 	for i, r := range []float64{0.5, 0.5, 0.5} {
-		if done := p.Add(r); done != (i == 2) {
+		if done := p.Add(r, "g"); done != (i == 2) {
 			t.Fatalf("after %d rollouts complete=%v", i+1, done)
 		}
 	}
 	o := p.Outcome()
-	if !o.Degenerate || o.Realised != 0.5 || o.Rollouts != 3 {
+	if !o.Degenerate || o.Realised != 0.5 || o.Rollouts != 3 || p.Group != "g" {
 		t.Errorf("outcome %+v; want a degenerate group of 3 with mean 0.5", o)
 	}
 	var c Cell

@@ -40,6 +40,7 @@ type Summary struct {
 	Open          int64             `json:"open"`      // predictions waiting for their group
 	Expired       int64             `json:"expired"`   // never completed, pushed out by later answers
 	Unmatched     int64             `json:"unmatched"` // rollouts of a task with open predictions that answered none
+	Restarted     int64             `json:"restarted"` // unfinished groups begun again under a new group key
 	Savings       Savings           `json:"savings"`
 }
 
@@ -89,7 +90,8 @@ type EnvMean struct {
 func Summarize(l Ledger, envs []EnvMean) Summary {
 	ov := l.Overall()
 	s := Summary{Overall: WindowOf(l.Total()), Recent: WindowOf(l.Recent()), RecentAnswers: len(l.Answers),
-		Channels: map[string]Window{}, Open: l.Totals.Open(), Expired: l.Totals.Expired, Unmatched: l.Totals.Unmatched}
+		Channels: map[string]Window{}, Open: l.Totals.Open(), Expired: l.Totals.Expired, Unmatched: l.Totals.Unmatched,
+		Restarted: l.Totals.Restarted}
 	for ch := range ov {
 		s.Channels[Channel(ch).String()] = WindowOf(ov[ch])
 	}

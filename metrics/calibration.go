@@ -17,6 +17,7 @@ type calibCollector struct {
 	groups, predDeg, realDeg, predMean, realMean *prometheus.Desc
 	binGroups, binPred, binReal                  *prometheus.Desc
 	open, expired, unmatched, saved, randomDeg   *prometheus.Desc
+	restarted                                    *prometheus.Desc
 }
 
 func newCalibCollector(src Source) *calibCollector {
@@ -36,6 +37,7 @@ func newCalibCollector(src Source) *calibCollector {
 		open:      d("envsched_calibration_open_predictions", "Predictions waiting for their group."),
 		expired:   d("envsched_calibration_expired_total", "Predictions whose group never completed before later answers pushed them out."),
 		unmatched: d("envsched_calibration_unmatched_rollouts_total", "Rollouts of a task with open predictions that answered none of them."),
+		restarted: d("envsched_calibration_restarted_total", "Unfinished groups begun again by a rollout of the same batch under a new group key (a replayed step)."),
 		saved:     d("envsched_rollouts_saved_estimate", "Estimated rollouts saved against random choice (see README: an estimate; source says from what).", "source"),
 		randomDeg: d("envsched_random_degenerate_share_estimate", "Estimated degenerate share of random choice.", "source"),
 	}
@@ -44,7 +46,7 @@ func newCalibCollector(src Source) *calibCollector {
 // Describe sends every metric's description.
 func (c *calibCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.groups, c.predDeg, c.realDeg, c.predMean, c.realMean, c.binGroups,
-		c.binPred, c.binReal, c.open, c.expired, c.unmatched, c.saved, c.randomDeg} {
+		c.binPred, c.binReal, c.open, c.expired, c.unmatched, c.restarted, c.saved, c.randomDeg} {
 		ch <- d
 	}
 }
@@ -85,6 +87,7 @@ func (c *calibCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(c.open, float64(d.Open))
 	ch <- prometheus.MustNewConstMetric(c.expired, prometheus.CounterValue, float64(d.Expired))
 	ch <- prometheus.MustNewConstMetric(c.unmatched, prometheus.CounterValue, float64(d.Unmatched))
+	ch <- prometheus.MustNewConstMetric(c.restarted, prometheus.CounterValue, float64(d.Restarted))
 	gauge(c.saved, d.Savings.RolloutsSaved, d.Savings.Source)
 	gauge(c.randomDeg, d.Savings.RandomDegenerate, d.Savings.Source)
 }

@@ -2,9 +2,8 @@ package propagate
 
 import (
 	"errors"
-	"fmt"
-	"math"
 
+	"github.com/envsched/envsched/internal/num"
 	"github.com/envsched/envsched/stats"
 )
 
@@ -94,12 +93,7 @@ var ErrParams = errors.New("invalid prediction parameter")
 
 // Validate reports the first parameter out of its range, saying what range it needs.
 func (p Params) Validate() error {
-	checks := []struct {
-		ok   bool
-		name string
-		want string
-		val  any
-	}{
+	return num.FirstBad(ErrParams, []num.Check{
 		{p.Decay > 0 && p.Decay <= 1, "decay", "in (0, 1]", p.Decay},
 		{p.Kappa > 0 && finite(p.Kappa), "kappa", "a finite number > 0", p.Kappa},
 		{p.Gamma >= 0 && p.Gamma <= 1, "gamma", "in [0, 1]", p.Gamma},
@@ -114,13 +108,7 @@ func (p Params) Validate() error {
 		{p.RechosenRate >= 0 && p.RechosenRate <= 1, "re-chosen rate", "in [0, 1]", p.RechosenRate},
 		{p.RechosenMax >= 0 && finite(p.RechosenMax), "re-chosen max", "a finite number >= 0", p.RechosenMax},
 		{p.GroupSize >= 1 && p.GroupSize <= 1<<16, "group size", "an integer from 1 to 65536", p.GroupSize},
-	}
-	for _, c := range checks {
-		if !c.ok {
-			return fmt.Errorf("%w: %s is %v, want %s", ErrParams, c.name, c.val, c.want)
-		}
-	}
-	return nil
+	})
 }
 
-func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+func finite(x float64) bool { return num.Finite(x) }

@@ -1,6 +1,10 @@
 package propagate
 
-import "math"
+import (
+	"math"
+
+	"github.com/envsched/envsched/internal/num"
+)
 
 // Prediction is what propagate knows of one node. Every number is finite.
 type Prediction struct {
@@ -90,15 +94,7 @@ func betaSD(a, b float64) float64 {
 	return math.Sqrt(a * b / (n * n * (n + 1)))
 }
 
-func clamp01(x float64) float64 {
-	switch {
-	case x < 0 || math.IsNaN(x):
-		return 0
-	case x > 1:
-		return 1
-	}
-	return x
-}
+func clamp01(x float64) float64 { return num.Clamp01(x) }
 
 func logit(p float64) float64 {
 	p = min(max(p, 1e-6), 1-1e-6)

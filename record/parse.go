@@ -26,7 +26,15 @@ const (
 	ReasonMissingReward   = "missing reward"
 	ReasonBadReward       = "reward not a number"
 	ReasonNonFiniteReward = "reward not finite"
+
+	ReasonStepRange = "step out of range (an integer from 0 to 1000000000)"
 )
+
+// MaxStep is the largest training step envsched accepts, in rollout lines and in requests: a
+// step a second for 31 years. A larger step (such as 2^63-1) is no step a training run reaches;
+// taken at its word it would decay all evidence away for good, and the step after it would
+// overflow.
+const MaxStep = 1_000_000_000
 
 // parsers holds fastjson parsers for the lists of a task; a parser and every value it returned
 // belong to one call of doc.tree at a time.
@@ -43,7 +51,8 @@ var parsers fastjson.ParserPool
 //     json.loads and Go's encoding/json).
 //   - A required field (env, task, reward) whose value has the wrong type is a bad line; an
 //     optional field (group, step, request_id, rollout_id) whose value has the wrong type, or is
-//     an empty string, is absent: the protocol quarantines only for the required fields. A read
+//     an empty string, is absent: the protocol quarantines only for the required fields and for
+//     a step that is an integer outside 0 to MaxStep (ReasonStepRange). A read
 //     string that is not valid JSON (a malformed escape, a raw control character) is invalid JSON
 //     wherever it is.
 //   - Task ids, group ids and rollout ids that are JSON numbers become decimal strings (see
@@ -65,7 +74,9 @@ func ParseRollout(line []byte) (Rollout, error) {
 	if r.Reward, err = d.reward(); err != nil {
 		return Rollout{}, err
 	}
-	r.Step, r.HasStep = d.integer(d.f.first(kStep, kGlobalStep))
+	if r.Step, r.HasStep, err = d.step(); err != nil {
+		return Rollout{}, err
+	}
 	b := [5][]byte{env, task} // then group, request, rollout
 	if b[2], err = d.group(); err != nil {
 		return Rollout{}, err

@@ -3,6 +3,7 @@ package record
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"math"
 	"strconv"
 	"strings"
@@ -147,10 +148,19 @@ func refRollout(line []byte) (Rollout, *BadLineError) {
 		return Rollout{}, &BadLineError{Reason: ReasonBadReward}
 	}
 	if n, ok := refFirst(m, "step", "global_step").(json.Number); ok {
-		if i, err := strconv.ParseInt(n.String(), 10, 64); err == nil {
+		// an integral value from 0 to MaxStep is the step; any other integral value is a bad
+		// line; a fraction is absent
+		x, err := strconv.ParseFloat(n.String(), 64)
+		integral := err == nil && x == math.Trunc(x) || errors.Is(err, strconv.ErrRange)
+		switch i, ierr := strconv.ParseInt(n.String(), 10, 64); {
+		case ierr == nil && i >= 0 && i <= MaxStep:
 			r.Step, r.HasStep = i, true
-		} else if x, err := strconv.ParseFloat(n.String(), 64); err == nil && x == math.Trunc(x) && x >= -(1<<63) && x < 1<<63 {
+		case ierr == nil:
+			return Rollout{}, &BadLineError{Reason: ReasonStepRange}
+		case integral && x >= 0 && x <= MaxStep:
 			r.Step, r.HasStep = int64(x), true
+		case integral:
+			return Rollout{}, &BadLineError{Reason: ReasonStepRange}
 		}
 	}
 	if m["group_id"] != nil {

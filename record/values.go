@@ -2,6 +2,7 @@ package record
 
 import (
 	"bytes"
+	"errors"
 	"math"
 	"strconv"
 	"strings"
@@ -148,6 +149,30 @@ func (d *doc) integer(sp span) (int64, bool) {
 		return 0, false
 	}
 	return int64(x), true
+}
+
+// step reads step or global_step. An integer from 0 to MaxStep is the step; any other integral
+// number (negative, too large, beyond 64 bits) is a bad line; a value of another type (a string,
+// a fraction) is absent, as for every optional field.
+func (d *doc) step() (int64, bool, error) {
+	sp := d.f.first(kStep, kGlobalStep)
+	n, ok := d.integer(sp)
+	if ok && n >= 0 && n <= MaxStep {
+		return n, true, nil
+	}
+	if ok || d.integral(sp) {
+		return 0, false, &BadLineError{Reason: ReasonStepRange}
+	}
+	return 0, false, nil
+}
+
+// integral reports whether sp is a number with an integral value, of any size.
+func (d *doc) integral(sp span) bool {
+	if sp.kind != jNumber {
+		return false
+	}
+	x, err := strconv.ParseFloat(string(d.raw(sp)), 64)
+	return err == nil && x == math.Trunc(x) && !math.IsInf(x, 0) || errors.Is(err, strconv.ErrRange)
 }
 
 // group reads group_id, uid or group_index. A verl V1 uid PROMPT_SESSION_INDEX (two trailing

@@ -7,12 +7,9 @@ import (
 	"time"
 
 	"github.com/envsched/envsched/export"
-	"github.com/envsched/envsched/graph"
 	"github.com/envsched/envsched/ledger"
 	"github.com/envsched/envsched/propagate"
-	"github.com/envsched/envsched/record"
 	"github.com/envsched/envsched/schedule"
-	"github.com/envsched/envsched/stats"
 	"github.com/envsched/envsched/storage"
 	"github.com/envsched/envsched/summary"
 )
@@ -269,7 +266,7 @@ func (d *Data) readTasks(r *storage.Reader) error {
 	if err := r.Tasks(true, func(ti storage.TaskInfo) error { infos = append(infos, ti); return nil }); err != nil {
 		return err
 	}
-	preds, err := predict(r, infos, d.Counters.Round+1, d.Config.Decay)
+	preds, err := predict(r, d.Counters.Round+1, d.Config.Decay)
 	if err != nil {
 		return err
 	}
@@ -300,82 +297,23 @@ func (d *Data) pickChosen(rows []TaskRow) {
 	d.Least = slices.Clone(chosen[:min(ListLen, len(chosen))])
 }
 
-// predict runs package propagate as the scheduler would for the next request: over the
-// stored graph, or, when no edges are stored, the graph the scheduler builds from the
-// catalogue (schedule.DefaultBuildGraph), with the catalogue features, the database's decay
-// and the predictor state stored with the last answer (drift offsets and baseline).
-func predict(r *storage.Reader, infos []storage.TaskInfo, round int64, decay float64) ([]propagate.Prediction, error) {
-	g, edges, err := loadGraph(r, infos)
+// predict runs package propagate as the scheduler would for the next request, over what the
+// scheduler loads (schedule.Load: the stored graph, or the one built from the catalogue when no
+// edges are stored, with the catalogue features), with the database's decay and the predictor
+// state stored with the last answer (drift offsets and baseline). The predictions are in
+// storage order, as r.Tasks gives the tasks.
+func predict(r *storage.Reader, round int64, decay float64) ([]propagate.Prediction, error) {
+	g, tasks, err := schedule.Load(r, schedule.DefaultBuildGraph)
 	if err != nil {
 		return nil, err
 	}
-	rows := make([]record.Task, len(infos))
-	for i, ti := range infos {
-		rows[i] = ti.Task
-	}
-	if edges == 0 {
-		if built := schedule.DefaultBuildGraph(rows); sameNodes(built, infos) {
-			g = built
-		}
-	}
-	g = g.WithFeatures(graph.TextFeatures(rows)) // the scheduler's feature prior reads them
 	p := propagate.DefaultParams()
 	p.Decay = decay
-	tasks := make([]stats.Task, len(infos))
-	for i, ti := range infos {
-		tasks[i] = ti.Stats
-	}
 	preds, err := schedule.PredictStored(p, r.PredictorState(), g, tasks, round)
 	if err != nil {
 		return nil, fmt.Errorf("predict: %w", err)
 	}
 	return preds, nil
-}
-
-// sameNodes reports whether g's nodes are infos, in order.
-func sameNodes(g *graph.Graph, infos []storage.TaskInfo) bool {
-	if g.Len() != len(infos) {
-		return false
-	}
-	for i, nd := range g.Nodes {
-		if g.Envs[nd.Env] != infos[i].Env || nd.Task != infos[i].Task.Task {
-			return false
-		}
-	}
-	return true
-}
-
-// loadGraph builds the graph of the stored adjacency lists over infos (in the order Tasks
-// gives: by environment, then task), and counts its edges.
-func loadGraph(r *storage.Reader, infos []storage.TaskInfo) (*graph.Graph, int, error) {
-	index := make(map[storage.TaskKey]int32, len(infos))
-	envIndex := map[string]int32{}
-	var envs []string
-	nodes := make([]graph.Node, len(infos))
-	for i, ti := range infos {
-		if _, ok := envIndex[ti.Env]; !ok {
-			envIndex[ti.Env] = int32(len(envs))
-			envs = append(envs, ti.Env)
-		}
-		nodes[i] = graph.Node{Env: envIndex[ti.Env], Task: ti.Task.Task}
-		index[storage.TaskKey{Env: ti.Env, Task: ti.Task.Task}] = int32(i)
-	}
-	adj := make([][]graph.Edge, len(infos))
-	edges := 0
-	err := r.Edges(func(ne storage.NodeEdges) error {
-		from, ok := index[ne.Node]
-		if !ok {
-			return nil
-		}
-		for _, e := range ne.Edges {
-			if to, ok := index[storage.TaskKey{Env: e.Env, Task: e.Task}]; ok {
-				adj[from] = append(adj[from], graph.Edge{To: to, Weight: e.Weight, Sim: e.Sim, Cross: e.Cross})
-				edges++
-			}
-		}
-		return nil
-	})
-	return graph.New(envs, nodes, adj), edges, err
 }
 
 func (d *Data) readQuarantine(r *storage.Reader) error {

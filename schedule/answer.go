@@ -102,21 +102,24 @@ func lastStep(r *storage.Reader, c storage.Counters) (int64, error) {
 	return c.Round, nil
 }
 
-// stepOf reads the top-level "step" of a stored answer without decoding the rest: it comes
-// before "tasks", which may hold 100,000 entries.
-func stepOf(data []byte) (int64, bool) {
+// stepOf reads the top-level "step" of a stored answer (see topInt).
+func stepOf(data []byte) (int64, bool) { return topInt(data, "step") }
+
+// topInt reads the integer top-level field key of a stored answer without decoding the rest:
+// "step" and "group_size" come before "tasks", which may hold 100,000 entries.
+func topInt(data []byte, key string) (int64, bool) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return 0, false
 	}
 	for dec.More() {
-		key, err := dec.Token()
+		k, err := dec.Token()
 		if err != nil {
 			return 0, false
 		}
-		if key == "step" {
-			var step int64
-			return step, dec.Decode(&step) == nil
+		if k == key {
+			var n int64
+			return n, dec.Decode(&n) == nil
 		}
 		var skip json.RawMessage
 		if dec.Decode(&skip) != nil {
@@ -124,6 +127,28 @@ func stepOf(data []byte) (int64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// LastGroupSize is the group_size of the last request answered in db; false when none was.
+func LastGroupSize(db *storage.DB) (int, bool, error) {
+	var g int64
+	var ok bool
+	err := db.View(func(r *storage.Reader) error {
+		c, err := r.Counters()
+		if err != nil || c.LastRequest == "" {
+			return err
+		}
+		data, err := r.Answer(c.LastRequest)
+		if errors.Is(err, storage.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		g, ok = topInt(data, "group_size")
+		return nil
+	})
+	return int(g), ok && g > 0, err
 }
 
 // LastStep is the step of the last request answered in db, 0 when none: a request without a

@@ -9,13 +9,26 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/envsched/envsched/record"
 )
 
-// Bounds of the request fields (PROTOCOL.md).
+// The batch size and the group size: their defaults (when neither the request nor the
+// configuration gives one) and bounds (PROTOCOL.md), for the whole program. The daemon's
+// configuration, the scheduler's options, request validation and the command line all take them
+// from here.
 const (
-	MaxSize      = 100000
-	MaxGroupSize = 1024
+	DefaultSize      = 64     // tasks in a batch
+	DefaultGroupSize = 8      // rollouts the trainer runs per task
+	MaxSize          = 100000 // sizes are 1 to MaxSize
+	MaxGroupSize     = 1024   // group sizes are 1 to MaxGroupSize
 )
+
+// ValidSize reports whether n is a batch size within the bounds.
+func ValidSize(n int) bool { return n >= 1 && n <= MaxSize }
+
+// ValidGroupSize reports whether n is a group size within the bounds.
+func ValidGroupSize(n int) bool { return n >= 1 && n <= MaxGroupSize }
 
 // Request is a parsed and validated request body. Nil pointers are fields the body left out.
 type Request struct {
@@ -42,8 +55,15 @@ func badf(format string, args ...any) error { return &RequestError{Msg: fmt.Spri
 
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 
-// ValidID reports whether id is a valid request ID: [A-Za-z0-9][A-Za-z0-9._-]{0,127}.
-func ValidID(id string) bool { return idPattern.MatchString(id) }
+// ValidID reports whether id is a valid request ID: [A-Za-z0-9][A-Za-z0-9._-]{0,127}, not
+// ending in ".error" (so that no ID's batch file, ID.json, can be another ID's error file).
+func ValidID(id string) bool { return idPattern.MatchString(id) && !strings.HasSuffix(id, ErrorSuffix) }
+
+// ErrorSuffix is the end no request ID may have: ID.error.json is the error file of ID.
+const ErrorSuffix = ".error"
+
+// IDRule says what a valid request ID is, for messages.
+const IDRule = "1 to 128 of A-Z a-z 0-9 . _ -, starting with a letter or digit, not ending in \".error\""
 
 // SeedOf is the seed of a request that names none: the 64-bit FNV-1a hash of its ID.
 func SeedOf(id string) uint64 {
@@ -119,9 +139,10 @@ func (r *Request) set(k string, v json.RawMessage) error {
 		r.GroupSize, err = intIn(k, v, 1, MaxGroupSize)
 	case "step":
 		var s int64
-		s, err = int64Field(k, v, "an integer >= 0")
-		if err == nil && s < 0 {
-			err = badf("step is %d: want an integer >= 0 (or leave it out for the previous step + 1)", s)
+		s, err = int64Field(k, v, fmt.Sprintf("an integer from 0 to %d", record.MaxStep))
+		if err == nil && (s < 0 || s > record.MaxStep) {
+			err = badf("step is %d: want an integer from 0 to %d, the training step of the batch (or leave "+
+				"it out for the previous step + 1)", s, record.MaxStep)
 		}
 		r.Step = &s
 	case "envs":

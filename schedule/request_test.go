@@ -2,7 +2,10 @@ package schedule
 
 import (
 	"errors"
+	"math"
 	"testing"
+
+	"github.com/envsched/envsched/record"
 )
 
 func TestParseRequestDefaults(t *testing.T) {
@@ -36,7 +39,7 @@ func TestSeedOfIsStable(t *testing.T) {
 // bounds or is refused with a RequestError; nothing panics.
 func FuzzParseRequest(f *testing.F) {
 	for _, s := range []string{"", "{}", `{"size": 8}`, `{"size": 0}`, `{"envs": ["a", ""]}`, `[1]`, `{"seed": -5}`,
-		`{"step": 1e3}`, `{"size": 1} x`, `{"allow_repeats": 1}`, `{"group_size": 1025}`, "\xff"} {
+		`{"step": 1e3}`, `{"step": 9223372036854775807}`, `{"step": 1000000001}`, `{"size": 1} x`, `{"allow_repeats": 1}`, `{"group_size": 1025}`, "\xff"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
@@ -48,7 +51,7 @@ func FuzzParseRequest(f *testing.F) {
 			}
 			return
 		}
-		if req.Size < 1 || req.Size > MaxSize || req.GroupSize < 1 || req.GroupSize > MaxGroupSize || (req.Step != nil && *req.Step < 0) {
+		if req.Size < 1 || req.Size > MaxSize || req.GroupSize < 1 || req.GroupSize > MaxGroupSize || (req.Step != nil && (*req.Step < 0 || *req.Step > record.MaxStep)) {
 			t.Fatalf("out of bounds: %+v", req)
 		}
 		for _, e := range append(req.Envs, req.ExcludeEnvs...) {
@@ -75,3 +78,33 @@ func TestStepOf(t *testing.T) {
 		}
 	}
 }
+
+// TestStepBounds: a step no training run reaches (2^63-1 erased all evidence, and the next
+// default step overflowed to a negative one) is refused; a default step past the bound too.
+func TestStepBounds(t *testing.T) {
+	for body, ok := range map[string]bool{
+		`{"step": 0}`: true, `{"step": 1000000000}`: true, `{"step": 1000000001}`: false,
+		`{"step": 9223372036854775807}`: false, `{"step": -1}`: false,
+	} {
+		_, err := ParseRequest([]byte(body), 64, 8)
+		if (err == nil) != ok {
+			t.Errorf("%s: error %v; want accepted %v", body, err, ok)
+		}
+	}
+	for _, c := range []struct {
+		last    int64
+		want    int64
+		refused bool
+	}{{0, 1, false}, {record.MaxStep - 1, record.MaxStep, false}, {record.MaxStep, 0, true},
+		{math.MaxInt64, 0, true}, {-5, 0, true}} {
+		got, err := nextStep(c.last, nil)
+		if (err != nil) != c.refused || (err == nil && got != c.want) {
+			t.Errorf("after step %d: %d, %v; want %d (refused %v)", c.last, got, err, c.want, c.refused)
+		}
+	}
+	if got, err := nextStep(math.MaxInt64, ptr(int64(7))); err != nil || got != 7 {
+		t.Errorf("a named step after a stored huge one: %d, %v; want 7", got, err)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -247,6 +247,7 @@ func TestValidID(t *testing.T) {
 	for id, want := range map[string]bool{
 		"step-000041": true, "a": true, "A.b_c-9": true, strings.Repeat("x", 128): true,
 		"": false, ".hidden": false, "-x": false, "a/b": false, "a b": false, strings.Repeat("x", 129): false, "é": false,
+		"x.error": false, "x.error.1": true, "error": true, "x.errors": true, "x.Error": true,
 	} {
 		if ValidID(id) != want {
 			t.Errorf("ValidID(%q) = %v", id, !want)

@@ -12,6 +12,7 @@ import (
 	"github.com/envsched/envsched/batcher"
 	"github.com/envsched/envsched/graph"
 	"github.com/envsched/envsched/propagate"
+	"github.com/envsched/envsched/record"
 	"github.com/envsched/envsched/stats"
 	"github.com/envsched/envsched/storage"
 )
@@ -19,15 +20,10 @@ import (
 // Policy names the algorithm in every answer.
 const Policy = "envsched/1"
 
-// Defaults of Options.
-const (
-	DefaultSize      = 64
-	DefaultGroupSize = 8
-)
-
 // Options configure a Scheduler. Zero fields take their defaults.
 type Options struct {
-	// Size and GroupSize are the defaults of a request's size and group_size.
+	// Size and GroupSize are the defaults of a request's size and group_size; 0 takes
+	// DefaultSize and DefaultGroupSize.
 	Size, GroupSize int
 	// Predict are the prediction parameters; the zero value means propagate.DefaultParams
 	// with the database's decay. A Decay different from the database's is an error.
@@ -50,7 +46,7 @@ func (o Options) withDefaults(decay float64) (Options, error) {
 	if o.GroupSize == 0 {
 		o.GroupSize = DefaultGroupSize
 	}
-	if o.Size < 1 || o.Size > MaxSize || o.GroupSize < 1 || o.GroupSize > MaxGroupSize {
+	if !ValidSize(o.Size) || !ValidGroupSize(o.GroupSize) {
 		return o, fmt.Errorf("default batch size %d and group size %d: want 1 to %d and 1 to %d", o.Size, o.GroupSize, MaxSize, MaxGroupSize)
 	}
 	if o.Predict == nil {
@@ -198,7 +194,7 @@ func restoreState(pr *propagate.Predictor, data []byte) (savedState, error) {
 // changes nothing.
 func (s *Scheduler) Answer(id string, body []byte) ([]byte, error) {
 	if !ValidID(id) {
-		return nil, badf("request ID %q: want 1 to 128 of A-Z a-z 0-9 . _ -, starting with a letter or digit", id)
+		return nil, badf("request ID %q: want %s", id, IDRule)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -273,15 +269,29 @@ func (s *Scheduler) Warm() error {
 	return err
 }
 
+// nextStep is the step of a request: the one it names, or the previous answer's step + 1. A
+// previous step beyond record.MaxStep (stored before steps were bounded) gives no default: the
+// request must name its step.
+func nextStep(last int64, asked *int64) (int64, error) {
+	if asked != nil {
+		return *asked, nil
+	}
+	if last < 0 || last >= record.MaxStep {
+		return 0, badf("the previous answer's step is %d, so the next one cannot be that + 1: give \"step\" "+
+			"(an integer from 0 to %d) in the request", last, record.MaxStep)
+	}
+	return last + 1, nil
+}
+
 // choose loads the state, predicts and selects.
 func (s *Scheduler) choose(id string, req Request) (*Answer, []storage.TaskKey, []baselineEntry, error) {
 	st, err := s.load.load()
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	step := st.lastStep + 1
-	if req.Step != nil {
-		step = *req.Step
+	step, err := nextStep(st.lastStep, req.Step)
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	seed := SeedOf(id)
 	if req.Seed != nil {

@@ -115,7 +115,8 @@ func localCopy(db *storage.DB, opts Options) (*DB, error) {
 
 // openCopy opens the copy at path and unlinks it: the open file stays readable.
 func openCopy(path, source string, opts Options) (*DB, error) {
-	db, err := storage.Open(path, storage.Options{ReadOnly: true, Timeout: opts.LockTimeout, Logger: opts.Logger})
+	db, err := storage.Open(path, storage.Options{ReadOnly: true, Timeout: opts.LockTimeout, Logger: opts.Logger,
+		Name: source})
 	os.Remove(path)
 	if err != nil {
 		return nil, fmt.Errorf("open snapshot of %s: %w", source, err)
@@ -141,8 +142,10 @@ func request(ctx context.Context, folder string, opts Options) (string, error) {
 		return "", fmt.Errorf("ask for a snapshot: %w", err)
 	}
 	path, err := await(ctx, folder, name, opts)
-	if err != nil {
-		os.Remove(want)
+	if err != nil { // interrupted or timed out: leave nothing, not even a copy answered meanwhile
+		for _, suffix := range []string{wantSuffix, dbSuffix, errorSuffix} {
+			os.Remove(filepath.Join(folder, name+suffix))
+		}
 	}
 	return path, err
 }
@@ -176,7 +179,7 @@ func answered(folder, name string) (path string, done bool, err error) {
 		return path, true, nil
 	}
 	epath := filepath.Join(folder, name+errorSuffix)
-	msg, err := os.ReadFile(epath)
+	msg, err := fsutil.ReadRegular(epath) // a FIFO put there must not block the reader
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", false, nil
 	}

@@ -53,6 +53,7 @@ func Serve(ctx context.Context, src Source, dir string, opts ServeOptions) error
 		return err
 	}
 	s := server{src: src, folder: folder, opts: opts}
+	s.sweepOrphans()
 	tick := time.NewTicker(opts.PollInterval)
 	defer tick.Stop()
 	lastSweep := time.Time{}
@@ -101,10 +102,15 @@ func (s server) answerAll() {
 		s.opts.Logger.Warn("list snapshot requests", "folder", s.folder, "error", err)
 		return
 	}
+	swept := false
 	for _, e := range entries {
 		name, ok := strings.CutSuffix(e.Name(), wantSuffix)
 		if !ok || !e.Type().IsRegular() || !validName(name) {
 			continue
+		}
+		if !swept { // before each new copy: the copies of dead readers go first
+			s.sweepOrphans()
+			swept = true
 		}
 		s.answer(name)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -20,6 +21,13 @@ import (
 // commitStep stores one group of four rollouts per task for step s.
 func commitStep(t testing.TB, db *storage.DB, s int64) {
 	t.Helper()
+	if err := tryCommitStep(db, s); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// tryCommitStep is commitStep for goroutines other than the test's: it returns the error.
+func tryCommitStep(db *storage.DB, s int64) error {
 	b := &storage.Batch{}
 	for task := range 5 {
 		for i := range 4 {
@@ -28,9 +36,8 @@ func commitStep(t testing.TB, db *storage.DB, s int64) {
 				RolloutID: fmt.Sprintf("%d-%d-%d", s, task, i)}})
 		}
 	}
-	if _, err := db.Commit(b); err != nil {
-		t.Fatal(err)
-	}
+	_, err := db.Commit(b)
+	return err
 }
 
 // held opens a writable database in a fresh exchange directory and keeps it open (locked).
@@ -125,17 +132,24 @@ func TestSnapshotWhileWriting(t *testing.T) {
 	serve(t, db, dir)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
+	var werr error // the writer's failure, reported on the test goroutine (t.Fatal must not run off it)
 	wg.Go(func() {
-		for s := int64(2); ; s++ {
+		for s := int64(2); werr == nil; s++ {
 			select {
 			case <-stop:
 				return
 			default:
-				commitStep(t, db, s)
+				werr = tryCommitStep(db, s)
 			}
 		}
 	})
-	defer func() { close(stop); wg.Wait() }()
+	defer func() {
+		close(stop)
+		wg.Wait()
+		if werr != nil {
+			t.Fatalf("writer: %v", werr)
+		}
+	}()
 	for range 5 {
 		r, err := snapshot.Open(context.Background(), dir, path, snapshot.Options{PollInterval: 5 * time.Millisecond})
 		if err != nil {
@@ -230,4 +244,50 @@ func TestServeRefusesLink(t *testing.T) {
 	if err := snapshot.Serve(context.Background(), failing{}, dir, snapshot.ServeOptions{}); err == nil {
 		t.Fatal("Serve accepted a symbolic link as its folder")
 	}
+}
+
+// TestOrphansOfDeadReadersGoAtTheNextSnapshot: the request and the whole copy of a reader killed
+// while it waited stayed in DIR/snapshots for 15 minutes; now the daemon removes them before it
+// writes the next copy. Files of live readers stay.
+func TestOrphansOfDeadReadersGoAtTheNextSnapshot(t *testing.T) {
+	dir, path, db := held(t)
+	folder := snapshot.Dir(dir)
+	if err := os.MkdirAll(folder, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dead := deadPID(t)
+	orphans := []string{fmt.Sprintf("r%d-aa.db", dead), fmt.Sprintf("r%d-bb.want", dead),
+		fmt.Sprintf("r%d-cc.error", dead), fmt.Sprintf(".r%d-dd.want.tmp-0123", dead)}
+	live := []string{"r1-ee.db", "notes.txt"} // pid 1 lives; other shapes wait for MaxAge
+	for _, name := range append(append([]string{}, orphans...), live...) {
+		if err := os.WriteFile(filepath.Join(folder, name), []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	serve(t, db, dir)
+	r, err := snapshot.Open(context.Background(), dir, path, snapshot.Options{Wait: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	for _, name := range orphans {
+		if _, err := os.Stat(filepath.Join(folder, name)); err == nil {
+			t.Errorf("%s of dead reader %d is still there", name, dead)
+		}
+	}
+	for _, name := range live {
+		if _, err := os.Stat(filepath.Join(folder, name)); err != nil {
+			t.Errorf("%s was removed: %v", name, err)
+		}
+	}
+}
+
+// deadPID returns the id of a process that has ended.
+func deadPID(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd.Process.Pid
 }

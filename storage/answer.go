@@ -47,7 +47,7 @@ func (db *DB) StoreAnswerRecord(a AnswerRecord) error {
 	db.writeMu.Lock()
 	defer db.writeMu.Unlock()
 	var logged logWrite
-	err := db.bolt.Update(func(tx *bolt.Tx) error {
+	err := db.update(func(tx *bolt.Tx) error {
 		if err := db.tasks.load(tx); err != nil {
 			return err
 		}

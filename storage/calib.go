@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 
@@ -21,7 +22,7 @@ import (
 //	bins     channel, bin -> ledger.Cell: the reliability table
 //	answers  answer (8 bytes BE) -> request, step, picks, ledger.Cell
 //
-// and the key totals (opened, measured, expired, unmatched). A prediction is opened in the
+// and the key totals (opened, measured, expired, unmatched, restarted). A prediction is opened in the
 // transaction that stores its answer, and closed (its group counted) in the Commit that stores
 // the group's last rollout: so a group is measured exactly once, however its rollouts arrive.
 var (
@@ -41,7 +42,7 @@ func pendingKey(taskSeq, answer uint64, rank int) []byte {
 
 func encodePending(buf []byte, p ledger.Pending) []byte {
 	return enc(buf[:0]).str(p.Request).svar(p.Step).u8(uint8(p.Channel)).uvar(uint64(p.GroupSize)).
-		f64(p.PDegenerate).f64(p.Mean).uvar(uint64(p.N)).f64(p.Min).f64(p.Max).f64(p.Sum)
+		f64(p.PDegenerate).f64(p.Mean).uvar(uint64(p.N)).f64(p.Min).f64(p.Max).f64(p.Sum).str(p.Group)
 }
 
 func decodePending(key, v []byte) (ledger.Pending, error) {
@@ -52,6 +53,9 @@ func decodePending(key, v []byte) (ledger.Pending, error) {
 	p := ledger.Pending{Answer: binary.BigEndian.Uint64(key[8:]), Rank: int(binary.BigEndian.Uint32(key[16:])),
 		Request: d.str(), Step: d.svar(), Channel: ledger.Channel(d.u8()), GroupSize: int(d.uvar()),
 		PDegenerate: d.f64(), Mean: d.f64(), N: int64(d.uvar()), Min: d.f64(), Max: d.f64(), Sum: d.f64()}
+	if len(d.b) > 0 { // written without the group key by the first version of the ledger
+		p.Group = d.str()
+	}
 	if d.bad || p.Channel >= ledger.NumChannels {
 		return ledger.Pending{}, fmt.Errorf("pending %x: %w", key, ErrCorrupt)
 	}
@@ -92,7 +96,8 @@ func decodeAnswerCell(key, v []byte) (ledger.AnswerCell, error) {
 }
 
 func encodeTotals(t ledger.Totals) []byte {
-	return enc(nil).uvar(uint64(t.Opened)).uvar(uint64(t.Measured)).uvar(uint64(t.Expired)).uvar(uint64(t.Unmatched))
+	return enc(nil).uvar(uint64(t.Opened)).uvar(uint64(t.Measured)).uvar(uint64(t.Expired)).uvar(uint64(t.Unmatched)).
+		uvar(uint64(t.Restarted))
 }
 
 func decodeTotals(v []byte) (ledger.Totals, error) {
@@ -101,6 +106,9 @@ func decodeTotals(v []byte) (ledger.Totals, error) {
 	}
 	d := dec{b: v}
 	t := ledger.Totals{Opened: int64(d.uvar()), Measured: int64(d.uvar()), Expired: int64(d.uvar()), Unmatched: int64(d.uvar())}
+	if len(d.b) > 0 { // written without it by the first version of the ledger
+		t.Restarted = int64(d.uvar())
+	}
 	if d.bad {
 		return ledger.Totals{}, fmt.Errorf("calibration totals: %w", ErrCorrupt)
 	}
@@ -174,29 +182,42 @@ type openPrediction struct {
 	deleted bool
 }
 
-// offer gives one rollout (normalised reward r) to the first open prediction it answers, and
-// counts the group when that completes it; it counts the rollout as unmatched when the task
-// has open predictions and it answers none.
-func (ct *calibTx) offer(env string, open []openPrediction, r float64, request string, step int64, hasStep bool) error {
-	live := false
+// offer gives one rollout sr (normalised reward r) to the first open prediction it answers, and
+// counts the group when that completes it. When none answers it but one of its batch has begun
+// a group under another key, that group begins again with it (a replayed step); when the task
+// has open predictions and none is of its batch, the rollout is counted as unmatched.
+func (ct *calibTx) offer(env string, open []openPrediction, r float64, sr *StoredRollout) error {
+	live, restart := false, -1
 	for i := range open {
 		op := &open[i]
 		if op.deleted {
 			continue
 		}
 		live = true
-		if !op.p.Matches(request, step, hasStep) {
-			continue
+		if op.p.Matches(sr.RequestID, sr.Step, sr.HasStep, sr.Group) {
+			return ct.fill(env, op, r, sr.Group)
 		}
-		op.dirty = true
-		if op.p.Add(r) {
-			op.deleted = true
-			return ct.count(env, op.p)
+		if restart < 0 && op.p.SameBatch(sr.RequestID, sr.Step, sr.HasStep) {
+			restart = i
 		}
-		return nil
+	}
+	if restart >= 0 {
+		ct.totals.Restarted++
+		open[restart].p.Restart()
+		return ct.fill(env, &open[restart], r, sr.Group)
 	}
 	if live {
 		ct.totals.Unmatched++
+	}
+	return nil
+}
+
+// fill adds one rollout to op's group and counts the group when it is complete.
+func (ct *calibTx) fill(env string, op *openPrediction, r float64, group string) error {
+	op.dirty = true
+	if op.p.Add(r, group) {
+		op.deleted = true
+		return ct.count(env, op.p)
 	}
 	return nil
 }
@@ -304,8 +325,8 @@ func (ct *calibTx) flush() error {
 			return fmt.Errorf("put calibration cell: %w", err)
 		}
 	}
-	for k, c := range ct.bins {
-		if err := ct.bk.Bucket(calibBins).Put([]byte{k[0], k[1]}, enc(nil).cell(*c)); err != nil {
+	for _, k := range slices.SortedFunc(maps.Keys(ct.bins), func(a, b [2]byte) int { return bytes.Compare(a[:], b[:]) }) {
+		if err := ct.bk.Bucket(calibBins).Put([]byte{k[0], k[1]}, enc(nil).cell(*ct.bins[k])); err != nil {
 			return fmt.Errorf("put calibration bin: %w", err)
 		}
 	}

@@ -87,6 +87,14 @@ func ro(task string, reward float64, req string, step int64, id string) storage.
 		HasStep: step != 0, RequestID: req, RolloutID: id}}
 }
 
+// keyed sets the group key of rollouts.
+func keyed(key string, rs []storage.Rollout) []storage.Rollout {
+	for i := range rs {
+		rs[i].Group = key
+	}
+	return rs
+}
+
 // group returns n rollouts of task with the given rewards, ids prefixed with prefix.
 func group(task, req string, step int64, prefix string, rewards ...float64) []storage.Rollout {
 	out := make([]storage.Rollout, len(rewards))
@@ -194,6 +202,18 @@ func TestCalibrationMatching(t *testing.T) {
 			c.answer("r1", 1, 2, pick{task: "a"}, pick{task: "a", random: true})
 			c.roll(group("a", "r1", 0, "x", 1, 1, 1, 0)...)
 		}, ledger.Totals{Opened: 2, Measured: 2}, [3]int64{1, 0, 1}, [3]int64{1, 0, 0}},
+		{"a task twice in one answer: interleaved groups fill their own predictions", func(c *calibDB) {
+			c.answer("r1", 1, 2, pick{task: "a"}, pick{task: "a", random: true})
+			g1, g2 := keyed("g1", group("a", "r1", 0, "x", 1, 1)), keyed("g2", group("a", "r1", 0, "y", 0, 1))
+			c.roll(g1[0], g2[0], g1[1], g2[1])
+		}, ledger.Totals{Opened: 2, Measured: 2}, [3]int64{1, 0, 1}, [3]int64{1, 0, 0}},
+		{"a group begun again under a new key replaces the unfinished one", func(c *calibDB) {
+			c.answer("r1", 1, 3, pick{task: "a"})
+			c.roll(keyed("try-1", group("a", "r1", 0, "x", 1, 1))...) // the trainer crashed here
+			c.reopen()
+			c.roll(keyed("try-2", group("a", "r1", 0, "y", 0, 1, 1))...)
+			c.roll(keyed("try-1", group("a", "r1", 0, "z", 1))...) // the first attempt's straggler
+		}, ledger.Totals{Opened: 1, Measured: 1, Restarted: 1}, [3]int64{1, 0, 0}, [3]int64{}},
 		{"the oldest open prediction expires", func(c *calibDB) {
 			for i := range ledger.MaxOpen + 1 {
 				c.answer(fmt.Sprint("r", i), int64(i+1), 2, pick{task: "a"})

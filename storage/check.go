@@ -24,7 +24,7 @@ import (
 // it is for tests and `envsched check`-like tools, not for start-up.
 func (db *DB) Check(dir string) error {
 	var errs []error
-	err := db.bolt.View(func(tx *bolt.Tx) error {
+	err := db.view(func(tx *bolt.Tx) error {
 		for err := range tx.Check() {
 			errs = append(errs, fmt.Errorf("bbolt: %w", err))
 		}

@@ -33,7 +33,7 @@ func (db *DB) Commit(b *Batch) (Result, error) {
 	defer db.writeMu.Unlock()
 	var res Result
 	var c *committer
-	err := db.bolt.Update(func(tx *bolt.Tx) error {
+	err := db.update(func(tx *bolt.Tx) error {
 		if _, err := db.ids.prepare(tx, b.Rollouts); err != nil {
 			return err
 		}
@@ -371,7 +371,7 @@ func (c *committer) measure(ts *taskState, sr *StoredRollout, r float64) error {
 		return nil
 	}
 	c.cal.dirty = true
-	return c.cal.offer(ts.key.Env, ts.open, r, sr.RequestID, sr.Step, sr.HasStep)
+	return c.cal.offer(ts.key.Env, ts.open, r, sr)
 }
 
 // flushCalib writes the open predictions this commit changed and the ledger's sums.

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -63,6 +64,8 @@ type Options struct {
 	ReadOnly bool
 	// Logger receives notes on creation and migrations; nil discards them.
 	Logger *slog.Logger
+	// Name is the file that messages name, when path is a copy of it; empty means path.
+	Name string
 }
 
 // DB is an open envsched database. All methods are safe for concurrent use; bbolt allows one
@@ -73,6 +76,7 @@ type DB struct {
 	logCache  logCache    // the readers' copy of task_log, per database state
 	bolt      *bolt.DB
 	path      string
+	name      string // the file named in messages: Options.Name, or path
 	cfg       Config
 	log       *slog.Logger
 	closeOnce sync.Once
@@ -97,18 +101,31 @@ func Open(path string, opts Options) (*DB, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	bdb, err := bolt.Open(path, 0o600, &bolt.Options{
-		Timeout:      opts.Timeout,
-		FreelistType: bolt.FreelistMapType,
-		ReadOnly:     opts.ReadOnly,
+	name := cmp.Or(opts.Name, path)
+	var bdb *bolt.DB
+	err := guard(name, func() (err error) {
+		bdb, err = bolt.Open(path, 0o600, &bolt.Options{
+			Timeout:      opts.Timeout,
+			FreelistType: bolt.FreelistMapType,
+			ReadOnly:     opts.ReadOnly,
+		})
+		return err
 	})
+	var damaged *DamagedError
+	if errors.As(err, &damaged) {
+		return nil, err
+	}
 	if errors.Is(err, berrors.ErrTimeout) {
 		return nil, lockedError{path}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open db %s: %w", path, err)
 	}
-	db := &DB{bolt: bdb, path: path, log: log}
+	db := &DB{bolt: bdb, path: path, name: name, log: log}
+	if err := db.checkLength(); err != nil {
+		bdb.Close()
+		return nil, err
+	}
 	if err := db.init(opts); err != nil {
 		bdb.Close()
 		return nil, fmt.Errorf("open db %s: %w", path, err)
@@ -119,9 +136,9 @@ func Open(path string, opts Options) (*DB, error) {
 // init creates the buckets and meta of a new database, or checks those of an existing one.
 func (db *DB) init(opts Options) error {
 	if opts.ReadOnly {
-		return db.bolt.View(func(tx *bolt.Tx) error { return db.loadConfig(tx, opts) })
+		return db.view(func(tx *bolt.Tx) error { return db.loadConfig(tx, opts) })
 	}
-	return db.bolt.Update(func(tx *bolt.Tx) error {
+	return db.update(func(tx *bolt.Tx) error {
 		meta := tx.Bucket(bucketMeta)
 		if meta == nil || meta.Get([]byte("schema")) == nil {
 			return db.create(tx, opts)
@@ -241,7 +258,7 @@ func (db *DB) Close() error {
 // transaction; writers go on meanwhile. It returns the bytes written.
 func (db *DB) WriteSnapshot(w io.Writer) (int64, error) {
 	var n int64
-	err := db.bolt.View(func(tx *bolt.Tx) error {
+	err := db.view(func(tx *bolt.Tx) error {
 		var err error
 		n, err = tx.WriteTo(w)
 		return err
@@ -262,7 +279,7 @@ func (db *DB) Compact(dst string) error {
 	if err != nil {
 		return fmt.Errorf("compact %s to %s: %w", db.path, dst, err)
 	}
-	if err := bolt.Compact(out, db.bolt, 64<<20); err != nil {
+	if err := guard(db.name, func() error { return bolt.Compact(out, db.bolt, 64<<20) }); err != nil {
 		out.Close()
 		return fmt.Errorf("compact %s to %s: %w", db.path, dst, err)
 	}

@@ -12,6 +12,10 @@
 //   - Rewards are clipped into the configured range here (and counted in the same transaction),
 //     then normalised into [0, 1] for the statistics. The stored rollout keeps the clipped reward
 //     in the configured scale.
+//     Range.Normalise and Range.Scale are the one mapping between the two scales, both ways.
+//   - The task graph's edges are stored by Commit but built by the caller, inside the write
+//     transaction: Batch.Adjacency (in envsched, schedule.EdgeKeeper.OnTasks, reached through
+//     ingest.Options.OnTasks) returns the adjacency lists to store with the tasks that make them.
 //   - A rollout's round is its step when it has one, else the database's current round (the
 //     step of the last stored answer). A group is the rollouts of one task at one round with one
 //     group key; the rollouts that name no group form the group "" of their task and round.

@@ -25,7 +25,7 @@ type Reader struct {
 // View runs fn with a Reader over one read transaction. Keep fn short: a long read transaction
 // keeps the file from reusing freed pages.
 func (db *DB) View(fn func(r *Reader) error) error {
-	return db.bolt.View(func(tx *bolt.Tx) error { return fn(&Reader{tx: tx, cfg: db.cfg, cache: &db.logCache}) })
+	return db.view(func(tx *bolt.Tx) error { return fn(&Reader{tx: tx, cfg: db.cfg, cache: &db.logCache}) })
 }
 
 // Counters returns the whole-database counters.

@@ -122,6 +122,12 @@ type Batch struct {
 	// counters as they were before the batch: they are written after the hook. The lists
 	// Adjacency returns are stored in the same transaction, after Edges. An error aborts the
 	// whole commit; state the hook keeps outside the database is then the caller's to undo.
+	//
+	// In envsched this is where the task graph's edges are built, deliberately inside the write
+	// transaction so that they commit with the tasks that make them: schedule.NewIngester sets
+	// ingest.Options.OnTasks to a schedule.EdgeKeeper's OnTasks, and the ingester passes it on
+	// here (ingest.Options.OnTasks -> storage.Batch.Adjacency -> schedule.EdgeKeeper.OnTasks ->
+	// graph.Builder -> the lists stored here). Storage itself knows nothing of graphs.
 	Adjacency func(r *Reader, added, changed []record.Task) ([]NodeEdges, error)
 }
 

@@ -20,6 +20,9 @@ type fileState struct {
 // tree is the last listing of the roots. Only Run's goroutine (and New, before Run) use it.
 type tree struct {
 	files map[string]fileState
+	// onSkip, when set, is told of every entry a listing could not read (permission denied, a
+	// path longer than the system's limit, a missing root): the walk skips it and goes on.
+	onSkip func(path string, err error)
 }
 
 func newTree() *tree { return &tree{files: map[string]fileState{}} }
@@ -108,10 +111,12 @@ func (t *tree) list(roots []string, onDir func(string)) (map[string]fileState, e
 
 func (t *tree) visit(root, p string, d fs.DirEntry, err error, files map[string]fileState, onDir func(string)) error {
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) && p != root {
-			return nil
+		// Nothing in a trainer's folder stops the listing: a folder it cannot read, a path too
+		// long, a root removed (the daemon makes it again) are skipped and reported.
+		if !errors.Is(err, fs.ErrNotExist) || p == root {
+			t.skip(p, err)
 		}
-		return err
+		return nil
 	}
 	if p != root && ignored(p) {
 		if d.IsDir() {
@@ -127,6 +132,13 @@ func (t *tree) visit(root, p string, d fs.DirEntry, err error, files map[string]
 		}
 	}
 	return nil
+}
+
+// skip tells onSkip of an entry the listing could not read.
+func (t *tree) skip(p string, err error) {
+	if t.onSkip != nil {
+		t.onSkip(p, err)
+	}
 }
 
 // state returns the state of one entry; ok is false for an entry that vanished. A symbolic

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"sort"
 	"sync"
 	"time"
@@ -41,6 +42,9 @@ type Change struct {
 	Rescan bool
 	// Reason says why a rescan is asked for ("overflow", "watcher error: ..."); empty otherwise.
 	Reason string
+	// Since is when the oldest hint of this Change was noticed (an event, or the poll that
+	// found it): the consumer's latency starts there, not when it received the Change.
+	Since time.Time
 }
 
 // Options configure a Watcher.
@@ -74,7 +78,11 @@ type Watcher struct {
 	mode     Mode
 	out      chan Change
 	overflow chan struct{}
+	relist   chan struct{}
 	tree     *tree
+	// skipped are the paths a listing or a watch could not take, with the error last logged
+	// for each: each is logged once, not at every poll.
+	skipped map[string]string
 
 	closeOnce sync.Once
 	closeErr  error
@@ -92,8 +100,16 @@ func New(opts Options) (*Watcher, error) {
 		mode:     ModePoll,
 		out:      make(chan Change),
 		overflow: make(chan struct{}, 1),
+		relist:   make(chan struct{}, 1),
 		tree:     newTree(),
+		skipped:  map[string]string{},
 	}
+	for _, root := range opts.Roots {
+		if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+			return nil, fmt.Errorf("watch %s: not an existing folder", root)
+		}
+	}
+	w.tree.onSkip = w.logSkip
 	if !opts.Poll {
 		w.startNotify()
 	}
@@ -150,10 +166,33 @@ func (w *Watcher) addWatch(dir string) {
 	if w.fsw == nil {
 		return
 	}
-	if err := w.fsw.Add(dir); err != nil && !errors.Is(err, fsnotify.ErrClosed) {
+	if err := w.fsw.Add(dir); err != nil && !errors.Is(err, fsnotify.ErrClosed) && w.firstTime(dir, err) {
 		w.log.Warn("cannot watch folder; the poll will cover it", "path", dir, "err", err)
 	}
 }
+
+// logSkip logs, once per path and error, an entry a listing could not read.
+func (w *Watcher) logSkip(path string, err error) {
+	if w.firstTime(path, err) {
+		w.log.Warn("cannot list folder; skipped", "path", path, "err", err)
+	}
+}
+
+// firstTime records err for path and reports whether it was not the error last recorded.
+// Only Run's goroutine (and New, before Run) call it.
+func (w *Watcher) firstTime(path string, err error) bool {
+	if w.skipped[path] == err.Error() {
+		return false
+	}
+	if len(w.skipped) >= maxSkipped {
+		clear(w.skipped) // forget old reports rather than grow without bound
+	}
+	w.skipped[path] = err.Error()
+	return true
+}
+
+// maxSkipped bounds the paths whose fault is remembered.
+const maxSkipped = 4096
 
 // Mode returns where hints come from: ModeNotify or ModePoll.
 func (w *Watcher) Mode() Mode { return w.mode }
@@ -171,6 +210,16 @@ func (w *Watcher) InjectOverflow() {
 	}
 }
 
+// Relist makes Run list the roots again soon, watching every folder found, and ask the consumer
+// for a full rescan: the consumer made a removed root again, which has no watch yet. It never
+// blocks.
+func (w *Watcher) Relist() {
+	select {
+	case w.relist <- struct{}{}:
+	default:
+	}
+}
+
 // Close stops fsnotify. It is safe to call more than once and from any goroutine; Run returns
 // once its context is done.
 func (w *Watcher) Close() error {
@@ -184,6 +233,7 @@ func (w *Watcher) Close() error {
 
 // pending accumulates hints between flushes; only Run's goroutine touches it.
 type pending struct {
+	since  time.Time // when the first hint since the last flush came
 	paths  map[string]struct{}
 	rescan bool
 	reason string
@@ -191,6 +241,7 @@ type pending struct {
 }
 
 func (p *pending) add(path string) {
+	p.noticed(time.Now())
 	if p.paths == nil {
 		p.paths = make(map[string]struct{})
 	}
@@ -198,7 +249,15 @@ func (p *pending) add(path string) {
 	p.built = nil
 }
 
+// noticed keeps the earliest time a hint came.
+func (p *pending) noticed(t time.Time) {
+	if p.since.IsZero() || t.Before(p.since) {
+		p.since = t
+	}
+}
+
 func (p *pending) askRescan(reason string) {
+	p.noticed(time.Now())
 	p.rescan = true
 	if p.reason == "" {
 		p.reason = reason
@@ -210,6 +269,9 @@ func (p *pending) empty() bool { return len(p.paths) == 0 && !p.rescan }
 
 // merge moves the hints of q into p.
 func (p *pending) merge(q *pending) {
+	if !q.since.IsZero() {
+		p.noticed(q.since)
+	}
 	for path := range q.paths {
 		p.add(path)
 	}
@@ -225,7 +287,7 @@ func (p *pending) change() Change {
 	if p.built != nil {
 		return *p.built
 	}
-	c := Change{Rescan: p.rescan, Reason: p.reason}
+	c := Change{Rescan: p.rescan, Reason: p.reason, Since: p.since}
 	for path := range p.paths {
 		c.Paths = append(c.Paths, path)
 	}
@@ -286,6 +348,8 @@ func (w *Watcher) Run(ctx context.Context) error {
 			w.onError(err, &dirty, &ready)
 		case <-w.overflow:
 			w.onOverflow(&dirty, &ready, "overflow (injected)")
+		case <-w.relist:
+			w.rescan(&dirty, &ready, "folders made again")
 		case <-debounce.C:
 			armed = false
 			ready.merge(&dirty)

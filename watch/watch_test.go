@@ -25,8 +25,9 @@ type harness struct {
 	done   chan struct{}
 
 	mu      sync.Mutex
-	seen    map[string]int
-	rescans []string
+	seen     map[string]int
+	rescans  []string
+	rescanAt []time.Time // when each rescan was received
 	signal  chan struct{}
 }
 
@@ -81,6 +82,7 @@ func (h *harness) record(c Change) {
 	}
 	if c.Rescan {
 		h.rescans = append(h.rescans, c.Reason)
+		h.rescanAt = append(h.rescanAt, time.Now())
 	}
 	h.mu.Unlock()
 	select {
@@ -341,10 +343,28 @@ func TestInjectedOverflowEveryNEvents(t *testing.T) {
 	if h.w.Mode() != ModeNotify {
 		t.Skip("fsnotify unavailable here")
 	}
+	written := map[string]time.Time{}
 	for i := range 20 {
-		write(t, h.path(filepath.Join("rollouts", "f"+string(rune('a'+i))+".jsonl")), "x\n")
+		p := h.path(filepath.Join("rollouts", "f"+string(rune('a'+i))+".jsonl"))
+		write(t, p, "x\n")
+		written[p] = time.Now()
 	}
-	h.waitFor("a rescan", func(_ map[string]int, r []string) bool { return len(r) > 0 })
+	// Each file is reported as a path, or a rescan (the consumer looks at every file when it
+	// receives one) was received after the file was written. Waiting for one rescan was not
+	// enough: it may have come before most files.
+	h.waitFor("every file, as a path or under a later rescan", func(seen map[string]int, _ []string) bool {
+		for p, at := range written {
+			if seen[p] == 0 && !slices.ContainsFunc(h.rescanAt, at.Before) {
+				return false
+			}
+		}
+		return true
+	})
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.rescans) == 0 {
+		t.Fatal("no rescan: the injected overflow was never exercised")
+	}
 }
 
 func TestMissingRootIsAnError(t *testing.T) {

@@ -354,3 +354,41 @@ func TestPythonUnitTestsAgainstDaemon(t *testing.T) {
 		t.Errorf("the real-daemon cases were skipped:\n%s", out)
 	}
 }
+
+// TestTrainerCheckpointFollowsItsDir: the example trainer keeps its checkpoint with the
+// exchange directory by default, so a run against a fresh --dir starts from step 1 instead of
+// resuming another run's checkpoint; a checkpoint named for another --dir is refused (exit 2).
+func TestTrainerCheckpointFollowsItsDir(t *testing.T) {
+	py := needPython(t)
+	root := repoRoot(t)
+	work, a, b := t.TempDir(), t.TempDir(), t.TempDir()
+	train := func(args ...string) (string, int) {
+		cmd := exec.Command(py, append([]string{filepath.Join(root, "examples", "python_trainer", "train.py"),
+			"--steps", "2", "--timeout", "0.05"}, args...)...)
+		cmd.Dir = work // no envsched runs: every batch is the uniform fallback
+		out, err := cmd.CombinedOutput()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return string(out), code
+	}
+	if out, code := train("--dir", a); code != 0 || !strings.Contains(out, "step   2") {
+		t.Fatalf("first run: exit %d\n%s", code, out)
+	}
+	if _, err := os.Stat(filepath.Join(a, "toy-checkpoint.json")); err != nil {
+		t.Fatalf("no checkpoint in the exchange directory: %v", err)
+	}
+	if out, code := train("--dir", b); code != 0 || strings.Contains(out, "resumed") || !strings.Contains(out, "step   1") {
+		t.Errorf("a fresh --dir did not start a fresh run: exit %d\n%s", code, out)
+	}
+	out, code := train("--dir", b, "--checkpoint", filepath.Join(a, "toy-checkpoint.json"))
+	if code != 2 || !strings.Contains(out, "is the checkpoint of a run against --dir") {
+		t.Errorf("another run's checkpoint: exit %d, want 2 and a clear error\n%s", code, out)
+	}
+	if out, code := train("--dir", a); code != 0 || !strings.Contains(out, "nothing to do") {
+		t.Errorf("a finished run resumed: exit %d, want a line saying there is nothing to do\n%s", code, out)
+	}
+}

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 __all__ = [
+    "BadAnswerError",
     "Batch",
     "BatchError",
     "BatchTimeout",
@@ -60,8 +61,12 @@ log = logging.getLogger("envsched")
 
 
 def valid_id(request_id: str) -> bool:
-    """Return True when request_id is a valid request ID of PROTOCOL.md."""
-    return bool(_ID_RE.match(request_id))
+    """Return True when request_id is a valid request ID of PROTOCOL.md.
+
+    1 to 128 characters from ``A-Z a-z 0-9 . _ -``, starting with a letter or digit, and not ending
+    in ``.error`` (the answer ``ID.json`` of such an ID would be another ID's error file).
+    """
+    return bool(_ID_RE.match(request_id)) and not request_id.endswith(".error")
 
 
 class BatchError(RuntimeError):
@@ -296,7 +301,10 @@ class EnvschedClient:
         read without writing the request again.
         """
         if not valid_id(request_id):
-            raise ValueError(f"request ID {request_id!r} does not match [A-Za-z0-9][A-Za-z0-9._-]{{0,127}}")
+            raise ValueError(
+                f"request ID {request_id!r} does not match [A-Za-z0-9][A-Za-z0-9._-]{{0,127}} "
+                "or ends in .error"
+            )
         if not os.path.exists(self._batch_path(request_id)):
             data = json.dumps(dict(body), sort_keys=True).encode() + b"\n"
             write_atomic(os.path.join(self.requests_dir, f"{request_id}.json"), data)
@@ -309,7 +317,8 @@ class EnvschedClient:
     def wait(self, request_id: str, timeout: float) -> Optional[Batch]:
         """Poll for the answer to request_id; return the Batch, None on timeout.
 
-        Raises BatchError when envsched wrote ``ID.error.json``.
+        Raises BatchError when envsched wrote ``ID.error.json``, and BadAnswerError when the batch
+        or error file is not one envsched can have written (damaged, or written by something else).
         """
         deadline = time.monotonic() + timeout
         pause = min(0.002, self.poll_interval)
@@ -328,14 +337,17 @@ class EnvschedClient:
 
     def _read_answer(self, request_id: str) -> Optional[Batch]:
         path = self._batch_path(request_id)
-        raw = _read_json(path)
+        raw = _read_answer_file(path)
         if raw is not None:
-            batch = parse_batch(raw, request_id)
+            try:
+                batch = parse_batch(raw, request_id)
+            except (TypeError, ValueError, KeyError, AttributeError, OverflowError) as e:
+                raise BadAnswerError(path, f"not a batch of PROTOCOL.md ({type(e).__name__}: {e})") from e
             if self.cleanup:
                 self._remove(os.path.join(self.requests_dir, f"{request_id}.json"), path)
             return batch
         err_path = os.path.join(self.batches_dir, f"{request_id}.error.json")
-        err = _read_json(err_path)
+        err = _read_answer_file(err_path)
         if err is not None:
             # The request stays answerable: remove it and the error so a corrected retry is fresh.
             self._remove(os.path.join(self.requests_dir, f"{request_id}.json"), err_path)
@@ -395,6 +407,25 @@ class EnvschedClient:
         return RolloutWriter(os.path.join(self.rollouts_dir, f"{name}.jsonl"), fsync=fsync)
 
 
+class BadAnswerError(ValueError):
+    """A file in ``DIR/batches`` that envsched cannot have written (it publishes whole JSON objects).
+
+    Something else wrote or damaged it; remove it (and the request, to ask again).
+    """
+
+    def __init__(self, path: str, problem: str) -> None:
+        super().__init__(f"{path}: {problem}; remove it and ask again")
+        self.path = path
+
+
+def _read_answer_file(path: str) -> Optional[Dict[str, Any]]:
+    """_read_json for batch and error files: None when absent, BadAnswerError when unreadable."""
+    try:
+        return _read_json(path)
+    except (OSError, ValueError, RecursionError) as e:
+        raise BadAnswerError(path, f"cannot be read as a JSON object ({type(e).__name__}: {e})") from e
+
+
 def _read_json(path: str) -> Optional[Dict[str, Any]]:
     """Read a JSON object file published atomically; None when it does not exist."""
     try:
@@ -432,7 +463,7 @@ def read_status(exchange_dir: str) -> Optional[Dict[str, Any]]:
     """DIR/status.json as a dict; None when there is none or it cannot be read."""
     try:
         return _read_json(os.path.join(exchange_dir, "status.json"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # RecursionError: nesting too deep to decode
         return None
 
 
@@ -494,7 +525,10 @@ def batch_metrics(batch: Batch, status: Optional[Mapping[str, Any]] = None) -> D
 def _finite(v: Any) -> Optional[float]:
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         return None
-    f = float(v)
+    try:
+        f = float(v)
+    except OverflowError:  # an integer beyond the float range
+        return None
     return f if f == f and f not in (float("inf"), float("-inf")) else None
 
 

@@ -266,6 +266,23 @@ class DatasetCore:
         return out
 
 
+def stamp_validation(item: Any) -> Any:
+    """Return item with ``extra_info.envsched = {"validation": True}`` (extra_info copied).
+
+    The reward wrapper then leaves the score as the scorer returned it: no rollout line (a
+    validation sample is not a training rollout) and no extra keys (verl averages every reward
+    extra key over validation samples, and strings there would break it).
+    """
+    if not isinstance(item, dict):
+        return item
+    extra = item.get("extra_info")
+    extra = dict(extra) if isinstance(extra, Mapping) else {}
+    extra[STAMP_KEY] = {"validation": True}
+    out = dict(item)
+    out["extra_info"] = extra
+    return out
+
+
 class Read(NamedTuple):
     """One read of the dataset: its row and where it sits in the run."""
 
@@ -407,6 +424,8 @@ def with_env_and_task(score_fn: Callable[..., Any]) -> Callable[..., Dict[str, A
       group_id, rollout_id; see ``RolloutSink``) and returns the scorer's result unchanged, so
       nothing depends on which keys verl dumps. Keep ``trainer.rollout_data_dir`` out of
       ``DIR/rollouts`` then, or each rollout would arrive twice.
+    * **Stamped as validation** (a validation row of EnvschedDataset): the result unchanged, no
+      line.
     * **Not stamped** (the sampler adapter, verl v0.5.0 to v0.7.1, legacy trainer): the result
       gains ``data_source``, ``task_id`` and ``group_id`` (this process's token) as reward extra
       info, which the legacy trainer's ``trainer.rollout_data_dir`` dump writes into every line
@@ -421,7 +440,8 @@ def with_env_and_task(score_fn: Callable[..., Any]) -> Callable[..., Dict[str, A
         out: Dict[str, Any] = dict(result) if isinstance(result, Mapping) else {"score": float(result)}
         stamp = extra_info.get(STAMP_KEY) if isinstance(extra_info, Mapping) else None
         if isinstance(stamp, Mapping):
-            _SINK.write(stamp, out.get("score"))
+            if not stamp.get("validation"):
+                _SINK.write(stamp, out.get("score"))
             return dict(result) if isinstance(result, Mapping) else result
         if isinstance(extra_info, Mapping) and extra_info.get("split") in _VALIDATION_SPLITS:
             return out  # validation metrics average every extra key: keep them numeric there
@@ -445,9 +465,9 @@ class RolloutSink:
     Each process appends to its own file, ``DIR/rollouts/verl-reward/HOST-PID.jsonl`` (a forked
     child opens its own), one whole line per sample, flushed at once. The line's group is the
     read's attempt, step and slot: the samples of one prompt in one step form one group, and a
-    step replayed after a resume (a new attempt token) forms new groups. Its ``rollout_id`` is
-    unique to the process and the sample, so a copy of the file read again is skipped, but
-    every sample written counts once.
+    step replayed after a resume (a new attempt token) forms new groups. Its ``rollout_id``
+    (attempt, step, slot, pid, the sink's random bits, a sequence number) is unique to the
+    sample, so a copy of the file read again is skipped, but every sample written counts once.
     """
 
     def __init__(self) -> None:
@@ -455,6 +475,9 @@ class RolloutSink:
         self._writers: Dict[Tuple[str, int], ec.RolloutWriter] = {}
         self._seq = 0
         self._warned = False
+        # verl may load this file more than once in one process (by path, as a new module, for
+        # each reward manager): each sink names its rollouts with bits of its own.
+        self._token = os.urandom(3).hex()
 
     def line(self, stamp: Mapping[str, Any], score: Any, pid: int, seq: int) -> Optional[Dict[str, Any]]:
         """The rollout record of one stamped sample; None when the score is not a finite number."""
@@ -467,7 +490,7 @@ class RolloutSink:
         rec: Dict[str, Any] = {"env": str(stamp["env"]), "task_id": str(stamp["task_id"]), "reward": reward,
                                "step": int(stamp["step"]),
                                "group_id": f"{stamp['attempt']}/{stamp['step']}/{stamp['slot']}",
-                               "rollout_id": f"{stamp['attempt']}/{stamp['step']}/{stamp['slot']}/{pid}.{seq}"}
+                               "rollout_id": f"{stamp['attempt']}/{stamp['step']}/{stamp['slot']}/{pid}-{self._token}.{seq}"}
         if stamp.get("request_id"):
             rec["request_id"] = str(stamp["request_id"])
         return rec
@@ -533,7 +556,13 @@ def compute_score(data_source: str, solution_str: str, ground_truth: Any, extra_
 
 
 def _make_sampler_class() -> type:
-    from verl.experimental.dataset.sampler import AbstractCurriculumSampler  # type: ignore
+    try:
+        from verl.experimental.dataset.sampler import AbstractCurriculumSampler  # type: ignore
+    except ImportError as e:
+        raise ImportError(
+            "envsched: EnvschedCurriculumSampler needs verl's verl/experimental/dataset/sampler.py, which "
+            "verl has from v0.5.0 to v0.7.1 (legacy trainer); with this verl use EnvschedDataset "
+            "(data.custom_cls) and the reward wrapper instead, which work from v0.5.0 on") from e
 
     class EnvschedCurriculumSampler(SamplerCore, AbstractCurriculumSampler):
         """verl (v0.5.0 to v0.7.1, legacy trainer) curriculum sampler whose batches envsched chooses (see SamplerCore)."""
@@ -561,7 +590,7 @@ def _make_dataset_class() -> type:
 
         def __getitem__(self, item: int) -> Any:
             if not self.envsched_train:
-                return RLHFDataset.__getitem__(self, item)
+                return stamp_validation(RLHFDataset.__getitem__(self, item))
             read = self.next_read()
             return self.stamp(RLHFDataset.__getitem__(self, read.row), read)
 

@@ -311,3 +311,102 @@ func writeFlowCatalog(t *testing.T, dir string) {
 	}
 	os.WriteFile(filepath.Join(dir, "catalog", "tasks.jsonl"), b.Bytes(), 0o644)
 }
+
+// legacyStep is a legacy dump of one step as verl writes it: 16 prompts of 8 samples, every
+// line starting with the same prompt text (verl puts "input" first), rewards and outputs from
+// the attempt, the wrapper's group token of the attempt's process.
+func legacyStep(step int, token, output string) []byte {
+	var data []byte
+	for p := 0; p < 16; p++ {
+		for s := 0; s < 8; s++ {
+			line := fmt.Sprintf(`{"input": "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\nSolve problem %d<|im_end|>", "output": %q, "gts": "42", "score": %d, "step": %d, "data_source": "gsm8k", "task_id": "%d", "group_id": %q}`+"\n",
+				p, output, (p+s)%2, step, p, token)
+			data = append(data, line...)
+		}
+	}
+	return data
+}
+
+// rewriteInPlace does what Python's open(path, "w") and one write do: truncate, then write,
+// the same inode.
+func rewriteInPlace(t *testing.T, path string, data []byte) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+}
+
+// checkLegacyReplay checks what a replayed legacy step must leave: the first attempt's 128
+// rollouts and the replay's 128, each counted once, nothing quarantined, 16 tasks with two
+// groups of 8 each (one per attempt).
+func checkLegacyReplay(t *testing.T, rs []exportedRollout) {
+	t.Helper()
+	groups := map[string]int{}
+	for _, r := range rs {
+		groups[r.TaskID+"/"+r.GroupID]++
+	}
+	if len(rs) != 256 || len(groups) != 32 {
+		t.Fatalf("%d rollouts in %d groups, want 256 in 32 (16 tasks x 2 attempts)", len(rs), len(groups))
+	}
+	for g, n := range groups {
+		if n != 8 {
+			t.Errorf("group %s has %d rollouts, want 8", g, n)
+		}
+	}
+}
+
+// TestVerlLegacyReplayedStepIngest: a resumed legacy run rewrites {step}.jsonl with the replayed
+// step's samples (longer outputs, same first bytes); `envsched ingest` before and after.
+func TestVerlLegacyReplayedStepIngest(t *testing.T) {
+	bin := buildEnvsched(t)
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "rollouts", "verl"), 0o755)
+	path := filepath.Join(dir, "rollouts", "verl", "5.jsonl")
+	os.WriteFile(path, legacyStep(5, "attempt-1", "42"), 0o644)
+	if out, code := runCmd(bin, "ingest", "--dir", dir); code != 0 || !strings.Contains(out, "128 new rollouts") {
+		t.Fatalf("first ingest: exit %d\n%s", code, out)
+	}
+	rewriteInPlace(t, path, legacyStep(5, "attempt-2", "after a longer chain of thought, 42"))
+	out, code := runCmd(bin, "ingest", "--dir", dir)
+	if code != 0 || !strings.Contains(out, "128 new rollouts") || !strings.Contains(out, "0 quarantined") {
+		t.Fatalf("ingest of the rewritten step: exit %d\n%s", code, out)
+	}
+	checkLegacyReplay(t, exportRollouts(t, bin, dir))
+}
+
+// TestVerlLegacyReplayedStepDaemon: the same while the daemon runs.
+func TestVerlLegacyReplayedStepDaemon(t *testing.T) {
+	bin := buildEnvsched(t)
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "rollouts", "verl"), 0o755)
+	path := filepath.Join(dir, "rollouts", "verl", "5.jsonl")
+	d := startDaemon(t, bin, dir)
+	os.WriteFile(path, legacyStep(5, "attempt-1", "42"), 0o644)
+	if s := barrierAs(t, dir, "check-1"); s.Rollouts != 128 {
+		t.Fatalf("after the first attempt: %+v, want 128 rollouts", s)
+	}
+	rewriteInPlace(t, path, legacyStep(5, "attempt-2", "after a longer chain of thought, 42"))
+	if s := barrierAs(t, dir, "check-2"); s.Rollouts != 256 || s.Quarantined != 0 {
+		t.Errorf("after the replay: %+v, want 256 rollouts and nothing quarantined", s)
+	}
+	d.stop(t)
+	checkLegacyReplay(t, exportRollouts(t, bin, dir))
+}
+
+// barrierAs asks a batch under id (a new ID: an ID answered before gets its stored answer
+// without a barrier) and returns status.json once it reports that answer.
+func barrierAs(t *testing.T, dir, id string) status {
+	t.Helper()
+	askBatch(t, dir, id, `{"size": 1}`)
+	var s status
+	waitFor(t, "the answer to "+id+" in status.json", func() bool {
+		s = readStatus(t, dir)
+		return s.LastRequest != nil && *s.LastRequest == id
+	})
+	return s
+}

@@ -83,7 +83,9 @@ def parse_args(argv: List[str]) -> argparse.Namespace:
     p.add_argument("--batch-size", type=int, default=8, help="tasks per step (default 8)")
     p.add_argument("--group-size", type=int, default=4, help="rollouts per task (default 4)")
     p.add_argument("--tasks-per-env", type=int, default=25, help="tasks in each of the 4 environments")
-    p.add_argument("--checkpoint", default="toy-checkpoint.json", help="checkpoint file (resumed from when present)")
+    p.add_argument("--checkpoint", default=None,
+                   help="checkpoint file, resumed from when present (default DIR/toy-checkpoint.json: a fresh --dir "
+                        "starts a fresh run); a checkpoint of a run against another --dir is refused")
     p.add_argument("--checkpoint-every", type=int, default=5, help="steps between checkpoints (default 5)")
     p.add_argument("--prefix", default="toy", help="request ID prefix (default toy)")
     p.add_argument("--seed", type=int, default=1)
@@ -98,6 +100,8 @@ def parse_args(argv: List[str]) -> argparse.Namespace:
 def main(argv: List[str]) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     args = parse_args(argv)
+    if args.checkpoint is None:
+        args.checkpoint = os.path.join(args.dir, "toy-checkpoint.json")
     world = World(args.seed, args.tasks_per_env)
     catalog = os.path.join(args.dir, "catalog", "toy.jsonl")
     if not os.path.exists(catalog):
@@ -108,11 +112,19 @@ def main(argv: List[str]) -> int:
     client = ec.EnvschedClient(args.dir, prefix=args.prefix, timeout=args.timeout,
                                fallback_tasks=list(world.difficulty))
     step, skills = 0, {env: 0.0 for env in ENVS}
+    exchange = os.path.abspath(args.dir)
     if os.path.exists(args.checkpoint):
         ckpt = load_checkpoint(args.checkpoint)
+        if ckpt.get("dir", exchange) != exchange:
+            print(f"error: {args.checkpoint} is the checkpoint of a run against --dir {ckpt['dir']}, not {exchange}: "
+                  f"resume with that --dir, or start a new run with another --checkpoint", file=sys.stderr)
+            return 2
         step, skills = ckpt["step"], ckpt["skills"]
         client.load_state_dict(ckpt["envsched"])
         print(f"resumed from {args.checkpoint} at step {step} (next request {client.next_id()})")
+        if step >= args.steps:
+            print(f"the checkpoint is at step {step} of --steps {args.steps}: nothing to do "
+                  f"(raise --steps to train on, or use another --checkpoint to start again)")
 
     with client.rollout_writer() as rollouts:
         while step < args.steps:
@@ -124,7 +136,8 @@ def main(argv: List[str]) -> int:
                   f"degenerate groups {degenerate}/{len(batch.tasks)}  held-out {evaluate(world, skills):.3f}",
                   flush=True)
             if step % args.checkpoint_every == 0 or step == args.steps:
-                save_checkpoint(args.checkpoint, {"step": step, "skills": skills, "envsched": client.state_dict()})
+                save_checkpoint(args.checkpoint, {"step": step, "skills": skills, "envsched": client.state_dict(),
+                                                  "dir": exchange})
             if args.step_delay:
                 time.sleep(args.step_delay)
     print(f"done: {step} steps, held-out score {evaluate(world, skills):.3f}")

@@ -94,6 +94,16 @@ class VerlSamplerTest(unittest.TestCase):
         it = iter(sampler)
         self.assertEqual(keys_of([next(it) for _ in range(12)]), batch_file(self.dir, "v7-000001"))
 
+    def test_verl_without_the_sampler_module_says_which_versions(self) -> None:
+        """verl from v0.8.0 has no verl/experimental/dataset/sampler.py (issue 15)."""
+        saved = sys.modules.pop("verl.experimental.dataset.sampler")
+        sys.modules["verl.experimental.dataset.sampler"] = None  # an import of it fails, as in verl 0.8
+        try:
+            with self.assertRaisesRegex(ImportError, "v0.5.0 to v0.7.1.*EnvschedDataset"):
+                load_like_verl("EnvschedCurriculumSampler")
+        finally:
+            sys.modules["verl.experimental.dataset.sampler"] = saved
+
     def test_missing_settings(self) -> None:
         cfg = {"train_batch_size": 8, "sampler": {}}
         old = os.environ.pop("ENVSCHED_DIR", None)
@@ -153,6 +163,16 @@ class VerlDatasetTest(unittest.TestCase):
         self.assertFalse(val.envsched_train)
         self.assertEqual(self.responder.answered, {}, "the validation dataset asked envsched")
 
+    def test_validation_rows_score_plainly_and_write_nothing(self) -> None:
+        cfg = dict(self.cfg, train_files="train.parquet", val_files=ROWS[:6])
+        val = self.cls(data_files=ROWS[:6], tokenizer=None, config=cfg)
+        row = val[0]
+        self.assertEqual(row["extra_info"]["envsched"], {"validation": True})
+        self.assertNotIn("envsched", ROWS[0]["extra_info"], "the dataset's own row was changed")
+        fn = val.__class__.__init__.__globals__["compute_score"]  # the module verl loaded by path
+        self.assertEqual(fn(row["data_source"], "0", "0", row["extra_info"]), 1.0)
+        self.assertFalse(os.path.exists(os.path.join(self.dir, "rollouts", "verl-reward")))
+
     def test_reads_are_stamped_for_the_reward_wrapper(self) -> None:
         cfg = dict(self.cfg, envsched=dict(self.cfg["envsched"], group_size=4))
         ds = self.cls(data_files=ROWS, tokenizer=None, config=cfg)
@@ -208,6 +228,18 @@ class StampedRewardTest(unittest.TestCase):
         self.assertEqual(len(groups), 12)
         self.assertEqual({g.split("/")[0] for g in groups}, {a["attempt"], b["attempt"]})
         self.assertEqual(len({r["rollout_id"] for r in recs}), len(recs))
+
+    def test_two_loads_of_the_wrapper_in_one_process_never_share_an_id(self) -> None:
+        """verl's legacy main_ppo loads the reward function file twice (reward_fn, val_reward_fn)."""
+        stamp = {"dir": self.dir, "env": "alpha", "task_id": "1", "step": 1, "slot": 0, "request_id": "r",
+                 "attempt": "a"}
+        first, second = load_like_verl("compute_score"), load_like_verl("compute_score")
+        for fn in (first, second, first, second):
+            fn("alpha", "x", "x", {"envsched": stamp})
+        recs = self.lines()
+        self.assertEqual(len(recs), 4)
+        self.assertEqual(len({r["rollout_id"] for r in recs}), 4)
+        self.assertEqual({r["group_id"] for r in recs}, {"a/1/0"})
 
     def test_non_finite_score_writes_nothing(self) -> None:
         stamp = {"dir": self.dir, "env": "alpha", "task_id": "1", "step": 1, "slot": 0, "request_id": None,
@@ -434,6 +466,34 @@ class RealDaemonAdapterTest(unittest.TestCase):
         self.assertEqual(keys_of(rows[:6]), batch_file(d, "real-v7-000001"))
         self.assertEqual(keys_of(rows[6:]), batch_file(d, "real-v7-000002"))
         self.assertEqual(len(set(keys_of(rows[:6]))), 6)
+
+
+    def test_metrics_with_the_real_daemons_calibration(self) -> None:
+        d = tempdir(self)
+        write_catalog(d)
+        daemon = Daemon(d)
+        self.addCleanup(daemon.stop)
+        client = ec.EnvschedClient(d, prefix="met", timeout=30)
+        with client.rollout_writer() as out:
+            for step in (1, 2):
+                batch = client.next_batch(size=6, group_size=4, step=step)
+                for i, task in enumerate(batch.tasks):
+                    out.write_group(batch, task, [1.0, 1.0, 1.0, 1.0] if i % 2 else [1.0, 0.0, 1.0, 0.0], step=step)
+                out.flush_step()
+        client.next_batch(size=1, group_size=4, step=3)  # its barrier reads both steps' groups
+        import time
+        deadline = time.monotonic() + 30
+        status = ec.read_status(d)  # status.json is rewritten just after the answer is published
+        while (status or {}).get("last_request") != "met-000003" and time.monotonic() < deadline:
+            time.sleep(0.02)
+            status = ec.read_status(d)
+        m = client.metrics()
+        self.assertEqual(status["calibration"]["overall"]["groups"], 12, status.get("calibration"))
+        self.assertEqual(m["envsched/realised_degenerate_overall"], 0.5)
+        for key in ("envsched/predicted_degenerate", "envsched/realised_degenerate", "envsched/calibration_gap",
+                    "envsched/rollouts_saved_est", "envsched/rollouts_seen"):
+            self.assertIn(key, m)
+        self.assertEqual(m["envsched/rollouts_seen"], 48.0)
 
 
 if __name__ == "__main__":

@@ -161,8 +161,13 @@ class IdsAndKeysTest(unittest.TestCase):
     def test_valid_id(self) -> None:
         self.assertTrue(ec.valid_id("step-000001"))
         self.assertTrue(ec.valid_id("a" * 128))
-        for bad in ("", "-x", ".x", "a/b", "a b", "a" * 129):
+        self.assertTrue(ec.valid_id("step-1.errors") and ec.valid_id("error"))
+        self.assertTrue(ec.valid_id("x.error.1"))
+        for bad in ("", "-x", ".x", "a/b", "a b", "a" * 129, "step-1.error", "x.error"):
             self.assertFalse(ec.valid_id(bad), bad)
+        client = ec.EnvschedClient(tempdir(self), prefix="p")
+        with self.assertRaises(ValueError):
+            client.ask("x.error", {})  # its batch file would be x's error file
         with self.assertRaises(ValueError):
             ec.EnvschedClient(tempdir(self), prefix="../x")
 
@@ -184,6 +189,58 @@ class IdsAndKeysTest(unittest.TestCase):
         c = ec.EnvschedClient(tempdir(self))
         with self.assertRaises(ValueError):
             c.load_state_dict({"version": 99, "prefix": "step", "next_seq": 3})
+
+
+
+
+class HostileFilesTest(unittest.TestCase):
+    """Files in DIR that envsched cannot have written never crash the trainer with a stray error."""
+
+    def setUp(self) -> None:
+        self.dir = tempdir(self)
+        for sub in ("requests", "batches"):
+            os.makedirs(os.path.join(self.dir, sub), exist_ok=True)
+
+    def _status(self, text: str) -> None:
+        with open(os.path.join(self.dir, "status.json"), "w") as f:
+            f.write(text)
+
+    def test_metrics_survive_hostile_status(self) -> None:
+        b = ec.Batch("x", 1, 8, [ec.Task("a", "1", {"p_degenerate": 0.5})], raw={"rollouts_seen": 10 ** 400})
+        cases = {
+            "nested too deep": "[" * 100000 + "]" * 100000,
+            "integer beyond float": '{"calibration": {"recent": {"groups": 1' + "0" * 400 + "}}}",
+        }
+        for name, text in cases.items():
+            with self.subTest(name):
+                self._status(text)
+                m = ec.batch_metrics(b, ec.read_status(self.dir))
+                self.assertEqual(m["envsched/predicted_degenerate"], 0.5)
+                self.assertNotIn("envsched/rollouts_seen", m)
+                self.assertNotIn("envsched/calibration_groups", m)
+
+    def test_hostile_batch_file_is_a_clear_error(self) -> None:
+        c = ec.EnvschedClient(self.dir, prefix="run", timeout=1)
+        path = os.path.join(self.dir, "batches", "run-000001.json")
+        cases = {
+            "nested too deep": "[" * 100000 + "]" * 100000,
+            "not JSON": "{half",
+            "tasks not a list of objects": '{"id": "run-000001", "tasks": "abc"}',
+            "task without env": '{"id": "run-000001", "tasks": [{"task_id": "1"}]}',
+            "step not a number": '{"id": "run-000001", "step": "x", "tasks": []}',
+            "step infinite": '{"id": "run-000001", "step": 1e999, "tasks": []}',
+        }
+        for name, text in cases.items():
+            with self.subTest(name):
+                with open(path, "w") as f:
+                    f.write(text)
+                with self.assertRaises(ec.BadAnswerError) as cm:
+                    c.wait("run-000001", 0.1)
+                self.assertIn("run-000001.json", str(cm.exception))
+        os.remove(path)
+        os.mkdir(path)  # a folder where the batch belongs
+        with self.assertRaises(ec.BadAnswerError):
+            c.wait("run-000001", 0.1)
 
 
 @unittest.skipUnless(envsched_bin(), "ENVSCHED_BIN not set: the real daemon is tested from Go (clients/python e2e)")

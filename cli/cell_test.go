@@ -1,0 +1,76 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/envsched/envsched/daemon"
+)
+
+// hostileNames are environment and task names a trainer's files may hold (rollout lines accept
+// any non-empty valid UTF-8): escape sequences that would drive the reader's terminal, and tabs
+// and newlines that would break a table's columns and rows.
+var hostileNames = []string{"clear\x1b[2Jscreen", "title\x1b]0;owned\x07", "tab\tbed", "two\nlines", "nul\x00", "bidi\u202eevil"}
+
+// TestTablesQuoteHostileNames: the tables of `stats`, `batch` and `status` show such names
+// Go-quoted, one row each, with no raw control character; plain names are shown unchanged.
+func TestTablesQuoteHostileNames(t *testing.T) {
+	rep := statsReport{GroupSize: 8, Envs: map[string]statsRow{"plain-env": {Tasks: 1}}}
+	for _, n := range hostileNames {
+		rep.Envs[n] = statsRow{Tasks: 1}
+	}
+	var stats bytes.Buffer
+	if err := writeStatsTable(&stats, rep); err != nil {
+		t.Fatal(err)
+	}
+	table, _, _ := strings.Cut(stats.String(), "\ncalibration")
+	checkTable(t, "stats", table+"\n", len(hostileNames)+5) // header, plain and hostile rows, total, counts, blank
+
+	type task struct {
+		Env    string `json:"env"`
+		TaskID string `json:"task_id"`
+		Rank   int    `json:"rank"`
+	}
+	ans := map[string]any{"id": "b1", "size": len(hostileNames) + 1}
+	tasks := []task{{Env: "plain-env", TaskID: "plain-env", Rank: 1}}
+	for i, n := range hostileNames {
+		tasks = append(tasks, task{Env: n, TaskID: n, Rank: i + 2})
+	}
+	ans["tasks"] = tasks
+	data, err := json.Marshal(ans)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var batch bytes.Buffer
+	if err := printBatch(&batch, data, false); err != nil {
+		t.Fatal(err)
+	}
+	checkTable(t, "batch", batch.String(), len(hostileNames)+3) // title, header, plain and hostile rows
+
+	last := hostileNames[0]
+	st := daemon.Status{Version: hostileNames[1], DB: hostileNames[2] + hostileNames[3], WatchMode: hostileNames[4],
+		StartedAt: hostileNames[5], UpdatedAt: hostileNames[0], LastRequest: &last}
+	var status bytes.Buffer
+	if err := writeStatusText(&status, st, time.Second, true, true); err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsAny(status.String(), "\x1b\x07\x00\t\u202e") {
+		t.Errorf("status shows a raw control character:\n%q", status.String())
+	}
+}
+
+func checkTable(t *testing.T, what, out string, lines int) {
+	t.Helper()
+	if strings.ContainsAny(out, "\x1b\x07\x00\t\u202e") {
+		t.Errorf("%s shows a raw control character:\n%q", what, out)
+	}
+	if n := strings.Count(out, "\n"); n != lines {
+		t.Errorf("%s has %d lines; want %d (one row per name):\n%s", what, n, lines, out)
+	}
+	if !strings.Contains(out, "plain-env") || !strings.Contains(out, `"tab\tbed"`) {
+		t.Errorf("%s does not show plain-env as it is and tab\\tbed quoted:\n%s", what, out)
+	}
+}
