@@ -24,11 +24,11 @@ type harness struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 
-	mu      sync.Mutex
+	mu       sync.Mutex
 	seen     map[string]int
 	rescans  []string
 	rescanAt []time.Time // when each rescan was received
-	signal  chan struct{}
+	signal   chan struct{}
 }
 
 func start(t *testing.T, opts Options) *harness {
