@@ -38,7 +38,7 @@ func BenchmarkBatch(b *testing.B) {
 			b.ReportAllocs()
 			cpu0 := cpuTime()
 			for b.Loop() {
-				if _, err := pr.Predict(w.g, w.tasks, w.step); err != nil {
+				if _, _, err := pr.Predict(w.g, w.tasks, w.step, propagate.State{}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -51,7 +51,7 @@ func BenchmarkBatch(b *testing.B) {
 			b.ReportAllocs()
 			cpu0 := cpuTime()
 			for b.Loop() {
-				if _, err := pr.Predict(w.g, w.tasks, w.step); err != nil {
+				if _, _, err := pr.Predict(w.g, w.tasks, w.step, propagate.State{}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -75,7 +75,7 @@ func BenchmarkBatch(b *testing.B) {
 			var batch Batch
 			cpu0 := cpuTime()
 			for b.Loop() {
-				preds, err := pr.Predict(w.g, w.tasks, w.step)
+				preds, _, err := pr.Predict(w.g, w.tasks, w.step, propagate.State{})
 				if err != nil {
 					b.Fatal(err)
 				}

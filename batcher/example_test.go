@@ -27,10 +27,13 @@ func Example() {
 	g := graph.New(envs, nodes, nil) // no edges here; graph.Build makes them from the catalogue
 	tasks := make([]stats.Task, g.Len())
 	pred, _ := propagate.NewPredictor(propagate.DefaultParams())
+	var state propagate.State // the drift state, carried from step to step
 	const groupSize, steps = 8, 12
 	degenerate := make([]int, steps+1)
 	for step := int64(1); step <= steps; step++ {
-		preds, _ := pred.Predict(g, tasks, step)
+		preds, next, _ := pred.Predict(g, tasks, step, state)
+		next.Baseline = propagate.Baselines(g, tasks, preds, nil) // the next step measures drift against this one
+		state = next
 		req := batcher.Request{Size: 16, GroupSize: groupSize, Step: step, Seed: uint64(step)}
 		b, err := batcher.Select(g, preds, tasks, req, batcher.DefaultParams())
 		if err != nil {
@@ -56,6 +59,6 @@ func Example() {
 	fmt.Println("degenerate groups of 16, steps 1-3:", degenerate[1:4])
 	fmt.Println("degenerate groups of 16, steps 10-12:", degenerate[10:13])
 	// Output:
-	// degenerate groups of 16, steps 1-3: [11 11 6]
-	// degenerate groups of 16, steps 10-12: [9 6 3]
+	// degenerate groups of 16, steps 1-3: [11 10 7]
+	// degenerate groups of 16, steps 10-12: [3 2 3]
 }

@@ -23,6 +23,9 @@ type Request struct {
 	ExcludeEnvs  []string // never these environments
 	AllowRepeats bool     // repeat tasks when fewer are eligible than Size
 	Seed         uint64   // the seed of every random choice and tie-break
+	// Retired, when not nil, marks (indexed like the graph's nodes) the tasks never to choose:
+	// those the latest catalogue no longer lists. They still lend their history to others.
+	Retired []bool
 }
 
 // Pick is one chosen task. Score = Exploit + Coverage − Penalty, where Exploit is in [0, 1],
@@ -105,6 +108,9 @@ func check(g *graph.Graph, preds []propagate.Prediction, tasks []stats.Task, req
 	if g.Len() == 0 {
 		return ErrEmptyCatalogue
 	}
+	if req.Retired != nil && len(req.Retired) != g.Len() {
+		return fmt.Errorf("select: %d retired marks for %d graph nodes", len(req.Retired), g.Len())
+	}
 	if req.Size < 1 {
 		return &RequestError{Field: "size", Msg: fmt.Sprintf("is %d, want at least 1", req.Size)}
 	}
@@ -178,7 +184,7 @@ func newSelector(sel *Selector, g *graph.Graph, preds []propagate.Prediction, ta
 	s.envSeen = envsSeen(g, tasks)
 	s.elig = sel.elig[:0]
 	for i, nd := range g.Nodes {
-		if allowed[nd.Env] {
+		if allowed[nd.Env] && (req.Retired == nil || !req.Retired[i]) {
 			s.elig = append(s.elig, int32(i))
 		}
 	}

@@ -42,7 +42,8 @@ type ImportOptions struct {
 type ImportResult struct {
 	Report *Report // the check of the source
 	Path   string  // the file written
-	Tasks  int     // good rows written
+	Rows   int     // good rows written
+	Tasks  int     // distinct tasks among them (a task named again is one task)
 	Envs   int     // distinct environments among them
 }
 
@@ -51,10 +52,13 @@ type ImportResult struct {
 // a running envsched reads it once, whole. What is checked is exactly what is written: the file
 // is read once. A file with bad rows gives a *BadRowsError and writes nothing; a file that is not
 // what its name says gives a *FileError; a file without tasks gives ErrNoTasks.
+//
+// src may be a symbolic link; what it leads to must be a regular file: a FIFO, a device
+// (/dev/zero) or a folder is refused with a *fsutil.NotRegularError, never read or waited on.
 func Import(src, dir string, opts ImportOptions) (*ImportResult, error) {
-	data, err := os.ReadFile(src)
+	data, err := readSource(src)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", src, err)
+		return nil, err
 	}
 	rep, err := checkBytes(src, data)
 	if err != nil {
@@ -78,7 +82,20 @@ func Import(src, dir string, opts ImportOptions) (*ImportResult, error) {
 	if err := fsutil.WriteFileAtomic(path, out, 0o644); err != nil {
 		return nil, fmt.Errorf("write %s: %w", path, err)
 	}
-	return &ImportResult{Report: rep, Path: path, Tasks: len(rep.Rows), Envs: countEnvs(rep)}, nil
+	return &ImportResult{Report: rep, Path: path, Rows: len(rep.Rows), Tasks: countTasks(rep), Envs: countEnvs(rep)}, nil
+}
+
+// readSource reads the file src leads to, when that is a regular file (see Import).
+func readSource(src string) ([]byte, error) {
+	real, err := filepath.EvalSymlinks(src)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", src, err)
+	}
+	data, err := fsutil.ReadRegular(real)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", src, err)
+	}
+	return data, nil
 }
 
 // checkBytes checks data as the catalogue file src.
@@ -141,6 +158,14 @@ func checkName(name string, f Format) error {
 		return fmt.Errorf("catalogue name %q: the file written is %s, so the name must end in .%s", name, f, f)
 	}
 	return nil
+}
+
+func countTasks(rep *Report) int {
+	tasks := map[[2]string]struct{}{}
+	for _, r := range rep.Rows {
+		tasks[[2]string{r.Task.Env, r.Task.Task}] = struct{}{}
+	}
+	return len(tasks)
 }
 
 func countEnvs(rep *Report) int {

@@ -6,9 +6,12 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/envsched/envsched/catalog"
+	"github.com/envsched/envsched/fsutil"
 	"github.com/envsched/envsched/record"
 )
 
@@ -136,5 +139,67 @@ func TestImportBadNamesAndFiles(t *testing.T) {
 	}
 	if names := listDir(t, filepath.Join(dir, "catalog")); len(names) != 0 {
 		t.Errorf("failed imports wrote %v", names)
+	}
+}
+
+// TestImportRefusesWhatIsNotARegularFile: `catalog import` reads only a regular file (through a
+// link or not). A device behind a catalogue's name was read as an empty file (and /dev/zero
+// until memory ran out); a FIFO blocked the command for ever. Each is refused at once, naming
+// its type, and nothing is written.
+func TestImportRefusesWhatIsNotARegularFile(t *testing.T) {
+	src := t.TempDir()
+	dir := t.TempDir()
+	fifo := filepath.Join(src, "fifo.jsonl")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, target := range map[string]string{"null.jsonl": os.DevNull, "folder.jsonl": src} {
+		if err := os.Symlink(target, filepath.Join(src, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"null.jsonl", "folder.jsonl", "fifo.jsonl"} { // not /dev/zero: it would fill memory on a regression
+		done := make(chan error, 1)
+		go func() {
+			_, err := catalog.Import(filepath.Join(src, name), dir, catalog.ImportOptions{})
+			done <- err
+		}()
+		var err error
+		select {
+		case err = <-done:
+		case <-time.After(time.Minute): // a hang, not a slow import
+			t.Fatalf("%s: import still waiting after a minute", name)
+		}
+		if !fsutil.IsNotRegular(err) {
+			t.Errorf("%s: %v; want a refusal as not a regular file", name, err)
+		}
+	}
+	if names := listDir(t, filepath.Join(dir, "catalog")); len(names) != 0 {
+		t.Errorf("catalog folder holds %v; want nothing written", names)
+	}
+
+	// A link to a regular file is the user's file: imported.
+	real := filepath.Join(src, "real.jsonl")
+	os.WriteFile(real, []byte(`{"env":"a","task_id":1}`+"\n"), 0o644)
+	if err := os.Symlink(real, filepath.Join(src, "link.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := catalog.Import(filepath.Join(src, "link.jsonl"), dir, catalog.ImportOptions{}); err != nil {
+		t.Errorf("link to a regular file: %v", err)
+	}
+}
+
+// TestImportCountsDistinctTasks: rows that name a task again are one task (the last row wins),
+// and the result says so instead of counting rows as tasks.
+func TestImportCountsDistinctTasks(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "dup.jsonl")
+	os.WriteFile(src, []byte(`{"env":"a","task_id":1}`+"\n"+`{"env":"a","task_id":"1","text":"again"}`+"\n"+
+		`{"env":"a","task_id":1.0}`+"\n"+`{"env":"b","task_id":1}`+"\n"), 0o644)
+	res, err := catalog.Import(src, t.TempDir(), catalog.ImportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Rows != 4 || res.Tasks != 2 || res.Envs != 2 {
+		t.Errorf("rows %d, tasks %d, envs %d; want 4 rows of 2 tasks in 2 envs", res.Rows, res.Tasks, res.Envs)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/envsched/envsched/ingest"
+	"github.com/envsched/envsched/record"
 	"github.com/envsched/envsched/schedule"
 	"github.com/envsched/envsched/storage"
 )
@@ -99,6 +100,9 @@ func newBatchScheduler(c *cli.Context, db *storage.DB, log *slog.Logger) (*sched
 	size, group := c.Int("size"), c.Int("group-size")
 	if !schedule.ValidSize(size) || !schedule.ValidGroupSize(group) {
 		return nil, usageError{fmt.Errorf("--size %d and --group-size %d: want 1 to %d and 1 to %d", size, group, schedule.MaxSize, schedule.MaxGroupSize)}
+	}
+	if step := c.Int64("step"); c.IsSet("step") && (step < 0 || step > record.MaxStep) {
+		return nil, usageError{fmt.Errorf("--step %d: want 0 to %d", step, record.MaxStep)}
 	}
 	return schedule.Configured(db, p, size, group, log)
 }

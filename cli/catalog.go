@@ -97,7 +97,10 @@ func catalogImportAction(c *cli.Context) error {
 	if n := len(res.Report.Bad); n > 0 {
 		fmt.Fprintf(w, "skipped %d bad rows\n", n)
 	}
-	fmt.Fprintf(w, "imported %d tasks in %s from %s into %s\n", res.Tasks, plural(res.Envs, "environment"), src, res.Path)
+	fmt.Fprintf(w, "imported %s in %s from %s into %s\n", plural(res.Tasks, "task"), plural(res.Envs, "environment"), src, res.Path)
+	if res.Rows != res.Tasks {
+		fmt.Fprintf(w, "%s of it name a task of an earlier row again: such a task takes its last row\n", plural(res.Rows-res.Tasks, "row"))
+	}
 	return nil
 }
 

@@ -48,6 +48,8 @@ func schedulerFlags() []cli.Flag {
 			Usage: "how fast an environment's stale predictions follow rewards that run away from them (0 = off)"},
 		&cli.Float64Flag{Name: "rechosen-rate", EnvVars: []string{"ENVSCHED_RECHOSEN_RATE"}, Value: pp.RechosenRate,
 			Usage: "how fast the predictions of tasks rolled out before follow what such tasks do when chosen again (0 = off)"},
+		&cli.Float64Flag{Name: "dispersion-memory", EnvVars: []string{"ENVSCHED_DISPERSION_MEMORY"}, Value: pp.DispersionMemory,
+			Usage: "share of the measured calibration (spread and slope of the predictions, what exploring returns) each answer keeps; the rest is forgotten (0 = no such correction)"},
 		&cli.StringFlag{Name: "exploit", EnvVars: []string{"ENVSCHED_EXPLOIT"}, Value: bp.Exploit.String(),
 			Usage: "exploitation value: variance (4 × predicted within-group variance) or informative (1 − chance of a degenerate group)"},
 		&cli.Float64Flag{Name: "coverage-weight", EnvVars: []string{"ENVSCHED_COVERAGE_WEIGHT"}, Value: bp.CoverageWeight,
@@ -75,6 +77,7 @@ func schedulerParams(c *cli.Context) (schedule.Params, error) {
 	pp.Kappa, pp.Gamma, pp.Hops = c.Float64("kappa"), c.Float64("gamma"), c.Int("hops")
 	pp.BorrowCap, pp.DriftRate = c.Float64("borrow-cap"), c.Float64("drift-rate")
 	pp.FeatureRidge, pp.RechosenRate = c.Float64("feature-ridge"), c.Float64("rechosen-rate")
+	pp.DispersionMemory = c.Float64("dispersion-memory")
 	exploit, err := batcher.ParseExploit(c.String("exploit"))
 	if err != nil {
 		return p, usageError{fmt.Errorf("--exploit: %w", err)}

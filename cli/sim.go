@@ -26,7 +26,8 @@ func simCommand() *cli.Command {
 			"policy the median held-out score at steps 10, 20, 40, 80 and 120, the share of degenerate groups, " +
 			"the rollouts needed to reach random's final score and their ratio to envsched's, and writes PNG " +
 			"plots into --out. Policies: " + strings.Join(sim.PolicyNames(), ", ") + ". Scenarios: " +
-			strings.Join(sim.ScenarioNames(), ", ") + ".",
+			strings.Join(sim.ScenarioNames(), ", ") + ", and real-catalog (the real agent tasks of --real-catalog; " +
+			"absent in a plain checkout).",
 		Flags:        simFlags(),
 		Action:       simAction,
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error { return usageError{err} },
@@ -42,7 +43,9 @@ func simFlags() []cli.Flag {
 		&cli.IntFlag{Name: "steps", Value: 120, Usage: "training steps per run"},
 		&cli.IntFlag{Name: "batch-size", Value: 64, Usage: "tasks per step (B)"},
 		&cli.IntFlag{Name: "group-size", Value: 8, Usage: "rollouts per task (G)"},
-		&cli.StringFlag{Name: "scenario", Value: "default", Usage: "world `NAME`: " + strings.Join(sim.ScenarioNames(), ", ")},
+		&cli.StringFlag{Name: "scenario", Value: "default", Usage: "world `NAME`: " + strings.Join(sim.ScenarioNames(), ", ") + ", real-catalog"},
+		&cli.StringFlag{Name: "real-catalog", Value: sim.DefaultRealCatalog,
+			Usage: "`FILE` of real agent tasks (JSON lines: env, task_id, text, tools) for --scenario real-catalog"},
 		&cli.StringFlag{Name: "out", Value: "sim-out", Usage: "`DIR` for the PNG plots (empty: no plots)"},
 		&cli.IntFlag{Name: "workers", Value: 0, Usage: "parallel runs (0: one per CPU)"},
 		&cli.StringFlag{Name: "json-out", Usage: "also write the JSON summary and curves to `FILE`"},
@@ -52,7 +55,7 @@ func simFlags() []cli.Flag {
 
 // simConfig reads the flags into a validated sim.Config.
 func simConfig(c *cli.Context) (sim.Config, error) {
-	sc, err := sim.ScenarioByName(c.String("scenario"))
+	sc, err := sim.ScenarioFor(c.String("scenario"), c.String("real-catalog"))
 	if err != nil {
 		return sim.Config{}, err
 	}

@@ -48,25 +48,29 @@ func TestExchangeFoldersTamperedWhileServing(t *testing.T) {
 		repair  func(t *testing.T, dir string) // nil: the daemon repairs it alone
 		logSays string
 	}{
-		{"requests removed", func(t *testing.T, dir string) { must(t, os.RemoveAll(filepath.Join(dir, "requests"))) },
+		{"requests removed", func(t *testing.T, dir string) { removeRetrying(t, filepath.Join(dir, "requests")) },
 			nil, "made it again"},
-		{"batches removed", func(t *testing.T, dir string) { must(t, os.RemoveAll(filepath.Join(dir, "batches"))) },
+		{"batches removed", func(t *testing.T, dir string) { removeRetrying(t, filepath.Join(dir, "batches")) },
 			nil, "made it again"},
-		{"catalog removed", func(t *testing.T, dir string) { must(t, os.RemoveAll(filepath.Join(dir, "catalog"))) },
+		{"catalog removed", func(t *testing.T, dir string) { removeRetrying(t, filepath.Join(dir, "catalog")) },
 			nil, "made it again"},
-		{"rollouts removed", func(t *testing.T, dir string) { must(t, os.RemoveAll(filepath.Join(dir, "rollouts"))) },
+		{"rollouts removed", func(t *testing.T, dir string) { removeRetrying(t, filepath.Join(dir, "rollouts")) },
 			nil, "made it again"},
 		{"batches made a file", func(t *testing.T, dir string) {
-			for { // the daemon may make the folder again between the two steps
-				must(t, os.RemoveAll(filepath.Join(dir, "batches")))
+			for { // the daemon may make the folder again (and write into it) between the two steps
+				os.RemoveAll(filepath.Join(dir, "batches")) // "not empty" when it did: try again
 				if os.WriteFile(filepath.Join(dir, "batches"), []byte("x"), 0o644) == nil {
 					return
 				}
 			}
 		}, func(t *testing.T, dir string) { must(t, os.Remove(filepath.Join(dir, "batches"))) }, "is not a folder"},
 		{"status.json a folder", func(t *testing.T, dir string) {
-			must(t, os.RemoveAll(filepath.Join(dir, "status.json")))
-			must(t, os.Mkdir(filepath.Join(dir, "status.json"), 0o755))
+			for { // the daemon may write its status between the two steps
+				must(t, os.RemoveAll(filepath.Join(dir, "status.json")))
+				if os.Mkdir(filepath.Join(dir, "status.json"), 0o755) == nil {
+					return
+				}
+			}
 		}, nil, "status.json is a folder"},
 		{"batch file a folder", func(t *testing.T, dir string) {
 			must(t, os.Mkdir(filepath.Join(dir, "batches", "after.json"), 0o755))
@@ -121,4 +125,17 @@ func (r *running) waitLog(s string) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// removeRetrying removes path and everything in it; the daemon may write into it meanwhile
+// (making a folder removal fail with "not empty"), so it tries again.
+func removeRetrying(t *testing.T, path string) {
+	t.Helper()
+	var err error
+	for range 100 {
+		if err = os.RemoveAll(path); err == nil {
+			return
+		}
+	}
+	t.Fatal(err)
 }

@@ -41,6 +41,9 @@ type Ingester struct {
 	// last listing could not read (relative, '/' separated).
 	faults  problems
 	skipped []string
+	// wholeKeys are the tasks of each catalogue file read whole (not JSON lines) by this
+	// process, by file ID: the list of tasks now (listed) needs them without a second read.
+	wholeKeys map[uint64][]storage.TaskKey
 
 	batches [2]*storage.Batch // reused across scans
 }
@@ -49,7 +52,7 @@ type Ingester struct {
 // from db.
 func New(db *storage.DB, dir string, opts Options) (*Ingester, error) {
 	in := &Ingester{db: db, dir: filepath.Clean(dir), opts: opts.withDefaults(), refused: map[string]bool{},
-		faults: problems{}}
+		faults: problems{}, wholeKeys: map[uint64][]storage.TaskKey{}}
 	if err := in.reload(); err != nil {
 		return nil, err
 	}

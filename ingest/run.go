@@ -38,6 +38,10 @@ type run struct {
 	done          chan commitDone
 	ready         *commitDone // the in-flight commit's result, collected early by busy
 
+	// catalogChanged says a catalogue file was rewritten, replaced, found again, read whole or
+	// gone in this scan: the scan's last commit carries the tasks listed now (Batch.Listed).
+	catalogChanged bool
+
 	sum      Summary
 	progress Progress
 	logged   int // quarantined lines logged in this scan
@@ -143,6 +147,9 @@ func (r *run) all(cands []candidate) error {
 			return err
 		}
 	}
+	if r.catalogChanged {
+		r.batch.Listed = r.in.listed() // nil when a catalogue file cannot be read now: no change
+	}
 	if err := r.flush(); err != nil {
 		return err
 	}
@@ -177,6 +184,7 @@ func (r *run) markUnseenGone() error {
 		}
 		r.in.opts.Logger.Info("file gone", "path", f.Path, "file", f.ID)
 		r.dirty[f.ID] = r.in.reg.markGone(f)
+		r.catalogChanged = r.catalogChanged || f.Kind == storage.KindCatalog
 	}
 	return nil
 }
@@ -293,6 +301,9 @@ func (r *run) state(c candidate, id ident, f *os.File, fi os.FileInfo) (*storage
 		birth = birthOf(f)
 	}
 	st, ch, gone := r.in.reg.resolve(c.rel, c.kind, id, birth, gone)
+	if c.kind == storage.KindCatalog && (ch != changeNone || len(gone) > 0) {
+		r.catalogChanged = true
+	}
 	for _, g := range gone {
 		r.in.opts.Logger.Info("file replaced", "path", g.Path, "file", g.ID)
 		r.dirty[g.ID] = g
@@ -332,6 +343,9 @@ func (r *run) state(c candidate, id ident, f *os.File, fi os.FileInfo) (*storage
 func (r *run) content(st *storage.FileState, ch change, ev evidence) {
 	fp := len(st.Fingerprint)
 	rewritten := checkContent(st, ev)
+	if rewritten && st.Kind == storage.KindCatalog && isJSONL(st.Path) {
+		r.catalogChanged = true // a file read whole says so in readWhole, when it could be read
+	}
 	if fp != len(st.Fingerprint) {
 		r.dirty[st.ID] = st
 	}
@@ -506,6 +520,9 @@ func (r *run) readWhole(f *os.File, st *storage.FileState, size int64) error {
 	}
 	r.sum.FilesRead++
 	rows, err := r.in.opts.ReadCatalogFile(f.Name())
+	// A file read whole changes the list of tasks now, unless it could not be read at all (a
+	// stray or broken file: quarantined, and it retires nothing, as PROTOCOL.md says).
+	r.catalogChanged = r.catalogChanged || err == nil || len(rows) > 0
 	var bad *record.BadLineError
 	switch {
 	case errors.As(err, &bad):
@@ -515,13 +532,16 @@ func (r *run) readWhole(f *os.File, st *storage.FileState, size int64) error {
 	case err != nil:
 		return fmt.Errorf("read catalogue %s: %w", st.Path, err)
 	}
+	keys := make([]storage.TaskKey, 0, len(rows))
 	for _, t := range rows {
 		if err := checkNames(t.Env, t.Task); err != nil || t.Env == "" || t.Task == "" {
 			r.quarantine(st, 0, "catalogue row "+t.Env+"/"+t.Task+": bad env or task name", nil)
 			continue
 		}
 		r.batch.Tasks = append(r.batch.Tasks, t)
+		keys = append(keys, storage.TaskKey{Env: t.Env, Task: t.Task})
 	}
+	r.in.wholeKeys[st.ID] = keys // what listed() needs of it, without reading it again
 	r.records += len(rows)
 	r.batchBytes += size - st.Offset
 	st.Offset = size

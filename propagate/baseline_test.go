@@ -7,10 +7,10 @@ import (
 	"github.com/envsched/envsched/stats"
 )
 
-// TestBaselineCarriesAMeasurementToANewPredictor: a Predictor given the baseline of the
-// nodes that got rollouts measures the same offsets as the Predictor that made the call
-// before; without it, it measures nothing.
-func TestBaselineCarriesAMeasurementToANewPredictor(t *testing.T) {
+// TestBaselineDecidesWhatIsMeasured: a call measures the rollouts that arrived since the
+// baselines of its State, each in the channel its baseline says, and nothing without them;
+// the measurement depends on the State alone, not on which Predictor makes the call.
+func TestBaselineDecidesWhatIsMeasured(t *testing.T) {
 	g := graph.New([]string{"a", "b"}, []graph.Node{{Env: 0, Task: "x"}, {Env: 0, Task: "y"}, {Env: 1, Task: "w"}, {Env: 1, Task: "z"}}, nil)
 	tasks := make([]stats.Task, 4)
 	add := func(i int, r float64, n int, round int64) {
@@ -21,57 +21,45 @@ func TestBaselineCarriesAMeasurementToANewPredictor(t *testing.T) {
 	}
 	add(0, 0, 8, 1) // x tried before: the re-chosen channel
 	old, _ := NewPredictor(DefaultParams())
-	if old.Baseline([]int{0}) != nil {
-		t.Error("a baseline before any call")
-	}
-	if _, err := old.Predict(g, tasks, 2); err != nil {
+	preds, st, err := old.Predict(g, tasks, 2, State{Rechosen: 0.5}) // x predicted above its base
+	if err != nil {
 		t.Fatal(err)
 	}
-	base := old.Baseline([]int{0, 3})
-	if len(base) != 2 || base[0].Task != "x" || base[0].Rollouts != 8 || !base[0].Tried || base[1].Task != "z" || base[1].Tried {
-		t.Fatalf("baseline %+v", base)
+	base := Baselines(g, tasks, preds, []int{0, 3})
+	if len(base) != 2 || base[0].Task != "x" || base[0].Rollouts != 8 || !base[0].Tried || base[1].Task != "z" || base[1].Tried ||
+		base[0].Mean != preds[0].base || base[0].Mean == preds[0].Mean {
+		t.Fatalf("baseline %+v (x predicted %+v)", base, preds[0])
 	}
 	add(0, 1, 8, 2) // x, re-chosen, now succeeds
 	add(3, 1, 8, 2) // z, never tried before, succeeds
+	st.Baseline = base
+	_, withBase, _ := old.Predict(g, tasks, 3, st)
 	fresh, _ := NewPredictor(DefaultParams())
-	fresh.SetBaseline(base)
-	blind, _ := NewPredictor(DefaultParams())
-	for _, pr := range []*Predictor{old, fresh, blind} {
-		if _, err := pr.Predict(g, tasks, 3); err != nil {
-			t.Fatal(err)
-		}
+	_, again, _ := fresh.Predict(g, tasks, 3, st)
+	_, blind, _ := fresh.Predict(g, tasks, 3, State{Offsets: st.Offsets, Rechosen: st.Rechosen})
+	if withBase.Rechosen <= st.Rechosen || withBase.Offsets["b"] <= 0 {
+		t.Fatalf("rewards above the predictions, yet offsets %v and %v", withBase.Rechosen, withBase.Offsets["b"])
 	}
-	if old.Rechosen() <= 0 || old.Offset("b") <= 0 {
-		t.Fatalf("rewards above the predictions, yet offsets %v and %v", old.Rechosen(), old.Offset("b"))
+	if again.Rechosen != withBase.Rechosen || again.Offsets["b"] != withBase.Offsets["b"] {
+		t.Errorf("another Predictor with the same State: re-chosen %v, env b %v; first: %v, %v",
+			again.Rechosen, again.Offsets["b"], withBase.Rechosen, withBase.Offsets["b"])
 	}
-	if fresh.Rechosen() != old.Rechosen() || fresh.Offset("b") != old.Offset("b") {
-		t.Errorf("with the baseline: re-chosen %v, env b %v; the predictor that made the call before: %v, %v",
-			fresh.Rechosen(), fresh.Offset("b"), old.Rechosen(), old.Offset("b"))
+	if blind.Rechosen != st.Rechosen || blind.Offsets["b"] != 0 {
+		t.Errorf("without a baseline nothing can be measured, yet %v and %v", blind.Rechosen, blind.Offsets["b"])
 	}
-	if blind.Rechosen() != 0 || blind.Offset("b") != 0 {
-		t.Errorf("without a baseline nothing can be measured, yet %v and %v", blind.Rechosen(), blind.Offset("b"))
-	}
-	// SetBaseline replaces the previous call as what the next call measures against: w,
-	// never rolled out, now fails; measured against the previous call that would pull env b
-	// down, measured against an empty baseline nothing moves
-	twin, _ := NewPredictor(DefaultParams())
-	twin.SetBaseline(base)
-	if _, err := twin.Predict(g, tasks, 3); err != nil {
-		t.Fatal(err)
-	}
-	off := old.Offset("b")
+	// w, never rolled out and not in the baseline, now fails: measured against a baseline
+	// of every node that pulls env b down, against one without w nothing moves
+	all := Baselines(g, tasks, preds, nil)
 	add(2, 0, 8, 3)
-	old.SetBaseline(nil)
-	if _, err := old.Predict(g, tasks, 4); err != nil {
-		t.Fatal(err)
+	withBase.Baseline = []Baseline{base[1]}
+	withBase.Baseline[0].Rollouts, withBase.Baseline[0].Sum = tasks[3].Rollouts, tasks[3].Sum
+	_, none, _ := old.Predict(g, tasks, 4, withBase)
+	if none.Offsets["b"] != withBase.Offsets["b"] {
+		t.Errorf("w is not in the baseline, yet env b's offset moved: %v → %v", withBase.Offsets["b"], none.Offsets["b"])
 	}
-	if old.Offset("b") != off {
-		t.Errorf("measured against an empty baseline, yet env b's offset moved: %v → %v", off, old.Offset("b"))
-	}
-	if _, err := twin.Predict(g, tasks, 4); err != nil {
-		t.Fatal(err)
-	}
-	if !(twin.Offset("b") < off) {
-		t.Errorf("measured against the previous call, w's failures should pull env b down from %v: %v", off, twin.Offset("b"))
+	withBase.Baseline = all[2:3]
+	_, down, _ := old.Predict(g, tasks, 4, withBase)
+	if !(down.Offsets["b"] < withBase.Offsets["b"]) {
+		t.Errorf("measured against w's baseline, its failures should pull env b down from %v: %v", withBase.Offsets["b"], down.Offsets["b"])
 	}
 }

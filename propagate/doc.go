@@ -15,7 +15,8 @@
 //     hops, never the node's own evidence echoed back, and capped at BorrowCap pseudo
 //     rollouts.
 //
-// A Predictor called round after round also measures drift: when an environment's new
+// A call also measures drift, against the baselines of the State it is given (the state is a
+// value: each call takes one and returns the next, and the caller stores it): when an environment's new
 // rollouts of tasks never rolled out before come out above (or below) what was predicted for
 // them, a smoothed logit offset moves the environment's stale nodes the same way; the tasks
 // rolled out before and chosen again share one such offset (the re-chosen offset), since
@@ -27,5 +28,6 @@
 //
 // Use in a simulator, without storage: keep one []stats.Task indexed like g.Nodes, update it
 // with stats.Task.Add as rollouts come in, and call one Predictor's Predict every step with
-// the step as the round (see the example of package batcher).
+// the step as the round and the State the previous call returned, with the baselines of
+// the nodes whose rollouts the call should measure (see the example of package batcher).
 package propagate

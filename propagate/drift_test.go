@@ -24,10 +24,7 @@ func driftRun(t *testing.T, before, after float64, p Params) (staleErr, offset f
 	g := graph.New([]string{"env"}, nodes, nil)
 	tasks := make([]stats.Task, n)
 	rng := rand.New(rand.NewPCG(5, 5))
-	pr, err := NewPredictor(p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := newChain(t, p)
 	group := func(i int, round int64, prob float64) {
 		var grp stats.Group
 		for range 8 {
@@ -43,14 +40,12 @@ func driftRun(t *testing.T, before, after float64, p Params) (staleErr, offset f
 	}
 	var preds []Prediction
 	for round := int64(6); round <= 20; round++ {
-		if preds, err = pr.Predict(g, tasks, round); err != nil {
-			t.Fatal(err)
-		}
+		preds = c.call(t, g, tasks, round)
 		for k := range 6 {
 			group((int(round)*6+k)%n, round, after)
 		}
 	}
-	preds, _ = pr.Predict(g, tasks, 21)
+	preds = c.call(t, g, tasks, 21)
 	var sum float64
 	var stale int
 	for i := range tasks {
@@ -59,7 +54,7 @@ func driftRun(t *testing.T, before, after float64, p Params) (staleErr, offset f
 			stale++
 		}
 	}
-	return sum / float64(stale), pr.Offset("env") + pr.Rechosen()
+	return sum / float64(stale), c.st.Offsets["env"] + c.st.Rechosen
 }
 
 func TestDriftMovesStaleTasksTowardsTheNewPolicy(t *testing.T) {
@@ -106,12 +101,10 @@ func TestNoDriftWhenThePolicyStands(t *testing.T) {
 
 func TestDriftSurvivesANewGraph(t *testing.T) {
 	// The offset is kept by environment name, and a grown graph is aligned by task.
-	pr, _ := NewPredictor(DefaultParams())
+	c := newChain(t, DefaultParams())
 	g1 := graph.New([]string{"a"}, []graph.Node{{Task: "x"}, {Task: "z"}}, nil)
 	tasks := make([]stats.Task, 2)
-	if _, err := pr.Predict(g1, tasks, 1); err != nil {
-		t.Fatal(err)
-	}
+	c.call(t, g1, tasks, 1)
 	for i := range tasks {
 		var grp stats.Group
 		for range 8 {
@@ -120,12 +113,9 @@ func TestDriftSurvivesANewGraph(t *testing.T) {
 	}
 	g2 := graph.New([]string{"a"}, []graph.Node{{Task: "x"}, {Task: "y"}, {Task: "z"}}, nil)
 	grown := []stats.Task{tasks[0], {}, tasks[1]}
-	preds, err := pr.Predict(g2, grown, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if pr.Offset("a") <= 0 {
-		t.Errorf("16 successes against a predicted 0.5: offset %.3f, want > 0", pr.Offset("a"))
+	preds := c.call(t, g2, grown, 2)
+	if c.st.Offsets["a"] <= 0 {
+		t.Errorf("16 successes against a predicted 0.5: offset %.3f, want > 0", c.st.Offsets["a"])
 	}
 	if preds[1].Mean <= 0.5 {
 		t.Errorf("the new task of an environment that did better than predicted: mean %.3f", preds[1].Mean)

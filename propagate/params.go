@@ -41,8 +41,8 @@ type Params struct {
 	VarPrior float64
 	// DriftRate is the smoothing ρ of the per-environment logit offset: each call moves the
 	// offset by ρ towards the latest measured gap between realised and predicted means of
-	// the tasks that got new rollouts. 0 turns drift correction off. A Predictor measures
-	// drift against its previous call, or against a baseline given by SetBaseline.
+	// the tasks that got new rollouts. 0 turns drift correction off. A call measures drift
+	// against the baselines of the State it is given.
 	DriftRate float64
 	// DriftMax bounds the absolute logit offset of an environment.
 	DriftMax float64
@@ -63,6 +63,20 @@ type Params struct {
 	RechosenRate float64
 	// RechosenMax bounds the absolute re-chosen offset.
 	RechosenMax float64
+	// DispersionMemory turns on the dispersion correction and is the share of what it
+	// measured that each call keeps (the rest is forgotten): every group that comes back
+	// for a task in a State's baseline adds its Beta-Binomial likelihood, under the
+	// prediction made when the task was chosen, to its channel, for each scale of the
+	// posterior's count on a grid from 1/16 to 4; each call scales the count of every
+	// posterior by the most likely scale of its channel: per environment for tasks never
+	// rolled out (shrunk towards all environments' by DispersionPrior groups), one for the
+	// tasks rolled out before. So how spread out the tasks of an environment are, and how
+	// far a trained task moves, are measured, not assumed. 0 turns it off.
+	DispersionMemory float64
+	// DispersionPrior is the weight, in groups, of the likelihood of all environments in an
+	// environment's choice of scale (empirical Bayes: an environment with few groups takes
+	// the global scale).
+	DispersionPrior float64
 	// GroupSize is the group size G for which Prediction.PDeg is filled in; PDegenerate
 	// gives any other size.
 	GroupSize int
@@ -84,6 +98,8 @@ func DefaultParams() Params {
 		FeatureRidge:     1,
 		RechosenRate:     0.5,
 		RechosenMax:      2,
+		DispersionMemory: 0.95,
+		DispersionPrior:  16,
 		GroupSize:        8,
 	}
 }
@@ -107,6 +123,8 @@ func (p Params) Validate() error {
 		{p.FeatureRidge >= 0 && finite(p.FeatureRidge), "feature ridge", "a finite number >= 0", p.FeatureRidge},
 		{p.RechosenRate >= 0 && p.RechosenRate <= 1, "re-chosen rate", "in [0, 1]", p.RechosenRate},
 		{p.RechosenMax >= 0 && finite(p.RechosenMax), "re-chosen max", "a finite number >= 0", p.RechosenMax},
+		{p.DispersionMemory >= 0 && p.DispersionMemory < 1, "dispersion memory", "in [0, 1)", p.DispersionMemory},
+		{p.DispersionPrior >= 0 && finite(p.DispersionPrior), "dispersion prior", "a finite number >= 0", p.DispersionPrior},
 		{p.GroupSize >= 1 && p.GroupSize <= 1<<16, "group size", "an integer from 1 to 65536", p.GroupSize},
 	})
 }

@@ -10,8 +10,8 @@ import (
 )
 
 // Predictor computes predictions and keeps, between calls, its buffers (so that a call
-// allocates nothing once the graph stops growing) and the drift state of each environment.
-// A Predictor is not safe for concurrent use.
+// allocates little once the graph stops growing); the drift state is a value the caller
+// hands to each call (see State). A Predictor is not safe for concurrent use.
 type Predictor struct {
 	p   Params
 	out []Prediction
@@ -46,7 +46,7 @@ func NewPredictor(p Params) (*Predictor, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	return &Predictor{p: p, drift: newDrift()}, nil
+	return &Predictor{p: p}, nil
 }
 
 // Params returns the parameters of the Predictor.
@@ -57,35 +57,42 @@ func (pr *Predictor) Params() Params { return pr.p }
 // edges: O(N + E). Edge weights are taken to be symmetric (the weight of i→j equals that of
 // j→i), as the graph builder makes them.
 //
-// The returned slice belongs to the Predictor and is overwritten by the next call; copy what
-// must outlive it. A repeated Predictor also measures drift (see Params.DriftRate).
+// The package function predicts without drift state (no offsets, nothing measured); see
+// Predictor.Predict for a call that takes and returns it.
 func Predict(g *graph.Graph, tasks []stats.Task, round int64, p Params) ([]Prediction, error) {
 	pr, err := NewPredictor(p)
 	if err != nil {
 		return nil, err
 	}
-	return pr.Predict(g, tasks, round)
+	preds, _, err := pr.Predict(g, tasks, round, State{})
+	return preds, err
 }
 
-// Predict returns one prediction per node of g (see the package function Predict). It fails
-// only when tasks is not indexed like g.Nodes.
-func (pr *Predictor) Predict(g *graph.Graph, tasks []stats.Task, round int64) ([]Prediction, error) {
+// Predict returns one prediction per node of g (see the package function Predict) and the
+// drift state after it: st's offsets, moved by what the rollouts that arrived since
+// st.Baseline measured (see Params.DriftRate and RechosenRate), and no baselines. The
+// predictions are a function of g, tasks, round and st alone. The returned slice belongs to
+// the Predictor and is overwritten by the next call; copy what must outlive it. The returned
+// State's map is the caller's. It fails only when tasks is not indexed like g.Nodes.
+func (pr *Predictor) Predict(g *graph.Graph, tasks []stats.Task, round int64, st State) ([]Prediction, State, error) {
 	n := g.Len()
 	if len(tasks) != n {
-		return nil, fmt.Errorf("predict: %d task statistics for %d graph nodes", len(tasks), n)
+		return nil, State{}, fmt.Errorf("predict: %d task statistics for %d graph nodes", len(tasks), n)
 	}
 	pr.grow(n, len(g.Envs))
-	pr.drift.measure(g, tasks, pr.p)
-	pr.drift.begin(n)
+	pr.drift.start(st, pr.p)
+	pr.drift.measure(g, tasks, st.Baseline)
 	pr.ownEvidence(g, tasks, round)
 	pr.envPriors()
+	pr.prior.start = st.Warm
 	pr.prior.fit(g, tasks, pr.own, pr.p.FeatureRidge)
 	if pr.p.Hops > 0 && pr.p.Gamma > 0 {
 		parallelNodes(n, func(lo, hi int) { pr.oneHop(g, lo, hi) })
 	}
 	parallelNodes(n, func(lo, hi int) { pr.finish(g, tasks, round, lo, hi) })
-	pr.drift.remember(g, tasks, pr.out)
-	return pr.out, nil
+	next := pr.drift.state()
+	next.Warm = pr.prior.solution()
+	return pr.out, next, nil
 }
 
 // parallelNodes is par.Ranges for a pass over n nodes: small graphs are not worth a goroutine.
@@ -247,11 +254,13 @@ func (pr *Predictor) finish(g *graph.Graph, tasks []stats.Task, round int64, lo,
 		a, b := t.A*f, t.B*f
 		ba, bb := pr.borrowed(g, i)
 		alpha, beta := pr.posterior(i, env, a, b, ba, bb)
-		base := alpha / (alpha + beta)
+		base, count := alpha/(alpha+beta), alpha+beta
 		alpha, beta = pr.drift.shift(env, alpha, beta, t.Rollouts > 0, stale(t, f))
+		pre, centre := alpha/(alpha+beta), logit(pr.envs[env].mean)
+		alpha, beta = pr.drift.spread(env, alpha, beta, centre, t.Rollouts > 0)
 		pr.out[i] = pr.prediction(t, env, alpha, beta, f)
-		pr.out[i].Own, pr.out[i].Borrowed = a+b, ba+bb
-		pr.drift.base(i, base)
+		o := &pr.out[i]
+		o.Own, o.Borrowed, o.base, o.count, o.pre, o.centre = a+b, ba+bb, base, count, pre, centre
 	}
 }
 

@@ -31,6 +31,10 @@ type Prediction struct {
 
 	degShare, degGroups float32 // observed share of degenerate groups and their number
 	varPrior            float32 // weight of the Beta-Binomial against degShare
+	base                float64 // the mean before the drift offset: what drift is measured against
+	count               float64 // Alpha+Beta before the dispersion correction
+	pre                 float64 // the mean after the offsets, before the dispersion correction
+	centre              float64 // the logit of the environment's mean
 }
 
 // Count is the effective number of observations behind the prediction: prior, own and

@@ -20,13 +20,6 @@ func integrateDegenerate(a, b float64, g int) float64 {
 	return sum / steps
 }
 
-func lbeta(a, b float64) float64 {
-	la, _ := math.Lgamma(a)
-	lb, _ := math.Lgamma(b)
-	lab, _ := math.Lgamma(a + b)
-	return la + lb - lab
-}
-
 // binomialMixture sums, over k = 0..g, C(g, k)·B(a+k, b+g−k)/B(a, b): the Beta-Binomial
 // distribution, term by term. It returns the all-equal mass (k = 0 and k = g) and the total.
 func binomialMixture(a, b float64, g int) (equal, total float64) {

@@ -23,8 +23,8 @@ import (
 //
 // The regression minimises Σ w_i (y_i − x_i·β)² + λ‖β‖², with y_i = ln((a_i+½)/(b_i+½)) and
 // w_i = n_i/(n_i + fitHalfCount), n_i = a_i + b_i, over at most fitRows nodes, by conjugate
-// gradients with a diagonal preconditioner, started from zero or from a WarmStart the caller
-// gives (Predictor.SetWarmStart): the same statistics and the same start give the same fit,
+// gradients with a diagonal preconditioner, started from zero or from the WarmStart of the
+// State the caller gives (State.Warm): the same statistics and the same start give the same fit,
 // whatever was fitted before. Only the features of the fitted rows are unknowns:
 // under the ridge penalty a feature that no fitted row has gets exactly 0, so leaving it out
 // changes nothing, and the cost of a call follows the rows, not the catalogue's vocabulary.
@@ -262,11 +262,6 @@ type WarmStart struct {
 	EnvVal    []float32 // per entry of Envs
 	Intercept float32
 }
-
-// SetWarmStart makes ws the start of every later fit of the feature prior, until the next
-// SetWarmStart. A Predictor never starts from its own earlier fits unless told so: its
-// predictions stay a function of the statistics and what it was given.
-func (pr *Predictor) SetWarmStart(ws WarmStart) { pr.prior.start = ws }
 
 // WarmStart returns the solution of the last fit of the feature prior as a warm start (the
 // zero value when the last call fitted none). FitIterations is what that fit took.

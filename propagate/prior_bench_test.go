@@ -112,13 +112,13 @@ func BenchmarkPredictFeatures(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, err := pr.Predict(gg, tasks, 21); err != nil {
+				if _, _, err := pr.Predict(gg, tasks, 21, State{}); err != nil {
 					b.Fatal(err)
 				}
 				b.ReportAllocs()
 				b.ResetTimer()
 				for range b.N {
-					if _, err := pr.Predict(gg, tasks, 21); err != nil {
+					if _, _, err := pr.Predict(gg, tasks, 21, State{}); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -146,7 +146,7 @@ func relResidual(fp *featurePrior, g *graph.Graph) float64 {
 
 // BenchmarkPredictFeaturesSteps is the scheduler's loop: between two predictions a step of
 // 512 tasks, 8 rollouts each, arrives; "warm" starts each fit from the one before
-// (SetWarmStart with the last WarmStart, as the scheduler does through its stored state),
+// (State.Warm with the last WarmStart, as the scheduler does through its stored state),
 // "cold" from zero. Both see the same statistics. It reports the fit's iterations per call.
 func BenchmarkPredictFeaturesSteps(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
@@ -159,7 +159,7 @@ func BenchmarkPredictFeaturesSteps(b *testing.B) {
 					b.Fatal(err)
 				}
 				round := int64(21)
-				if _, err := pr.Predict(g, tasks, round); err != nil {
+				if _, _, err := pr.Predict(g, tasks, round, State{}); err != nil {
 					b.Fatal(err)
 				}
 				iters := 0
@@ -174,11 +174,12 @@ func BenchmarkPredictFeaturesSteps(b *testing.B) {
 							tasks[i].Add(float64(rng.IntN(2)), round, round, true, &grp, stats.DefaultDecay)
 						}
 					}
+					var st State
 					if warm {
-						pr.SetWarmStart(pr.WarmStart())
+						st.Warm = pr.WarmStart()
 					}
 					b.StartTimer()
-					if _, err := pr.Predict(g, tasks, round); err != nil {
+					if _, _, err := pr.Predict(g, tasks, round, st); err != nil {
 						b.Fatal(err)
 					}
 					iters += pr.FitIterations()

@@ -127,12 +127,11 @@ func TestFeatureRidgeZeroIsNoFeatures(t *testing.T) {
 	p.FeatureRidge = 0
 	for _, edges := range []bool{false, true} {
 		w := newWordEnv(200, 2, edges)
-		with, _ := NewPredictor(p)
-		without, _ := NewPredictor(p)
+		with, without := newChain(t, p), newChain(t, p)
 		rng := rand.New(rand.NewPCG(3, 3))
 		for round := int64(2); round <= 4; round++ {
-			a := mustCall(t, with, w.g, w.tasks, round)
-			b := mustCall(t, without, w.withoutFeatures(), w.tasks, round)
+			a := with.call(t, w.g, w.tasks, round)
+			b := without.call(t, w.withoutFeatures(), w.tasks, round)
 			for i := range a {
 				if a[i] != b[i] {
 					t.Fatalf("edges %v, round %d, node %d: with features %+v, without %+v", edges, round, i, a[i], b[i])
@@ -225,39 +224,6 @@ func TestValidateFeatureAndRechosenParams(t *testing.T) {
 		set(&p)
 		if err := p.Validate(); err != nil {
 			t.Errorf("%s: Validate() = %v, want nil", name, err)
-		}
-	}
-}
-
-func TestSetRechosen(t *testing.T) {
-	p := DefaultParams()
-	p.RechosenMax = 0.5
-	cases := []struct {
-		name     string
-		in, want float64
-	}{
-		{"kept", 0.25, 0.25},
-		{"kept negative", -0.125, -0.125},
-		{"clamped above", 3, 0.5},
-		{"clamped below", -0.75, -0.5},
-		{"NaN sets 0", math.NaN(), 0},
-		{"+Inf sets 0", math.Inf(1), 0},
-		{"-Inf sets 0", math.Inf(-1), 0},
-	}
-	for _, c := range cases {
-		pr, _ := NewPredictor(p)
-		pr.SetRechosen(0.3) // an earlier value, which every case replaces
-		pr.SetRechosen(c.in)
-		if got := pr.Rechosen(); got != c.want {
-			t.Errorf("%s: SetRechosen(%v) gives %v, want %v", c.name, c.in, got, c.want)
-		}
-	}
-	off := DefaultParams()
-	off.RechosenRate = 0
-	pr, _ := NewPredictor(off)
-	for _, x := range []float64{0.3, -1, 5} {
-		if pr.SetRechosen(x); pr.Rechosen() != 0 {
-			t.Errorf("RechosenRate 0: SetRechosen(%v) gives %v, want 0", x, pr.Rechosen())
 		}
 	}
 }

@@ -42,8 +42,11 @@ func TestWarmStartConvergesFasterToTheSameTolerance(t *testing.T) {
 		warm, _ := NewPredictor(p)
 		other, otasks := benchCatalogue(3000)
 		mustCall(t, warm, other, otasks, 9) // what it fitted before must not count
-		warm.SetWarmStart(ws)
-		got := clonePreds(mustCall(t, warm, g, tasks, 22))
+		wp, _, err := warm.Predict(g, tasks, 22, State{Warm: ws})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := clonePreds(wp)
 		runtime.GOMAXPROCS(old)
 		if res := relResidual(&warm.prior, g); res > fitTol {
 			t.Fatalf("warm fit ends at relative residual %g, above %g", res, fitTol)

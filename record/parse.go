@@ -18,17 +18,25 @@ const (
 	ReasonBadEnv      = "env not a string"
 	ReasonEmptyEnv    = "empty env"
 	ReasonEnvUTF8     = "env not valid UTF-8"
+	ReasonEnvNUL      = "env contains a NUL character"
 	ReasonMissingTask = "missing task"
 	ReasonBadTask     = "task not a string or number"
 	ReasonEmptyTask   = "empty task"
 	ReasonTaskUTF8    = "task not valid UTF-8"
+	ReasonTaskNUL     = "task contains a NUL character"
 
 	ReasonMissingReward   = "missing reward"
 	ReasonBadReward       = "reward not a number"
 	ReasonNonFiniteReward = "reward not finite"
 
 	ReasonStepRange = "step out of range (an integer from 0 to 1000000000)"
+
+	ReasonGroupTooLong = "group id too long (more than 4096 bytes)"
 )
+
+// MaxGroupLen is the longest group key (group_id, uid or group_index, as read) envsched
+// accepts: the database keys its groups by it, and a key has a bounded length (bbolt's 32 KiB).
+const MaxGroupLen = 4096
 
 // MaxStep is the largest training step envsched accepts, in rollout lines and in requests: a
 // step a second for 31 years. A larger step (such as 2^63-1) is no step a training run reaches;

@@ -3,6 +3,7 @@ package record
 import (
 	"bytes"
 	"errors"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -23,6 +24,14 @@ func TestParseRolloutBytes(t *testing.T) {
 		{"invalid UTF-8 in an ignored value", []byte("{\"env\":\"E\",\"task\":\"t\",\"reward\":1,\"x\":\"\xff\"}"), ok, ""},
 		{"invalid UTF-8 in env", []byte("{\"env\":\"E\xff\",\"task\":\"t\",\"reward\":1}"), Rollout{}, ReasonEnvUTF8},
 		{"invalid UTF-8 in task", []byte("{\"env\":\"E\",\"task\":\"\xc3\",\"reward\":1}"), Rollout{}, ReasonTaskUTF8},
+		// The database joins env and task with a NUL: "a\x00b"/"c" would be stored as "a"/"b\x00c".
+		{"NUL in env", []byte(`{"env":"a\u0000b","task":"c","reward":1}`), Rollout{}, ReasonEnvNUL},
+		{"NUL in task", []byte(`{"env":"a","task":"b\u0000c","reward":1}`), Rollout{}, ReasonTaskNUL},
+		{"NUL ending a task", []byte(`{"env":"a","task_id":"n\u0000","reward":1}`), Rollout{}, ReasonTaskNUL},
+		// The database keys groups by it, and bbolt keys are at most 32 KiB.
+		{"group id too long", []byte(`{"env":"a","task":"t","reward":1,"group_id":"` + strings.Repeat("g", MaxGroupLen+1) + `"}`), Rollout{}, ReasonGroupTooLong},
+		{"uid too long", []byte(`{"env":"a","task":"t","reward":1,"uid":"` + strings.Repeat("u", MaxGroupLen+1) + `_1_2"}`), Rollout{}, ReasonGroupTooLong},
+		{"group id at the bound", []byte(`{"env":"E","task":"t","reward":1,"group_id":"` + strings.Repeat("g", MaxGroupLen) + `"}`), Rollout{Env: "E", Task: "t", Reward: 1, Group: strings.Repeat("g", MaxGroupLen)}, ""},
 		{"invalid UTF-8 in group is absent", []byte("{\"env\":\"E\",\"task\":\"t\",\"reward\":1,\"uid\":\"\xff\"}"), ok, ""},
 		{"empty", nil, Rollout{}, ReasonEmpty},
 		{"blank", []byte(" \t\r\n"), Rollout{}, ReasonEmpty},

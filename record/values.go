@@ -47,14 +47,14 @@ func (d *doc) envTask() (env, task []byte, err error) {
 	default:
 		return nil, nil, &BadLineError{Reason: ReasonBadEnv}
 	}
-	if env, err = d.name(sp, ReasonEmptyEnv, ReasonEnvUTF8); err != nil {
+	if env, err = d.name(sp, ReasonEmptyEnv, ReasonEnvUTF8, ReasonEnvNUL); err != nil {
 		return nil, nil, err
 	}
 	switch sp = d.f.first(taskKeys...); sp.kind {
 	case none:
 		return nil, nil, &BadLineError{Reason: ReasonMissingTask}
 	case jString:
-		task, err = d.name(sp, ReasonEmptyTask, ReasonTaskUTF8)
+		task, err = d.name(sp, ReasonEmptyTask, ReasonTaskUTF8, ReasonTaskNUL)
 	case jNumber:
 		var ok bool
 		if task, ok = numberBytes(d.raw(sp)); !ok {
@@ -66,8 +66,10 @@ func (d *doc) envTask() (env, task []byte, err error) {
 	return env, task, err
 }
 
-// name returns the non-empty, valid UTF-8 string at sp.
-func (d *doc) name(sp span, empty, badUTF8 string) ([]byte, error) {
+// name returns the non-empty, valid UTF-8 string without NUL at sp. The database joins an
+// environment and a task with a NUL byte: a name holding one would make two tasks one
+// ("a\x00b"/"c" and "a"/"b\x00c").
+func (d *doc) name(sp span, empty, badUTF8, nul string) ([]byte, error) {
 	b, ok := d.str(sp)
 	switch {
 	case !ok:
@@ -76,6 +78,8 @@ func (d *doc) name(sp span, empty, badUTF8 string) ([]byte, error) {
 		return nil, &BadLineError{Reason: empty}
 	case !utf8.Valid(b):
 		return nil, &BadLineError{Reason: badUTF8}
+	case bytes.IndexByte(b, 0) >= 0:
+		return nil, &BadLineError{Reason: nul}
 	}
 	return b, nil
 }
@@ -178,12 +182,20 @@ func (d *doc) integral(sp span) bool {
 // group reads group_id, uid or group_index. A verl V1 uid PROMPT_SESSION_INDEX (two trailing
 // "_digits" segments after a non-empty prefix) counts as PROMPT, so that every rollout of one
 // prompt shares a group whatever its session and index.
+// A group key longer than MaxGroupLen makes the line bad.
 func (d *doc) group() ([]byte, error) {
+	var g []byte
+	var err error
 	if d.f[kGroupID].kind == none && d.f[kUID].kind != none {
-		g, err := d.optionalID(d.f[kUID])
-		return uidPrompt(g), err
+		g, err = d.optionalID(d.f[kUID])
+		g = uidPrompt(g)
+	} else {
+		g, err = d.optionalID(d.f.first(kGroupID, kGroupIndex))
 	}
-	return d.optionalID(d.f.first(kGroupID, kGroupIndex))
+	if err == nil && len(g) > MaxGroupLen {
+		return nil, &BadLineError{Reason: ReasonGroupTooLong}
+	}
+	return g, err
 }
 
 // uidPrompt strips the _SESSION_INDEX suffix of a verl V1 uid.

@@ -309,7 +309,13 @@ func predict(r *storage.Reader, round int64, decay float64) ([]propagate.Predict
 	}
 	p := propagate.DefaultParams()
 	p.Decay = decay
-	preds, err := schedule.PredictStored(p, r.PredictorState(), g, tasks, round)
+	pr, err := propagate.NewPredictor(p)
+	if err != nil {
+		return nil, err
+	}
+	// a state that does not decode is passed over, as the scheduler passes over it
+	st, _ := schedule.DecodeState(r.PredictorState())
+	preds, _, err := pr.Predict(g, tasks, round, st)
 	if err != nil {
 		return nil, fmt.Errorf("predict: %w", err)
 	}

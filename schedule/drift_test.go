@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/envsched/envsched/batcher"
 	"github.com/envsched/envsched/propagate"
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/envsched/envsched/record"
@@ -65,12 +67,10 @@ func storedState(t *testing.T, db *storage.DB) savedState {
 	return st
 }
 
-func stateOf(s *Scheduler) savedState {
-	return savedState{DriftOffsets: s.pred.Offsets(), Rechosen: s.pred.Rechosen()}
-}
+func stateOf(s *Scheduler) savedState { return s.saved }
 
 func sameState(a, b savedState) bool {
-	return maps.Equal(a.DriftOffsets, b.DriftOffsets) && a.Rechosen == b.Rechosen
+	return maps.Equal(a.DriftOffsets, b.DriftOffsets) && a.Rechosen == b.Rechosen && reflect.DeepEqual(a.Dispersion, b.Dispersion)
 }
 
 // TestDriftOffsetsSurviveARestart answers r1..r5 over two databases in the same state: one
@@ -88,8 +88,8 @@ func TestDriftOffsetsSurviveARestart(t *testing.T) {
 		}
 	}
 	want := stateOf(sA)
-	if len(want.DriftOffsets) == 0 || want.Rechosen == 0 {
-		t.Fatalf("predictor state %+v: want environment offsets and a re-chosen offset, else this test proves nothing", want)
+	if len(want.DriftOffsets) == 0 || want.Rechosen == 0 || want.Dispersion == nil || want.Dispersion.Global == nil || want.Dispersion.Rechose == nil {
+		t.Fatalf("predictor state %+v: want environment offsets, a re-chosen offset and measured dispersion, else this test proves nothing", want)
 	}
 	if got := storedState(t, dbB); !sameState(got, want) {
 		t.Errorf("stored state %+v, want %+v", got, want)
@@ -234,8 +234,9 @@ func TestDriftMeasuredAcrossARestart(t *testing.T) {
 	}
 }
 
-// TestRestorePredictorGivesTheStoredState: what report uses to predict as the scheduler would.
-func TestRestorePredictorGivesTheStoredState(t *testing.T) {
+// TestDecodeStateGivesTheStoredState: what report and stats predict with, as the scheduler
+// would.
+func TestDecodeStateGivesTheStoredState(t *testing.T) {
 	db := openFile(t, filepath.Join(t.TempDir(), "a.db"))
 	defer db.Close()
 	fill(t, db, 2, 30)
@@ -249,16 +250,22 @@ func TestRestorePredictorGivesTheStoredState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pr, _ := propagate.NewPredictor(propagate.DefaultParams())
-	if err := RestorePredictor(pr, data); err != nil {
+	got, err := DecodeState(data)
+	if err != nil {
 		t.Fatal(err)
 	}
 	want := stateOf(s)
-	if got := (savedState{DriftOffsets: pr.Offsets(), Rechosen: pr.Rechosen()}); !sameState(got, want) || len(want.DriftOffsets) == 0 {
-		t.Errorf("restored %+v, the scheduler's %+v", got, want)
+	if !sameState(savedState{DriftOffsets: got.Offsets, Rechosen: got.Rechosen, Dispersion: &got.Dispersion}, want) || len(want.DriftOffsets) == 0 ||
+		len(got.Baseline) != len(want.Baseline) || len(got.Baseline) < 12 {
+		t.Errorf("decoded %+v, the scheduler's %+v", got, want)
 	}
-	if err := RestorePredictor(pr, []byte("{")); err == nil {
-		t.Error("a state that does not decode restored without an error")
+	for i := range got.Baseline {
+		if got.Baseline[i] != want.Baseline[i].Baseline {
+			t.Errorf("baseline %d: decoded %+v, the scheduler's %+v", i, got.Baseline[i], want.Baseline[i])
+		}
+	}
+	if _, err := DecodeState([]byte("{")); err == nil {
+		t.Error("a state that does not decode decoded without an error")
 	}
 }
 
@@ -413,4 +420,18 @@ func answerBoth(t *testing.T, sA, sB *Scheduler, id string, body []byte) []byte 
 		t.Fatalf("%s: the two databases are not in the same state:\n%s\n%s", id, a, b)
 	}
 	return a
+}
+
+// TestSelectionFollowsExplorationReturn: the coverage weight of a request is the configured
+// one times what exploring returned, as stored; with nothing measured it is the configured one.
+func TestSelectionFollowsExplorationReturn(t *testing.T) {
+	p := batcher.DefaultParams()
+	half := propagate.State{Dispersion: propagate.Dispersion{
+		NewSignal: &propagate.Signal{Sum: 20, N: 40}, ReSignal: &propagate.Signal{Sum: 40, N: 40}}}
+	if got := selectParams(p, half).CoverageWeight; got != p.CoverageWeight/2 {
+		t.Errorf("untried tasks returned half the signal: coverage weight %v, want %v", got, p.CoverageWeight/2)
+	}
+	if got := selectParams(p, propagate.State{}); got != p {
+		t.Errorf("nothing measured: %+v, want %+v", got, p)
+	}
 }

@@ -3,6 +3,7 @@ package schedule
 import (
 	"fmt"
 
+	"github.com/envsched/envsched/propagate"
 	"github.com/envsched/envsched/storage"
 )
 
@@ -31,7 +32,13 @@ func PredictEnvs(db *storage.DB, opts Options, groupSize int) (map[string]EnvPre
 	if err != nil {
 		return nil, err
 	}
-	preds, err := PredictStored(*opts.Predict, state, st.g, st.tasks, st.lastStep+1)
+	pr, err := propagate.NewPredictor(*opts.Predict)
+	if err != nil {
+		return nil, err
+	}
+	// a state that does not decode is passed over, as the scheduler passes over it
+	ps, _ := DecodeState(state)
+	preds, _, err := pr.Predict(st.g, st.tasks, st.lastStep+1, ps)
 	if err != nil {
 		return nil, err
 	}

@@ -174,8 +174,10 @@ func (w *modelWorld) check(what string) {
 		w.t.Fatalf("after %s: counters %+v step %d, database %+v step %d", what, got.counters, got.lastStep, want.counters, want.lastStep)
 	}
 	p := propagate.DefaultParams()
-	a, err1 := PredictStored(p, nil, got.g, got.tasks, got.lastStep+1)
-	b, err2 := PredictStored(p, nil, want.g, want.tasks, want.lastStep+1)
+	pa, _ := propagate.NewPredictor(p)
+	pb, _ := propagate.NewPredictor(p)
+	a, _, err1 := pa.Predict(got.g, got.tasks, got.lastStep+1, propagate.State{})
+	b, _, err2 := pb.Predict(want.g, want.tasks, want.lastStep+1, propagate.State{})
 	if err1 != nil || err2 != nil || !reflect.DeepEqual(a, b) {
 		w.t.Fatalf("after %s: predictions differ (%v, %v)", what, err1, err2)
 	}

@@ -76,10 +76,17 @@ func SeedOf(id string) uint64 {
 var fields = []string{"size", "group_size", "step", "envs", "exclude_envs", "allow_repeats", "seed"}
 
 // ParseRequest parses a request body. An empty body (or only white space) and {} take every
-// default: size and groupSize are the defaults of size and group_size. Unknown fields, values
-// of the wrong type or out of range, and anything but one JSON object are RequestErrors.
+// default: size and groupSize are the defaults of size and group_size. A leading UTF-8 byte
+// order mark is skipped (as in catalogue and rollout lines); a UTF-16 body is refused saying
+// so. Unknown fields, values of the wrong type or out of range, and anything but one JSON
+// object are RequestErrors.
 func ParseRequest(body []byte, size, groupSize int) (Request, error) {
 	req := Request{Size: size, GroupSize: groupSize}
+	body = bytes.TrimPrefix(body, utf8BOM)
+	if bytes.HasPrefix(body, utf16LE) || bytes.HasPrefix(body, utf16BE) {
+		return req, badf("the request is UTF-16 (it begins with a UTF-16 byte order mark): write it as UTF-8, " +
+			"such as {\"size\": 64}")
+	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return req, nil
 	}
@@ -97,6 +104,13 @@ func ParseRequest(body []byte, size, groupSize int) (Request, error) {
 	}
 	return req, nil
 }
+
+// The byte order marks ParseRequest knows.
+var (
+	utf8BOM = []byte{0xef, 0xbb, 0xbf}
+	utf16LE = []byte{0xff, 0xfe}
+	utf16BE = []byte{0xfe, 0xff}
+)
 
 func decodeObject(body []byte) (map[string]json.RawMessage, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))

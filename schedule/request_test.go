@@ -3,6 +3,7 @@ package schedule
 import (
 	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/envsched/envsched/record"
@@ -21,6 +22,29 @@ func TestParseRequestDefaults(t *testing.T) {
 	}
 	if req, err := ParseRequest([]byte(`{"seed": -1}`), 64, 8); err != nil || *req.Seed != 1<<64-1 {
 		t.Errorf("seed -1: %+v, %v", req, err)
+	}
+}
+
+// TestParseRequestEncodings: a request written by a tool that puts a UTF-8 byte order mark
+// first (PowerShell, Notepad) is read as its JSON says; a UTF-16 request is refused with a
+// message that says so, not with "invalid character 'ÿ'".
+func TestParseRequestEncodings(t *testing.T) {
+	req, err := ParseRequest([]byte("\ufeff{\"size\": 3}"), 64, 8)
+	if err != nil || req.Size != 3 {
+		t.Errorf("UTF-8 with a byte order mark: %+v, %v; want size 3", req, err)
+	}
+	if req, err := ParseRequest([]byte("\ufeff"), 64, 8); err != nil || req.Size != 64 {
+		t.Errorf("a byte order mark alone: %+v, %v; want every default", req, err)
+	}
+	for name, body := range map[string][]byte{
+		"UTF-16LE": {0xff, 0xfe, '{', 0, '}', 0},
+		"UTF-16BE": {0xfe, 0xff, 0, '{', 0, '}'},
+	} {
+		_, err := ParseRequest(body, 64, 8)
+		var re *RequestError
+		if !errors.As(err, &re) || !strings.Contains(re.Msg, "UTF-16") {
+			t.Errorf("%s: %v; want a RequestError that names UTF-16", name, err)
+		}
 	}
 }
 

@@ -10,10 +10,8 @@ import (
 	"time"
 
 	"github.com/envsched/envsched/batcher"
-	"github.com/envsched/envsched/graph"
 	"github.com/envsched/envsched/propagate"
 	"github.com/envsched/envsched/record"
-	"github.com/envsched/envsched/stats"
 	"github.com/envsched/envsched/storage"
 )
 
@@ -83,9 +81,9 @@ type Scheduler struct {
 	saved savedState
 }
 
-// New returns a Scheduler over db. Its Predictor takes its drift state (offsets, re-chosen
-// offset, baseline) from what is stored with the last answer, before every prediction, so that
-// a restart (or a new process per request) answers as a scheduler that kept running.
+// New returns a Scheduler over db. Every prediction takes its drift state (offsets,
+// re-chosen offset, baseline) from what is stored with the last answer, so that a restart (or
+// a new process per request) answers as a scheduler that kept running.
 func New(db *storage.DB, opts Options) (*Scheduler, error) {
 	opts, err := opts.withDefaults(db.Config().Decay)
 	if err != nil {
@@ -103,8 +101,8 @@ func New(db *storage.DB, opts Options) (*Scheduler, error) {
 }
 
 // savedState is what a Scheduler stores with each answer (storage's predictor state) and
-// restores before every prediction: the Predictor's drift offsets by environment name, its
-// re-chosen offset and the baseline the next answer measures against. So the drift state is
+// predicts the next answer with: the drift offsets by environment name, the re-chosen offset
+// and the baseline the next answer measures against (propagate.State). So the drift state is
 // a function of the database, whatever the process did before (a restart, a failed request).
 type savedState struct {
 	DriftOffsets map[string]float64 `json:"drift_offsets"`
@@ -114,6 +112,8 @@ type savedState struct {
 	// rollouts may still be coming (a trainer whose rollouts lag its requests), each with its
 	// statistics as of the last answer.
 	Baseline []baselineEntry `json:"baseline,omitempty"`
+	// Dispersion is what the dispersion correction measured (propagate.Dispersion).
+	Dispersion *propagate.Dispersion `json:"dispersion,omitempty"`
 	// PriorStart is where the next fit of the feature prior starts (propagate.WarmStart,
 	// encoded): the fit of the last answer. It saves about half the fit's iterations, and,
 	// stored, keeps the next answer a function of the database.
@@ -130,52 +130,34 @@ type baselineEntry struct {
 // baselineAnswers is how many answers a chosen task's baseline is kept for.
 const baselineAnswers = 4
 
-func baselines(es []baselineEntry) []propagate.Baseline {
-	out := make([]propagate.Baseline, len(es))
-	for i, e := range es {
-		out[i] = e.Baseline
+// predictState is the propagate.State of st.
+func (st savedState) predictState() propagate.State {
+	base := make([]propagate.Baseline, len(st.Baseline))
+	for i, e := range st.Baseline {
+		base[i] = e.Baseline
+	}
+	out := propagate.State{Offsets: st.DriftOffsets, Rechosen: st.Rechosen, Baseline: base}
+	if st.Dispersion != nil {
+		out.Dispersion = *st.Dispersion
+	}
+	if out.Warm.UnmarshalBinary(st.PriorStart) != nil {
+		out.Warm = propagate.WarmStart{} // none stored, or unreadable: the fit starts from zero
 	}
 	return out
 }
 
-// restore gives the Predictor the drift offsets stored with the last answer. A state that
-// does not decode is logged and left: answering does not need it.
-func (s *Scheduler) restore() error {
-	data, err := s.db.PredictorState()
-	if err != nil || data == nil {
-		return err
-	}
-	st, err := restoreState(s.pred, data)
+// DecodeState decodes the predictor state stored with the last answer (storage's
+// PredictorState), so that a reader predicts with it as the next request would. nil decodes
+// to the zero State.
+func DecodeState(data []byte) (propagate.State, error) {
+	st, err := decodeSaved(data)
 	if err != nil {
-		s.opts.Logger.Warn("stored predictor state is unreadable; starting without drift offsets", "err", err)
-		return nil
+		return propagate.State{}, err
 	}
-	s.saved = st
-	return nil
+	return st.predictState(), nil
 }
 
-// RestorePredictor gives pr the predictor state stored with the last answer
-// (storage's PredictorState: drift offsets, re-chosen offset, baseline), so that it predicts
-// as the scheduler that answered would for the next request. nil state restores nothing.
-func RestorePredictor(pr *propagate.Predictor, state []byte) error {
-	_, err := restoreState(pr, state)
-	return err
-}
-
-// PredictStored predicts g's nodes for round with parameters p from the predictor state stored
-// with the last answer, as the next request would; a state that does not decode is passed
-// over, as the scheduler passes over it (it logs it and answers without). The predictions
-// belong to the caller.
-func PredictStored(p propagate.Params, state []byte, g *graph.Graph, tasks []stats.Task, round int64) ([]propagate.Prediction, error) {
-	pr, err := propagate.NewPredictor(p)
-	if err != nil {
-		return nil, err
-	}
-	_ = RestorePredictor(pr, state)
-	return pr.Predict(g, tasks, round)
-}
-
-func restoreState(pr *propagate.Predictor, data []byte) (savedState, error) {
+func decodeSaved(data []byte) (savedState, error) {
 	var st savedState
 	if data == nil {
 		return st, nil
@@ -183,8 +165,23 @@ func restoreState(pr *propagate.Predictor, data []byte) (savedState, error) {
 	if err := json.Unmarshal(data, &st); err != nil {
 		return savedState{}, fmt.Errorf("predictor state: %w", err)
 	}
-	restoreSaved(pr, st)
 	return st, nil
+}
+
+// restore reads the predictor state stored with the last answer. A state that does not
+// decode is logged and left: answering does not need it.
+func (s *Scheduler) restore() error {
+	data, err := s.db.PredictorState()
+	if err != nil || data == nil {
+		return err
+	}
+	st, err := decodeSaved(data)
+	if err != nil {
+		s.opts.Logger.Warn("stored predictor state is unreadable; starting without drift offsets", "err", err)
+		return nil
+	}
+	s.saved = st
+	return nil
 }
 
 // Answer answers request id with body: the stored answer when id was answered before (which
@@ -207,7 +204,7 @@ func (s *Scheduler) Answer(id string, body []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	ans, chosen, base, err := s.choose(id, req)
+	ans, chosen, next, err := s.choose(id, req)
 	if err != nil {
 		return nil, err
 	}
@@ -221,20 +218,21 @@ func (s *Scheduler) Answer(id string, body []byte) ([]byte, error) {
 	// A channel that is off (an ablation) has no offsets: storing its zero would erase
 	// what the daemon measured, so its stored value is carried over.
 	if p.DriftRate > 0 {
-		saved.DriftOffsets = s.pred.Offsets()
+		saved.DriftOffsets = next.DriftOffsets
 	}
 	if p.RechosenRate > 0 {
-		saved.Rechosen = s.pred.Rechosen()
+		saved.Rechosen = next.Rechosen
+	}
+	if p.DispersionMemory > 0 {
+		saved.Dispersion = next.Dispersion
 	}
 	if p.FeatureRidge > 0 {
-		if saved.PriorStart, err = s.pred.WarmStart().MarshalBinary(); err != nil {
-			return nil, fmt.Errorf("encode predictor state of %s: %w", id, err)
-		}
+		saved.PriorStart = next.PriorStart
 	}
-	if p.DriftRate > 0 || p.RechosenRate > 0 {
-		saved.Baseline = base
+	if p.DriftRate > 0 || p.RechosenRate > 0 || p.DispersionMemory > 0 {
+		saved.Baseline = next.Baseline
 	}
-	if p.DriftRate > 0 || p.RechosenRate > 0 || p.FeatureRidge > 0 {
+	if p.DriftRate > 0 || p.RechosenRate > 0 || p.DispersionMemory > 0 || p.FeatureRidge > 0 {
 		if state, err = json.Marshal(saved); err != nil {
 			return nil, fmt.Errorf("encode predictor state of %s: %w", id, err)
 		}
@@ -283,15 +281,16 @@ func nextStep(last int64, asked *int64) (int64, error) {
 	return last + 1, nil
 }
 
-// choose loads the state, predicts and selects.
-func (s *Scheduler) choose(id string, req Request) (*Answer, []storage.TaskKey, []baselineEntry, error) {
+// choose loads the state, predicts and selects. It returns the predictor state to store
+// with the answer.
+func (s *Scheduler) choose(id string, req Request) (*Answer, []storage.TaskKey, savedState, error) {
 	st, err := s.load.load()
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, savedState{}, err
 	}
 	step, err := nextStep(st.lastStep, req.Step)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, savedState{}, err
 	}
 	seed := SeedOf(id)
 	if req.Seed != nil {
@@ -299,33 +298,37 @@ func (s *Scheduler) choose(id string, req Request) (*Answer, []storage.TaskKey, 
 	}
 	// The drift state comes from the stored state alone, never from what this process did
 	// before: a restart changes nothing, and a request that fails moves nothing.
-	restoreSaved(s.pred, s.saved)
-	preds, err := s.pred.Predict(st.g, st.tasks, step)
+	preds, next, err := s.pred.Predict(st.g, st.tasks, step, s.saved.predictState())
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, savedState{}, err
 	}
 	breq := batcher.Request{Size: req.Size, GroupSize: req.GroupSize, Step: step, Envs: req.Envs,
-		ExcludeEnvs: req.ExcludeEnvs, AllowRepeats: req.AllowRepeats, Seed: seed}
-	b, err := s.sel.Select(st.g, preds, st.tasks, breq, *s.opts.Select)
+		ExcludeEnvs: req.ExcludeEnvs, AllowRepeats: req.AllowRepeats, Seed: seed, Retired: st.retired}
+	b, err := s.sel.Select(st.g, preds, st.tasks, breq, selectParams(*s.opts.Select, next))
 	if err != nil {
-		return nil, nil, nil, selectError(err)
+		return nil, nil, savedState{}, selectError(err)
 	}
 	ans := newAnswer(id, step, s.opts.Now(), breq, st, preds, b)
 	nodes := make([]int, len(b.Picks))
 	for i, pk := range b.Picks {
 		nodes[i] = pk.Node
 	}
-	return ans, chosenKeys(st, b), s.nextBaseline(st, nodes), nil
+	saved := savedState{DriftOffsets: next.Offsets, Rechosen: next.Rechosen, Dispersion: &next.Dispersion,
+		Baseline: s.nextBaseline(st, propagate.Baselines(st.g, st.tasks, preds, nodes))}
+	if saved.PriorStart, err = next.Warm.MarshalBinary(); err != nil {
+		return nil, nil, savedState{}, fmt.Errorf("encode the feature prior's warm start: %w", err)
+	}
+	return ans, chosenKeys(st, b), saved, nil
 }
 
-// nextBaseline is the baseline to store with an answer that chose nodes: theirs as of this
-// call, then the entries of the stored baseline younger than baselineAnswers whose tasks were
+// nextBaseline is the baseline to store with an answer: chosen, the baselines of the tasks
+// it chose as of this call, then the entries of the stored baseline younger than baselineAnswers whose tasks were
 // not chosen again, with their statistics brought up to now (so that every rollout is
 // measured once).
-func (s *Scheduler) nextBaseline(st *state, nodes []int) []baselineEntry {
+func (s *Scheduler) nextBaseline(st *state, picked []propagate.Baseline) []baselineEntry {
 	var out []baselineEntry
 	chosen := map[[2]string]bool{}
-	for _, b := range s.pred.Baseline(nodes) {
+	for _, b := range picked {
 		if k := [2]string{b.Env, b.Task}; !chosen[k] { // a task twice in one answer (allow_repeats) once
 			out = append(out, baselineEntry{Baseline: b})
 			chosen[k] = true
@@ -347,16 +350,12 @@ func (s *Scheduler) nextBaseline(st *state, nodes []int) []baselineEntry {
 	return out
 }
 
-// restoreSaved sets pr's drift state to st.
-func restoreSaved(pr *propagate.Predictor, st savedState) {
-	pr.SetOffsets(st.DriftOffsets)
-	pr.SetRechosen(st.Rechosen)
-	pr.SetBaseline(baselines(st.Baseline))
-	var ws propagate.WarmStart
-	if ws.UnmarshalBinary(st.PriorStart) != nil {
-		ws = propagate.WarmStart{} // none stored, or unreadable: the fit starts from zero
-	}
-	pr.SetWarmStart(ws)
+// selectParams are the selection parameters of a request: p with its coverage weight
+// multiplied by what exploring has measurably returned (propagate.State.ExplorationReturn of
+// the state the prediction left), so that the share of exploration follows its return.
+func selectParams(p batcher.Params, next propagate.State) batcher.Params {
+	p.CoverageWeight *= next.ExplorationReturn()
+	return p
 }
 
 // selectError makes the batcher's errors about the request RequestErrors.

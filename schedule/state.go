@@ -23,6 +23,9 @@ type state struct {
 	tasks    []stats.Task // indexed like g.Nodes
 	counters storage.Counters
 	lastStep int64 // step of the last answered request, 0 when none
+	// retired marks the nodes of tasks the latest catalogue no longer lists (nil when none):
+	// they keep their place in the graph and their history, and are never chosen.
+	retired []bool
 }
 
 // find returns the node of (env, task) in st's graph.
@@ -89,7 +92,10 @@ func (l *loader) load() (*state, error) {
 		if err = l.graphFor(r, st.counters, names, kept); err != nil {
 			return err
 		}
-		st.lastStep, err = lastStep(r, st.counters)
+		if st.lastStep, err = lastStep(r, st.counters); err != nil {
+			return err
+		}
+		st.retired, err = retiredNodes(r, l.g)
 		return err
 	}
 	var err error
@@ -106,8 +112,8 @@ func (l *loader) load() (*state, error) {
 	return st, nil
 }
 
-// graphFor makes l.g the graph of the stored tasks: names, or g's own nodes when kept. It keeps g when neither the described tasks nor the stored edges and descriptions
-// moved, grows it by isolated nodes when only tasks without a description were added, and
+// graphFor makes l.g the graph of the stored tasks: names, or g's own nodes when kept. It
+// keeps g when neither the described tasks nor the stored edges and descriptions moved, grows it by isolated nodes when only tasks without a description were added, and
 // reads it again otherwise.
 func (l *loader) graphFor(r *storage.Reader, c storage.Counters, names []storage.TaskKey, kept bool) error {
 	same := l.g != nil && l.inCat == l.catalog && c.EdgeWrites == l.edgeWrites &&
@@ -142,6 +148,20 @@ func keysOf(g *graph.Graph) []storage.TaskKey {
 		out[i] = storage.TaskKey{Env: g.Envs[nd.Env], Task: nd.Task}
 	}
 	return out
+}
+
+// retiredNodes marks, in node order, the nodes of g whose tasks storage has retired; nil when
+// none is.
+func retiredNodes(r *storage.Reader, g *graph.Graph) ([]bool, error) {
+	ret, err := r.Retired()
+	if err != nil || len(ret) == 0 {
+		return nil, err
+	}
+	mask := make([]bool, g.Len())
+	for i, nd := range g.Nodes {
+		mask[i] = ret[storage.TaskKey{Env: g.Envs[nd.Env], Task: nd.Task}]
+	}
+	return mask, nil
 }
 
 // readTasks reads every task's statistics into l.tasks, in storage order (environment, then

@@ -69,7 +69,7 @@ func TestWarmStartKeepsAnswersAFunctionOfTheDatabase(t *testing.T) {
 				t.Fatal(err)
 			}
 			cold, _ := propagate.NewPredictor(*sA.opts.Predict)
-			if _, err := cold.Predict(st.g, st.tasks, st.lastStep); err != nil {
+			if _, _, err := cold.Predict(st.g, st.tasks, st.lastStep, propagate.State{}); err != nil {
 				t.Fatal(err)
 			}
 			if sA.pred.FitIterations() < cold.FitIterations() {

@@ -41,7 +41,7 @@ func TestAnalysisPredictionOnPicks(t *testing.T) {
 	for seed := uint64(1000); seed < 1000+seeds; seed++ {
 		w, es, l := analysisRun(t, cfg, seed)
 		for step := 1; step <= cfg.Steps; step++ {
-			preds, err := es.pred.Predict(es.g, es.tasks, int64(step))
+			preds, err := es.predict(int64(step))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -30,13 +30,18 @@ func TestWriteCatalogIsProtocolJSONL(t *testing.T) {
 	}
 }
 
-// answer plays a daemon that writes one fixed file into DIR/batches once the request appears.
+// answer plays a daemon that writes one fixed file into DIR/batches once the request appears,
+// atomically as the real daemon does (a plain write could be read empty between its create and
+// its write: the trainer polls every millisecond).
 func answer(t *testing.T, dir, name, body string) {
 	t.Helper()
 	go func() {
 		for range 2000 {
 			if _, err := os.Stat(filepath.Join(dir, "requests", "step-000001.json")); err == nil {
-				os.WriteFile(filepath.Join(dir, "batches", name), []byte(body), 0o644)
+				tmp := filepath.Join(dir, "batches", "."+name+".tmp")
+				if os.WriteFile(tmp, []byte(body), 0o644) == nil {
+					os.Rename(tmp, filepath.Join(dir, "batches", name))
+				}
 				return
 			}
 			time.Sleep(time.Millisecond)

@@ -43,6 +43,8 @@ func envschedVariant(name string) (ablation, bool) {
 		return func(p *EnvschedParams) { p.Graph.K, p.Graph.KCross, p.NoFeatures = -1, -1, true }, true
 	case "envsched-nofeatures": // environment priors instead of the feature prior
 		return func(p *EnvschedParams) { p.NoFeatures = true }, true
+	case "envsched-nocalib": // no dispersion correction: scales, slopes and exploration return off
+		return func(p *EnvschedParams) { p.Predict.DispersionMemory = 0 }, true
 	case "envsched-norechosen": // no re-chosen offset
 		return func(p *EnvschedParams) { p.Predict.RechosenRate = 0 }, true
 	case "envsched-nocross":
@@ -63,21 +65,27 @@ func envschedVariant(name string) (ablation, bool) {
 
 // envschedPolicy is envsched itself: the graph built by graph.Builder from the catalogue
 // text, per-task statistics kept with stats.Task.Add exactly as storage keeps them, a
-// propagate.Predictor called every step (so that it measures drift) and batcher.Select.
+// propagate.Predictor called every step with the drift state of the step before (so that it
+// measures drift) and batcher.Select.
 type envschedPolicy struct {
 	name   string
 	params EnvschedParams
 	g      *graph.Graph
 	pred   *propagate.Predictor
-	tasks  []stats.Task // indexed like g.Nodes
-	node   []int        // world task index → graph node
-	task   []int        // graph node → world task index
+	state  propagate.State // the drift state the next prediction takes
+	tasks  []stats.Task    // indexed like g.Nodes
+	node   []int           // world task index → graph node
+	task   []int           // graph node → world task index
 	seed   uint64
 	// truth makes the variant envsched-truth: batcher.Select gets the true success
 	// probabilities instead of propagate's predictions. It is a reference that tells apart
 	// what envsched loses by predicting from what it loses by choosing.
 	truth bool
+	calib calibRecorder
 }
+
+// Calibration is what the policy's predictions of degenerate groups were against what came.
+func (p *envschedPolicy) Calibration() *Calibration { return &p.calib.cal }
 
 func newEnvsched(name string, change ablation, w *World, cfg Config) (Policy, error) {
 	p := DefaultEnvschedParams()
@@ -137,9 +145,22 @@ func (p *envschedPolicy) index(w *World) error {
 
 func (p *envschedPolicy) Name() string { return p.name }
 
+// predict predicts every node for step with the drift state the previous call returned, and
+// keeps the state after it with the baselines of every node, so that the next call measures
+// drift against this one.
+func (p *envschedPolicy) predict(step int64) ([]propagate.Prediction, error) {
+	preds, next, err := p.pred.Predict(p.g, p.tasks, step, p.state)
+	if err != nil {
+		return nil, err
+	}
+	next.Baseline = propagate.Baselines(p.g, p.tasks, preds, nil)
+	p.state = next
+	return preds, nil
+}
+
 func (p *envschedPolicy) Choose(v *View) ([]int, error) {
 	step := int64(v.Step)
-	preds, err := p.pred.Predict(p.g, p.tasks, step)
+	preds, err := p.predict(step)
 	if err != nil {
 		return nil, fmt.Errorf("policy %s: %w", p.name, err)
 	}
@@ -147,17 +168,31 @@ func (p *envschedPolicy) Choose(v *View) ([]int, error) {
 		p.useTruth(preds, v)
 	}
 	req := batcher.Request{Size: v.Size, GroupSize: v.Group, Step: step, Seed: mix(p.seed ^ uint64(step)<<20)}
-	b, err := batcher.Select(p.g, preds, p.tasks, req, p.params.Select)
+	sel := p.params.Select
+	sel.CoverageWeight *= p.state.ExplorationReturn() // as the scheduler does
+	b, err := batcher.Select(p.g, preds, p.tasks, req, sel)
 	if err != nil {
 		return nil, fmt.Errorf("policy %s: step %d: %w", p.name, v.Step, err)
 	}
 	out := make([]int, 0, len(b.Picks))
 	for _, pk := range b.Picks {
+		p.calib.pick(p.task[pk.Node], channelOf(pk, &p.tasks[pk.Node]), preds[pk.Node].PDegenerate(v.Group))
 		p.tasks[pk.Node].Chosen++
 		p.tasks[pk.Node].LastChosen = step
 		out = append(out, p.task[pk.Node])
 	}
 	return out, nil
+}
+
+// channelOf is the calibration channel of a pick of a task with statistics t.
+func channelOf(pk batcher.Pick, t *stats.Task) Channel {
+	switch {
+	case pk.Random:
+		return ChannelRandom
+	case t.Rollouts == 0:
+		return ChannelNew
+	}
+	return ChannelRechosen
 }
 
 // truthCount is the effective count of the Beta posteriors that envsched-truth hands the
@@ -178,6 +213,7 @@ func (p *envschedPolicy) useTruth(preds []propagate.Prediction, v *View) {
 
 // Observe counts every reward of every group with stats.Task.Add, as ingestion does.
 func (p *envschedPolicy) Observe(step int, groups []Group) {
+	p.calib.observe(step, groups)
 	for _, g := range groups {
 		st := &p.tasks[p.node[g.Task]]
 		var grp stats.Group

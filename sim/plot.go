@@ -37,7 +37,7 @@ var PlotGroups = []PlotGroup{
 	{"envsched against the baselines", []string{"envsched", "random", "uniform-env", "dapo", "greso", "mopps", "env-bandit"}},
 	{"envsched against references that know the truth", []string{"envsched", "random", "oracle", "envsched-truth"}},
 	{"envsched and its ablations", []string{"envsched", "envsched-nograph", "envsched-notext", "envsched-nofeatures",
-		"envsched-norechosen", "envsched-nocross", "envsched-noquota", "envsched-nopenalty", "envsched-nodecay"}},
+		"envsched-norechosen", "envsched-nocalib", "envsched-nocross", "envsched-noquota", "envsched-nopenalty", "envsched-nodecay"}},
 }
 
 // PolicyStyles gives every policy its own colour and dash pattern, the same in every plot. No
@@ -56,6 +56,7 @@ var PolicyStyles = map[string]chart.Style{
 	"envsched-notext":     {Color: chart.SkyBlue},
 	"envsched-nofeatures": {Color: chart.Green, Dashes: chart.Dashed},
 	"envsched-norechosen": {Color: chart.Vermilion},
+	"envsched-nocalib":    {Color: chart.Grey, Dashes: chart.Dotted, Width: vg.Points(1.9)},
 	"envsched-nocross":    {Color: chart.Purple, Dashes: chart.Dotted, Width: vg.Points(1.9)},
 	"envsched-noquota":    {Color: chart.Yellow},
 	"envsched-nopenalty":  {Color: chart.Brown, Dashes: chart.DashDot},

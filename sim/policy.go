@@ -43,7 +43,7 @@ type Oversampler interface {
 func PolicyNames() []string {
 	return []string{
 		"envsched", "random", "uniform-env", "dapo", "greso", "mopps", "env-bandit", "oracle", "envsched-truth",
-		"envsched-nograph", "envsched-notext", "envsched-nofeatures", "envsched-norechosen", "envsched-nocross",
+		"envsched-nograph", "envsched-notext", "envsched-nofeatures", "envsched-norechosen", "envsched-nocalib", "envsched-nocross",
 		"envsched-noquota", "envsched-nopenalty", "envsched-nodecay",
 	}
 }

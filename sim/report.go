@@ -34,8 +34,10 @@ func WriteTable(w io.Writer, res Result) error {
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write table: %w", err)
 	}
-	_, err := fmt.Fprintf(w, "\n%s\n", headline(res))
-	return err
+	if _, err := fmt.Fprintf(w, "\n%s\n", headline(res)); err != nil {
+		return err
+	}
+	return WriteCalibration(w, res)
 }
 
 // headline is the one-line claim check: envsched's median score at step 40 against the median

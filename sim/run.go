@@ -91,6 +91,8 @@ type Trace struct {
 	Rollouts   []int64   // rollouts spent so far
 	Groups     []int64   // groups rolled out so far
 	DegGroups  []int64   // degenerate groups so far
+	// Calib is the policy's calibration when it is Calibrated, else nil.
+	Calib *Calibration
 }
 
 // Result is every trace of a comparison and its summary.
@@ -218,6 +220,9 @@ func RunOne(ctx context.Context, cfg Config, w *World, name string) (Trace, erro
 		p.Observe(step, rolled)
 		l.Update(step, trained)
 		tr.record(step, l.Eval(), rolled, cfg.GroupSize)
+	}
+	if c, ok := p.(Calibrated); ok {
+		tr.Calib = c.Calibration()
 	}
 	return tr, nil
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/envsched/envsched/record"
 )
 
 // ErrUnknownScenario is returned by ScenarioByName for a name it does not know.
@@ -41,6 +43,15 @@ type Scenario struct {
 	DupEnvShare float64 // share of environments with near-duplicate tasks
 	DupShare    float64 // in such an environment, share of tasks that are near-duplicates
 	TextNoise   bool    // catalogue text and tools describe random skills, not the needed ones
+	// ExtremeShare is the share of tasks whose difficulty is moved by ±ExtremeShift, so that
+	// at the start they are nearly always or nearly never solved (0: none). Which way is
+	// drawn per task, with a chance of "easy" drawn per environment uniformly in [0.1, 0.9];
+	// no catalogue text tells it.
+	ExtremeShare float64
+	ExtremeShift float64
+	// Real is the catalogue of the real-catalog scenario (see RealCatalogScenario); nil for
+	// the generated worlds.
+	Real []record.Task
 
 	Learn LearnParams
 }
@@ -70,7 +81,9 @@ func DefaultScenario() Scenario {
 }
 
 // ScenarioByName returns a preset: default, noise (text similarity says nothing about skills),
-// drift (strong policy drift and forgetting) or small-envs (many small environments).
+// drift (strong policy drift and forgetting), small-envs (many small environments) or bimodal
+// (most tasks nearly always or nearly never solved at the start, as in agent benchmarks).
+// The real-catalog scenario needs a file: see RealCatalogScenario.
 func ScenarioByName(name string) (Scenario, error) {
 	sc := DefaultScenario()
 	switch name {
@@ -80,6 +93,8 @@ func ScenarioByName(name string) (Scenario, error) {
 	case "drift":
 		sc.Name = "drift"
 		sc.Learn.Forget, sc.Learn.Drift, sc.Learn.TaskRate = 0.05, 0.04, 0.4
+	case "bimodal":
+		sc.Name, sc.ExtremeShare, sc.ExtremeShift = "bimodal", 0.6, 2.5
 	case "small-envs":
 		sc.Name, sc.Envs, sc.TaskMedian, sc.TaskSpread, sc.MinTasks, sc.MaxTasks = "small-envs", 80, 30, 0.5, 8, 80
 		sc.HeldOutPerEnv, sc.EnvSkills = 8, 1
@@ -91,7 +106,16 @@ func ScenarioByName(name string) (Scenario, error) {
 
 // ScenarioNames lists the presets.
 func ScenarioNames() []string {
-	names := []string{"default", "noise", "drift", "small-envs"}
+	names := []string{"default", "noise", "drift", "small-envs", "bimodal"}
 	sort.Strings(names)
 	return names
+}
+
+// ScenarioFor returns the scenario name: a preset of ScenarioByName, or "real-catalog", read
+// from the catalogue file at realPath (see RealCatalogScenario).
+func ScenarioFor(name, realPath string) (Scenario, error) {
+	if name == "real-catalog" {
+		return RealCatalogScenario(realPath)
+	}
+	return ScenarioByName(name)
 }

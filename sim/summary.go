@@ -57,6 +57,9 @@ type Summary struct {
 	Policies []PolicySummary `json:"policies"`
 	// RandomBest is the median over seeds of random's best held-out score (NaN without random).
 	RandomBest Interval `json:"random_best"`
+	// Calibration is, per policy that predicts degenerate groups, its calibration pooled
+	// over seeds, in the order of the policies.
+	Calibration []PolicyCalibration `json:"calibration,omitempty"`
 }
 
 // Summarize computes medians and intervals across seeds. Targets and ratios need random (and
@@ -77,6 +80,9 @@ func Summarize(cfg Config, traces map[string][]Trace) Summary {
 			ps.EnvschedWins = pairedWins(es, traces[name], random)
 		}
 		sum.Policies = append(sum.Policies, ps)
+		if c, ok := poolCalibration(traces[name]); ok {
+			sum.Calibration = append(sum.Calibration, PolicyCalibration{Policy: name, Cells: c})
+		}
 	}
 	return sum
 }

@@ -45,12 +45,16 @@ type envPlan struct {
 	own    []int // skills of this environment alone
 	offset float64
 	size   int
-	dups   bool // some of its tasks are near-duplicates of others
+	dups   bool    // some of its tasks are near-duplicates of others
+	easy   float64 // chance that an extreme task is easy (Scenario.ExtremeShare)
 }
 
 // NewWorld draws the world of a scenario for a seed. The same scenario and seed always give
 // the same world, byte for byte.
 func NewWorld(sc Scenario, seed uint64) *World {
+	if sc.Real != nil {
+		return newRealWorld(sc, seed)
+	}
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	w := &World{Scenario: sc, Seed: seed, Shared: sc.SharedSkills}
 	plans := w.planEnvs(rng)
@@ -82,6 +86,9 @@ func (w *World) planEnvs(rng *rand.Rand) []envPlan {
 		}
 		p.size = envSize(rng, sc)
 		p.dups = rng.Float64() < sc.DupEnvShare
+		if sc.ExtremeShare > 0 { // drawn only then, so that the other scenarios' worlds stay as they were
+			p.easy = 0.1 + 0.8*rng.Float64()
+		}
 		plans[e] = p
 	}
 	return plans
@@ -171,6 +178,13 @@ func (w *World) freshTask(rng *rand.Rand, e int, p envPlan, words []skillWords) 
 	needs := drawNeeds(rng, sc, p)
 	c := drawComplexity(rng)
 	hidden := rng.NormFloat64() * sc.TaskDiffSD
+	if sc.ExtremeShare > 0 && rng.Float64() < sc.ExtremeShare {
+		if rng.Float64() < p.easy {
+			hidden -= sc.ExtremeShift
+		} else {
+			hidden += sc.ExtremeShift
+		}
+	}
 	d := p.offset + hidden + sc.PerSkillDiff*float64(len(needs)-1) + sc.ComplexityDiff*float64(c)
 	textSkills, textC := needs, c
 	if sc.TextNoise {

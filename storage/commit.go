@@ -137,6 +137,12 @@ func (c *committer) apply(b *Batch, res *Result) error {
 	steps := []func() error{
 		func() error { return c.putFiles(b.Files) },
 		func() error { return c.upsertTasks(b.Tasks, res) },
+		func() error { return c.unretire(rowKeys(b.Tasks)) },
+		func() error {
+			n, err := c.retire(b.Listed)
+			res.Retired = n
+			return err
+		},
 		func() error { return c.addRollouts(b.Rollouts, res) },
 		func() error { return c.putQuarantine(b.Quarantine, res) },
 		func() error { return c.flushTasks() },
@@ -173,6 +179,14 @@ func (c *committer) putFiles(files []FileState) error {
 		}
 	}
 	return nil
+}
+
+func rowKeys(rows []record.Task) []TaskKey {
+	keys := make([]TaskKey, len(rows))
+	for i, t := range rows {
+		keys[i] = TaskKey{t.Env, t.Task}
+	}
+	return keys
 }
 
 func (c *committer) upsertTasks(rows []record.Task, res *Result) error {

@@ -108,6 +108,10 @@ type Batch struct {
 	Rollouts   []Rollout         // deduplicated by RolloutID, clipped, counted, folded into stats
 	Quarantine []QuarantineEntry // Seq is assigned by Commit
 	Edges      []NodeEdges       // adjacency lists to replace
+	// Listed, when not nil, is every task the catalogue files list now (after this batch's
+	// rows): each task with a catalogue row that is not in it is retired, each in it returned
+	// to service (see Reader.Retired). The rows of Tasks return their tasks to service anyway.
+	Listed map[TaskKey]bool
 
 	// Adjacency, when set, is called inside the transaction when this batch adds tasks or
 	// changes the description of known ones. added are the tasks new to the database: their
@@ -134,13 +138,14 @@ type Batch struct {
 // Empty reports whether b changes nothing.
 func (b *Batch) Empty() bool {
 	return len(b.Files) == 0 && len(b.Tasks) == 0 && len(b.Rollouts) == 0 &&
-		len(b.Quarantine) == 0 && len(b.Edges) == 0
+		len(b.Quarantine) == 0 && len(b.Edges) == 0 && b.Listed == nil
 }
 
 // Reset empties b for reuse, keeping its capacity and Adjacency.
 func (b *Batch) Reset() {
 	b.Files, b.Tasks, b.Rollouts = b.Files[:0], b.Tasks[:0], b.Rollouts[:0]
 	b.Quarantine, b.Edges = b.Quarantine[:0], b.Edges[:0]
+	b.Listed = nil
 }
 
 // Result counts what a Commit stored.
@@ -151,6 +156,7 @@ type Result struct {
 	Quarantined  int       // quarantine entries stored
 	NewTasks     int       // tasks added (from the catalogue or first seen in rollouts)
 	TasksUpdated int       // catalogue rows for known tasks (metadata replaced)
+	Retired      int       // tasks retired or returned to service by Batch.Listed
 	Added        []TaskKey // the tasks added, in order
 }
 

@@ -1,0 +1,206 @@
+package propagate
+
+import (
+	"math"
+	"slices"
+)
+
+// scaleGrid are the scales of a posterior's count that the dispersion correction chooses
+// from: a scale s makes Beta(α, β) Beta(s·α, s·β), the same mean with the spread of s times
+// the evidence. Below 1 the prediction was over-confident.
+var scaleGrid = []float64{1.0 / 16, 1.0 / 11, 1.0 / 8, 1.0 / 5.6, 1.0 / 4, 1.0 / 2.8, 1.0 / 2, 1.0 / 1.4, 1, 1.4, 2, 2.8, 4}
+
+// slopeGrid are the slopes of the mean the correction chooses from: a slope a moves a
+// predicted mean m to sigmoid(c + a·(logit m − c)), c the logit of its environment's mean,
+// so that below 1 the prediction's departures from its environment were too bold, above 1
+// too timid.
+var slopeGrid = []float64{0, 0.3, 0.5, 0.7, 1, 1.4}
+
+// correction is one point of the grid: a scale of the count and a slope of the mean.
+type correction struct{ scale, slope float64 }
+
+// dispersionGrid is every (scale, slope) pair, scale-major; unitScale is the index of (1, 1),
+// chosen when nothing is measured.
+var dispersionGrid, unitScale = func() ([]correction, int) {
+	var g []correction
+	unit := 0
+	for _, s := range scaleGrid {
+		for _, a := range slopeGrid {
+			if s == 1 && a == 1 {
+				unit = len(g)
+			}
+			g = append(g, correction{s, a})
+		}
+	}
+	return g, unit
+}()
+
+// apply gives the mean and count of a prediction of mean m and count n, its environment's
+// centre logit c, under the correction.
+func (k correction) apply(m, n, c float64) (float64, float64) {
+	if k.slope != 1 {
+		m = sigmoid(c + k.slope*(logit(m)-c))
+	}
+	return min(max(m, 1e-4), 1-1e-4), k.scale * n
+}
+
+// Dispersion is what the dispersion correction has measured: for each channel, the
+// log-likelihood of the groups that came back, summed (with forgetting) for every scale of
+// the grid, and how many groups that is. Groups of tasks never rolled out measure their
+// environment's scale (and a global one it is shrunk towards); groups of tasks rolled out
+// before measure the re-chosen scale. It is part of the State, so it is a function of the
+// stored answers and rollouts.
+type Dispersion struct {
+	Env     map[string]*Likelihood `json:"env,omitempty"`
+	Global  *Likelihood            `json:"global,omitempty"`
+	Rechose *Likelihood            `json:"rechosen,omitempty"`
+	// NewSignal and ReSignal are the learning signal that groups of tasks never tried
+	// (exploration) and of tasks tried before returned (see State.ExplorationReturn).
+	NewSignal *Signal `json:"new_signal,omitempty"`
+	ReSignal  *Signal `json:"re_signal,omitempty"`
+}
+
+// Signal sums the realised signal of groups, 4·k(n−k)/(n(n−1)) for k successes of n (the
+// unbiased within-group variance times 4: 1 for a fair coin, 0 for a degenerate group), and
+// their number, decayed like the likelihoods.
+type Signal struct {
+	Sum float64 `json:"sum"`
+	N   float64 `json:"n"`
+}
+
+func (s *Signal) add(k, n int64) {
+	s.Sum += 4 * float64(k*(n-k)) / float64(n*(n-1))
+	s.N++
+}
+
+func (s *Signal) mean() float64 { return s.Sum / s.N }
+
+func (s *Signal) clone() *Signal {
+	if s == nil || !finite(s.Sum) || !finite(s.N) || s.N < 0 || s.Sum < 0 {
+		return nil
+	}
+	c := *s
+	return &c
+}
+
+// minSignalGroups is the least number of (decayed) groups in each channel for
+// ExplorationReturn to be measured.
+const minSignalGroups = 32
+
+// ExplorationReturn is what exploring has measurably returned: the mean learning signal of
+// the groups of tasks never tried, over that of the tasks tried before, both as measured
+// (with forgetting) from the groups that came back; 1 until each channel has
+// minSignalGroups groups, at most 2. A caller weighs exploration by it (the scheduler and the
+// simulator multiply the coverage weight of selection by it): where untried tasks return
+// less than known ones, exploration is cut in proportion, where they return as much, it stays.
+func (s State) ExplorationReturn() float64 {
+	n, r := s.Dispersion.NewSignal, s.Dispersion.ReSignal
+	if n == nil || r == nil || n.N < minSignalGroups || r.N < minSignalGroups || r.Sum <= 0 {
+		return 1
+	}
+	return min(n.mean()/r.mean(), 2)
+}
+
+// Likelihood is the Beta-Binomial log-likelihood of some groups for each scale of the grid
+// (LL, in the grid's order) and their number (N), both decayed by Params.DispersionMemory at
+// each call that measures.
+type Likelihood struct {
+	LL []float64 `json:"ll"`
+	N  float64   `json:"n"`
+}
+
+// clone returns a deep copy of d, so that a call never writes into its caller's State.
+func (d Dispersion) clone() Dispersion {
+	out := Dispersion{Global: d.Global.clone(), Rechose: d.Rechose.clone(),
+		NewSignal: d.NewSignal.clone(), ReSignal: d.ReSignal.clone()}
+	if d.Env != nil {
+		out.Env = make(map[string]*Likelihood, len(d.Env))
+		for k, v := range d.Env {
+			if c := v.clone(); c != nil {
+				out.Env[k] = c
+			}
+		}
+	}
+	return out
+}
+
+// clone copies l; a Likelihood of the wrong length or with non-finite numbers is dropped
+// (nil), as a state stored by another version would be.
+func (l *Likelihood) clone() *Likelihood {
+	if l == nil || len(l.LL) != len(dispersionGrid) || !finite(l.N) || l.N < 0 {
+		return nil
+	}
+	for _, x := range l.LL {
+		if !finite(x) {
+			return nil
+		}
+	}
+	return &Likelihood{LL: slices.Clone(l.LL), N: l.N}
+}
+
+// add counts one group of n rollouts with k successes, predicted Beta(c·m, c·(1−m)) with
+// (m, c) the mean and count under each correction of the grid, centre the logit of the
+// environment's mean.
+func (l *Likelihood) add(k, n int64, mean, count, centre float64) {
+	for j, g := range dispersionGrid {
+		m, c := g.apply(mean, count, centre)
+		a, b := c*m, c*(1-m)
+		l.LL[j] += lbeta(float64(k)+a, float64(n-k)+b) - lbeta(a, b)
+	}
+	l.N++
+}
+
+func (l *Likelihood) decay(rho float64) {
+	for j := range l.LL {
+		l.LL[j] *= rho
+	}
+	l.N *= rho
+}
+
+func newLikelihood() *Likelihood { return &Likelihood{LL: make([]float64, len(dispersionGrid))} }
+
+func lbeta(a, b float64) float64 {
+	x, _ := math.Lgamma(a)
+	y, _ := math.Lgamma(b)
+	z, _ := math.Lgamma(a + b)
+	return x + y - z
+}
+
+// best is the index of the grid that maximises ll(j) + w·prior(j)/prior.N: an environment's
+// own evidence shrunk towards the prior's per-group likelihood with the weight of w groups
+// (empirical Bayes). Nil parts count nothing; with nothing at all, or a tie, unit.
+func best(ll, prior *Likelihood, w float64, unit int) int {
+	score := func(j int) float64 {
+		v := 0.0
+		if ll != nil {
+			v += ll.LL[j]
+		}
+		if prior != nil && prior.N > 0 {
+			v += w * prior.LL[j] / prior.N
+		}
+		return v
+	}
+	bj, bv := unit, score(unit)
+	for j := range dispersionGrid {
+		if v := score(j); v > bv+1e-12 {
+			bj, bv = j, v
+		}
+	}
+	return bj
+}
+
+// correctionOf is the correction that ll, shrunk towards prior with the weight of w groups,
+// chooses.
+func correctionOf(ll, prior *Likelihood, w float64) correction {
+	return dispersionGrid[best(ll, prior, w, unitScale)]
+}
+
+// binaryGroup returns the successes of dn new rollouts whose rewards sum to sum, when every
+// reward was 0 or 1 (the sum is a whole number) and the group is not absurdly large.
+func binaryGroup(sum float64, dn int64) (int64, bool) {
+	k := math.Round(sum)
+	if dn < 2 || dn > 1024 || math.Abs(sum-k) > 1e-6 || k < 0 || k > float64(dn) {
+		return 0, false
+	}
+	return int64(k), true
+}
