@@ -23,6 +23,9 @@ type State struct {
 	// Dispersion is what the dispersion correction has measured (see
 	// Params.DispersionMemory).
 	Dispersion Dispersion
+	// Warm is where the feature prior's fit starts (see WarmStart); the State a call returns
+	// holds the call's own fit, for the next call to start from.
+	Warm WarmStart
 }
 
 // Baseline is what the drift measurement of one node needs from the call before: the node's

@@ -84,12 +84,15 @@ func (pr *Predictor) Predict(g *graph.Graph, tasks []stats.Task, round int64, st
 	pr.drift.measure(g, tasks, st.Baseline)
 	pr.ownEvidence(g, tasks, round)
 	pr.envPriors()
+	pr.prior.start = st.Warm
 	pr.prior.fit(g, tasks, pr.own, pr.p.FeatureRidge)
 	if pr.p.Hops > 0 && pr.p.Gamma > 0 {
 		parallelNodes(n, func(lo, hi int) { pr.oneHop(g, lo, hi) })
 	}
 	parallelNodes(n, func(lo, hi int) { pr.finish(g, tasks, round, lo, hi) })
-	return pr.out, pr.drift.state(), nil
+	next := pr.drift.state()
+	next.Warm = pr.prior.solution()
+	return pr.out, next, nil
 }
 
 // parallelNodes is par.Ranges for a pass over n nodes: small graphs are not worth a goroutine.

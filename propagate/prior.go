@@ -2,6 +2,9 @@ package propagate
 
 import (
 	"cmp"
+	"encoding/binary"
+	"errors"
+	"fmt"
 	"math"
 	"slices"
 
@@ -20,8 +23,9 @@ import (
 //
 // The regression minimises Σ w_i (y_i − x_i·β)² + λ‖β‖², with y_i = ln((a_i+½)/(b_i+½)) and
 // w_i = n_i/(n_i + fitHalfCount), n_i = a_i + b_i, over at most fitRows nodes, by conjugate
-// gradients with a diagonal preconditioner started from zero: the same statistics give the
-// same fit, whatever was fitted before. Only the features of the fitted rows are unknowns:
+// gradients with a diagonal preconditioner, started from zero or from the WarmStart of the
+// State the caller gives (State.Warm): the same statistics and the same start give the same fit,
+// whatever was fitted before. Only the features of the fitted rows are unknowns:
 // under the ridge penalty a feature that no fitted row has gets exactly 0, so leaving it out
 // changes nothing, and the cost of a call follows the rows, not the catalogue's vocabulary.
 type featurePrior struct {
@@ -37,6 +41,10 @@ type featurePrior struct {
 	z, diag        []float64   // per unknown: the preconditioned residual, A's diagonal
 	parts          [][]float64 // per chunk of rows: its share of Xᵀ u
 	nf             int         // feature unknowns; then one per environment, then the intercept
+
+	start WarmStart // where the next fit starts
+	envs  []string  // the environments of the last fit's graph
+	iters int       // conjugate-gradient iterations of the last fit
 }
 
 // fitHalfCount is the evidence, in rollouts, at which a node weighs half as much as a node
@@ -64,7 +72,7 @@ func (fp *featurePrior) fit(g *graph.Graph, tasks []stats.Task, own []evidence, 
 	if g.Feat == nil || lambda <= 0 || g.Feat.Len() != g.Len() {
 		return
 	}
-	fp.ok = true
+	fp.ok, fp.envs = true, g.Envs
 	fp.chooseRows(g, tasks, own)
 	fp.columns(g)
 	E := len(g.Envs)
@@ -83,16 +91,23 @@ func (fp *featurePrior) fit(g *graph.Graph, tasks []stats.Task, own []evidence, 
 	// the diagonal of A = Xᵀ W X + λ I (features are 0 or 1): the Jacobi preconditioner
 	fp.xt(g, fp.w, fp.diag)
 	floats.AddConst(lambda, fp.diag)
-	// r = b − Aβ with β = 0: b = Xᵀ W y
+	// b = Xᵀ W y; r = b − Aβ from the start β
 	for k := range fp.rows {
 		fp.u[k] = fp.w[k] * fp.y[k]
 	}
 	fp.xt(g, fp.u, fp.r)
+	// the tolerance is relative to b, not to the first residual: a good start stops early
+	stop := fitTol * fitTol * floats.Dot(fp.r, fp.r)
+	if fp.startAt(g) {
+		fp.apply(g, fp.beta, fp.ap, lambda)
+		floats.Sub(fp.r, fp.ap)
+	}
 	floats.DivTo(fp.z, fp.r, fp.diag)
 	copy(fp.p, fp.z)
 	rz := floats.Dot(fp.r, fp.z)
-	stop := fitTol * fitTol * floats.Dot(fp.r, fp.r)
-	for it := 0; it < fitIters && rz > 0; it++ {
+	fp.iters = 0
+	for it := 0; it < fitIters && rz > 0 && floats.Dot(fp.r, fp.r) > stop; it++ {
+		fp.iters++
 		fp.apply(g, fp.p, fp.ap, lambda)
 		alpha := rz / floats.Dot(fp.p, fp.ap)
 		floats.AddScaled(fp.beta, alpha, fp.p)
@@ -230,5 +245,192 @@ func (fp *featurePrior) xrow(g *graph.Graph, k int, v []float64) float64 {
 	for _, c := range fp.ids[fp.off[k]:fp.off[k+1]] {
 		s += v[c]
 	}
+	return s
+}
+
+// WarmStart is where the feature prior's fit starts: an earlier fit's solution, by catalogue
+// feature id (graph.Features), environment name and intercept, in float32. The fit then stops,
+// as from zero, when its residual is within the tolerance relative to the right-hand side, so
+// a start near the solution saves most of the iterations; the fit stays a function of the
+// statistics and the start. The zero value starts from zero. A scheduler stores the warm start
+// with each answer and gives it back before the next prediction, so that a restarted process
+// starts where the running one would have (see schedule).
+type WarmStart struct {
+	Feat      []int32   // feature ids, increasing
+	FeatVal   []float32 // per entry of Feat
+	Envs      []string  // environment names, increasing
+	EnvVal    []float32 // per entry of Envs
+	Intercept float32
+}
+
+// WarmStart returns the solution of the last fit of the feature prior as a warm start (the
+// zero value when the last call fitted none). FitIterations is what that fit took.
+func (pr *Predictor) WarmStart() WarmStart { return pr.prior.solution() }
+
+// FitIterations returns the conjugate-gradient iterations of the last fit (0 when none).
+func (pr *Predictor) FitIterations() int {
+	if !pr.prior.ok {
+		return 0
+	}
+	return pr.prior.iters
+}
+
+// startAt sets β to the warm start, for the unknowns of this fit, and reports whether any
+// entry is not zero.
+func (fp *featurePrior) startAt(g *graph.Graph) bool {
+	ws, nonzero := &fp.start, false
+	set := func(c int, v float32) {
+		fp.beta[c] = float64(v)
+		nonzero = nonzero || v != 0
+	}
+	for k, f := range ws.Feat {
+		if int(f) < len(fp.col) && fp.col[f] >= 0 {
+			set(int(fp.col[f]), ws.FeatVal[k])
+		}
+	}
+	for k, name := range ws.Envs {
+		if e, ok := slices.BinarySearch(g.Envs, name); ok {
+			set(fp.nf+e, ws.EnvVal[k])
+		}
+	}
+	set(fp.nf+len(g.Envs), ws.Intercept)
+	return nonzero
+}
+
+// solution returns the last fit as a warm start.
+func (fp *featurePrior) solution() WarmStart {
+	if !fp.ok {
+		return WarmStart{}
+	}
+	var ws WarmStart
+	for f, c := range fp.col {
+		if c >= 0 {
+			ws.Feat = append(ws.Feat, int32(f))
+			ws.FeatVal = append(ws.FeatVal, float32(fp.beta[c]))
+		}
+	}
+	ws.Envs = slices.Clone(fp.envs)
+	for e := range fp.envs {
+		ws.EnvVal = append(ws.EnvVal, float32(fp.beta[fp.nf+e]))
+	}
+	ws.Intercept = float32(fp.beta[fp.nf+len(fp.envs)])
+	return ws
+}
+
+// warmStartVersion is the first byte of an encoded WarmStart.
+const warmStartVersion = 1
+
+// MarshalBinary encodes ws compactly: feature ids as increasing deltas (uvarint), values as
+// float32 bits.
+func (ws WarmStart) MarshalBinary() ([]byte, error) {
+	out := []byte{warmStartVersion}
+	out = binary.AppendUvarint(out, uint64(len(ws.Feat)))
+	prev := int32(-1)
+	for k, f := range ws.Feat {
+		if f <= prev || k >= len(ws.FeatVal) {
+			return nil, fmt.Errorf("warm start: feature ids not increasing or values missing at %d", k)
+		}
+		out = binary.AppendUvarint(out, uint64(f-prev))
+		out = binary.LittleEndian.AppendUint32(out, math.Float32bits(ws.FeatVal[k]))
+		prev = f
+	}
+	if len(ws.EnvVal) != len(ws.Envs) {
+		return nil, fmt.Errorf("warm start: %d environments, %d values", len(ws.Envs), len(ws.EnvVal))
+	}
+	out = binary.AppendUvarint(out, uint64(len(ws.Envs)))
+	for k, e := range ws.Envs {
+		out = binary.AppendUvarint(out, uint64(len(e)))
+		out = append(out, e...)
+		out = binary.LittleEndian.AppendUint32(out, math.Float32bits(ws.EnvVal[k]))
+	}
+	return binary.LittleEndian.AppendUint32(out, math.Float32bits(ws.Intercept)), nil
+}
+
+// errWarmStart is the error of a WarmStart that does not decode.
+var errWarmStart = errors.New("warm start: bad encoding")
+
+// UnmarshalBinary decodes what MarshalBinary encoded.
+func (ws *WarmStart) UnmarshalBinary(data []byte) error {
+	d := wsDecoder{b: data}
+	if len(data) == 0 || d.byte() != warmStartVersion {
+		return errWarmStart
+	}
+	var out WarmStart
+	n := d.count()
+	prev := int64(-1)
+	for range n {
+		prev += int64(d.uvarint())
+		if prev > math.MaxInt32 || d.bad {
+			return errWarmStart
+		}
+		out.Feat = append(out.Feat, int32(prev))
+		out.FeatVal = append(out.FeatVal, d.float32())
+	}
+	for range d.count() {
+		out.Envs = append(out.Envs, d.str())
+		out.EnvVal = append(out.EnvVal, d.float32())
+	}
+	out.Intercept = d.float32()
+	if d.bad || len(d.b) != 0 {
+		return errWarmStart
+	}
+	*ws = out
+	return nil
+}
+
+// wsDecoder reads a WarmStart's encoding; bad is set at the first short or malformed read.
+type wsDecoder struct {
+	b   []byte
+	bad bool
+}
+
+func (d *wsDecoder) byte() byte {
+	if len(d.b) < 1 {
+		d.bad = true
+		return 0
+	}
+	c := d.b[0]
+	d.b = d.b[1:]
+	return c
+}
+
+func (d *wsDecoder) uvarint() uint64 {
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.bad = true
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+// count reads a length, bounded by the bytes left (every entry takes at least 5).
+func (d *wsDecoder) count() int {
+	n := d.uvarint()
+	if n > uint64(len(d.b)/5) {
+		d.bad = true
+		return 0
+	}
+	return int(n)
+}
+
+func (d *wsDecoder) float32() float32 {
+	if len(d.b) < 4 {
+		d.bad = true
+		return 0
+	}
+	v := math.Float32frombits(binary.LittleEndian.Uint32(d.b))
+	d.b = d.b[4:]
+	return v
+}
+
+func (d *wsDecoder) str() string {
+	n := d.uvarint()
+	if n > uint64(len(d.b)) {
+		d.bad = true
+		return ""
+	}
+	s := string(d.b[:n])
+	d.b = d.b[n:]
 	return s
 }

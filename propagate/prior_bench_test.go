@@ -143,3 +143,50 @@ func relResidual(fp *featurePrior, g *graph.Graph) float64 {
 	fp.xt(g, fp.u, rhs)
 	return math.Sqrt(floats.Dot(fp.r, fp.r) / floats.Dot(rhs, rhs))
 }
+
+// BenchmarkPredictFeaturesSteps is the scheduler's loop: between two predictions a step of
+// 512 tasks, 8 rollouts each, arrives; "warm" starts each fit from the one before
+// (State.Warm with the last WarmStart, as the scheduler does through its stored state),
+// "cold" from zero. Both see the same statistics. It reports the fit's iterations per call.
+func BenchmarkPredictFeaturesSteps(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		for _, warm := range []bool{false, true} {
+			b.Run(fmt.Sprintf("n=%d/warm=%v", n, warm), func(b *testing.B) {
+				g, tasks := benchCatalogue(n)
+				rng := rand.New(rand.NewPCG(3, 4))
+				pr, err := NewPredictor(DefaultParams())
+				if err != nil {
+					b.Fatal(err)
+				}
+				round := int64(21)
+				if _, _, err := pr.Predict(g, tasks, round, State{}); err != nil {
+					b.Fatal(err)
+				}
+				iters := 0
+				b.ResetTimer()
+				for range b.N {
+					b.StopTimer()
+					round++
+					for range 512 {
+						i := rng.IntN(n)
+						var grp stats.Group
+						for range 8 {
+							tasks[i].Add(float64(rng.IntN(2)), round, round, true, &grp, stats.DefaultDecay)
+						}
+					}
+					var st State
+					if warm {
+						st.Warm = pr.WarmStart()
+					}
+					b.StartTimer()
+					if _, _, err := pr.Predict(g, tasks, round, st); err != nil {
+						b.Fatal(err)
+					}
+					iters += pr.FitIterations()
+				}
+				b.ReportMetric(float64(iters)/float64(b.N), "iters/op")
+				b.ReportMetric(relResidual(&pr.prior, g), "relres")
+			})
+		}
+	}
+}

@@ -93,7 +93,7 @@ func New(db *storage.DB, opts Options) (*Scheduler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("scheduler options: %w", err)
 	}
-	s := &Scheduler{db: db, opts: opts, load: loader{db: db, build: opts.BuildGraph}, pred: pred}
+	s := &Scheduler{db: db, opts: opts, load: loader{db: db, build: opts.BuildGraph, follow: db.Follow()}, pred: pred}
 	if err := s.restore(); err != nil {
 		return nil, err
 	}
@@ -114,6 +114,10 @@ type savedState struct {
 	Baseline []baselineEntry `json:"baseline,omitempty"`
 	// Dispersion is what the dispersion correction measured (propagate.Dispersion).
 	Dispersion *propagate.Dispersion `json:"dispersion,omitempty"`
+	// PriorStart is where the next fit of the feature prior starts (propagate.WarmStart,
+	// encoded): the fit of the last answer. It saves about half the fit's iterations, and,
+	// stored, keeps the next answer a function of the database.
+	PriorStart []byte `json:"prior_start,omitempty"`
 }
 
 // baselineEntry is one task's drift baseline and the number of answers it has been carried
@@ -135,6 +139,9 @@ func (st savedState) predictState() propagate.State {
 	out := propagate.State{Offsets: st.DriftOffsets, Rechosen: st.Rechosen, Baseline: base}
 	if st.Dispersion != nil {
 		out.Dispersion = *st.Dispersion
+	}
+	if out.Warm.UnmarshalBinary(st.PriorStart) != nil {
+		out.Warm = propagate.WarmStart{} // none stored, or unreadable: the fit starts from zero
 	}
 	return out
 }
@@ -219,8 +226,13 @@ func (s *Scheduler) Answer(id string, body []byte) ([]byte, error) {
 	if p.DispersionMemory > 0 {
 		saved.Dispersion = next.Dispersion
 	}
+	if p.FeatureRidge > 0 {
+		saved.PriorStart = next.PriorStart
+	}
 	if p.DriftRate > 0 || p.RechosenRate > 0 || p.DispersionMemory > 0 {
 		saved.Baseline = next.Baseline
+	}
+	if p.DriftRate > 0 || p.RechosenRate > 0 || p.DispersionMemory > 0 || p.FeatureRidge > 0 {
 		if state, err = json.Marshal(saved); err != nil {
 			return nil, fmt.Errorf("encode predictor state of %s: %w", id, err)
 		}
@@ -233,6 +245,16 @@ func (s *Scheduler) Answer(id string, body []byte) ([]byte, error) {
 	s.saved = saved
 	s.opts.Logger.Info("answered", "id", id, "step", ans.Step, "size", ans.Size, "envs", len(ans.Envs))
 	return data, nil
+}
+
+// Close stops following the database's commits (see storage.Follower): a Scheduler that is
+// no longer used should be closed so that its database stops recording changes for it. A
+// closed Scheduler may still answer: it then reads every task again and follows anew.
+func (s *Scheduler) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.load.follow.Close()
+	s.load.g = nil
 }
 
 // Warm loads the statistics and builds the graph now, so that the first request does not wait
@@ -293,6 +315,9 @@ func (s *Scheduler) choose(id string, req Request) (*Answer, []storage.TaskKey, 
 	}
 	saved := savedState{DriftOffsets: next.Offsets, Rechosen: next.Rechosen, Dispersion: &next.Dispersion,
 		Baseline: s.nextBaseline(st, propagate.Baselines(st.g, st.tasks, preds, nodes))}
+	if saved.PriorStart, err = next.Warm.MarshalBinary(); err != nil {
+		return nil, nil, savedState{}, fmt.Errorf("encode the feature prior's warm start: %w", err)
+	}
 	return ans, chosenKeys(st, b), saved, nil
 }
 

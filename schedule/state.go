@@ -46,14 +46,22 @@ func (st *state) find(env, task string) (int, bool) {
 // stays. Tasks first seen in rollouts have no catalogue row, hence no description and no
 // edges: when only such tasks are new, the graph grows by isolated nodes instead of being
 // built again (the result is the same, as edges depend only on the described tasks).
+//
+// With a Follower, the loader reads every task once and then keeps the statistics in memory,
+// updated from the task records the database's own commits wrote since the last load (a
+// request then costs what changed, not the catalogue); without, it reads every task at every
+// load. Both give the same state (a test compares them after random commits).
 type loader struct {
-	db      *storage.DB
-	build   BuildGraph
-	g       *graph.Graph
-	catalog int // tasks with a catalogue row behind g
-	tasks   []stats.Task
+	db     *storage.DB
+	build  BuildGraph
+	follow *storage.Follower // nil: read every task at every load
+	g      *graph.Graph
+	// catalog is the number of tasks with a catalogue row behind g
+	catalog int
+	tasks   []stats.Task      // indexed like g.Nodes
+	inCats  []bool            // per node: a catalogue row was seen for it (with a Follower)
 	names   []storage.TaskKey // buffer of readTasks
-	inCat   int               // tasks with a catalogue row, counted by readTasks
+	inCat   int               // tasks with a catalogue row, as of the last load
 	// edgeWrites is the storage counter of adjacency lists written when g was read: when it
 	// moves (a task described or reworded), g is read again.
 	edgeWrites int64
@@ -62,58 +70,96 @@ type loader struct {
 	catalogWrites int64
 }
 
-// load reads counters and every task's statistics in one read transaction, and the graph
-// again when the set of tasks changed.
+// load reads counters and every task's statistics (or, with a Follower, those that changed)
+// in one read transaction, and the graph again when the set of tasks changed.
 func (l *loader) load() (*state, error) {
 	st := &state{}
-	var names []storage.TaskKey
-	err := l.db.View(func(r *storage.Reader) error {
+	read := func(r *storage.Reader, changed []storage.TaskInfo, all bool) error {
 		var err error
 		if st.counters, err = r.Counters(); err != nil {
 			return err
 		}
-		if names, err = l.readTasks(r); err != nil {
+		var names []storage.TaskKey
+		kept := false // the nodes are g's
+		if all || l.g == nil {
+			if names, err = l.readTasks(r); err != nil {
+				return err
+			}
+			kept = l.sameNodes(names)
+		} else {
+			names, kept = l.update(changed)
+		}
+		if err = l.graphFor(r, st.counters, names, kept); err != nil {
 			return err
 		}
-		same := l.inCat == l.catalog && st.counters.EdgeWrites == l.edgeWrites &&
-			st.counters.CatalogWrites == l.catalogWrites
-		switch {
-		case same && l.sameNodes(names):
-		case same && l.g != nil && l.g.Len() < len(names):
-			if l.g, err = grow(l.g, names); errors.Is(err, errShrunk) {
-				l.g, err = l.readGraph(r, names)
-			}
-		default:
-			l.g, err = l.readGraph(r, names)
+		if st.lastStep, err = lastStep(r, st.counters); err != nil {
+			return err
 		}
-		if err == nil && l.g.Feat == nil {
-			l.g, err = l.withFeatures(r, l.g)
-		}
-		l.catalog, l.edgeWrites, l.catalogWrites = l.inCat, st.counters.EdgeWrites, st.counters.CatalogWrites
-		if err == nil {
-			st.lastStep, err = lastStep(r, st.counters)
-		}
-		if err == nil {
-			st.retired, err = retiredNodes(r, names)
-		}
+		st.retired, err = retiredNodes(r, l.g)
 		return err
-	})
+	}
+	var err error
+	if l.follow != nil {
+		err = l.follow.View(read)
+	} else {
+		err = l.db.View(func(r *storage.Reader) error { return read(r, nil, true) })
+	}
 	if err != nil {
+		l.g = nil // half updated: read everything again next time
 		return nil, fmt.Errorf("load state from %s: %w", l.db.Path(), err)
 	}
 	st.g, st.tasks = l.g, l.tasks
 	return st, nil
 }
 
-// retiredNodes marks, in storage order, the tasks storage has retired; nil when none is.
-func retiredNodes(r *storage.Reader, names []storage.TaskKey) ([]bool, error) {
+// graphFor makes l.g the graph of the stored tasks: names, or g's own nodes when kept. It
+// keeps g when neither the described tasks nor the stored edges and descriptions moved, grows it by isolated nodes when only tasks without a description were added, and
+// reads it again otherwise.
+func (l *loader) graphFor(r *storage.Reader, c storage.Counters, names []storage.TaskKey, kept bool) error {
+	same := l.g != nil && l.inCat == l.catalog && c.EdgeWrites == l.edgeWrites &&
+		c.CatalogWrites == l.catalogWrites
+	var err error
+	switch {
+	case same && kept:
+	case same && len(names) > l.g.Len():
+		if l.g, err = grow(l.g, names); errors.Is(err, errShrunk) {
+			l.g, err = l.readGraph(r, names)
+		}
+	default:
+		if kept {
+			names = keysOf(l.g)
+		}
+		l.g, err = l.readGraph(r, names)
+	}
+	if err == nil && l.g.Feat == nil {
+		l.g, err = l.withFeatures(r, l.g)
+	}
+	if err != nil {
+		return err
+	}
+	l.catalog, l.edgeWrites, l.catalogWrites = l.inCat, c.EdgeWrites, c.CatalogWrites
+	return nil
+}
+
+// keysOf returns the names of g's nodes, in node order.
+func keysOf(g *graph.Graph) []storage.TaskKey {
+	out := make([]storage.TaskKey, g.Len())
+	for i, nd := range g.Nodes {
+		out[i] = storage.TaskKey{Env: g.Envs[nd.Env], Task: nd.Task}
+	}
+	return out
+}
+
+// retiredNodes marks, in node order, the nodes of g whose tasks storage has retired; nil when
+// none is.
+func retiredNodes(r *storage.Reader, g *graph.Graph) ([]bool, error) {
 	ret, err := r.Retired()
 	if err != nil || len(ret) == 0 {
 		return nil, err
 	}
-	mask := make([]bool, len(names))
-	for i, k := range names {
-		mask[i] = ret[k]
+	mask := make([]bool, g.Len())
+	for i, nd := range g.Nodes {
+		mask[i] = ret[storage.TaskKey{Env: g.Envs[nd.Env], Task: nd.Task}]
 	}
 	return mask, nil
 }
@@ -121,16 +167,82 @@ func retiredNodes(r *storage.Reader, names []storage.TaskKey) ([]bool, error) {
 // readTasks reads every task's statistics into l.tasks, in storage order (environment, then
 // task, byte order: the order of graph nodes), and returns their names.
 func (l *loader) readTasks(r *storage.Reader) ([]storage.TaskKey, error) {
-	l.tasks, l.names, l.inCat = l.tasks[:0], l.names[:0], 0
+	l.tasks, l.names, l.inCats, l.inCat = l.tasks[:0], l.names[:0], l.inCats[:0], 0
 	err := r.Tasks(false, func(ti storage.TaskInfo) error {
 		if ti.InCatalog {
 			l.inCat++
 		}
 		l.names = append(l.names, storage.TaskKey{Env: ti.Env, Task: ti.Task.Task})
 		l.tasks = append(l.tasks, ti.Stats)
+		l.inCats = append(l.inCats, ti.InCatalog)
 		return nil
 	})
 	return l.names, err
+}
+
+// update applies the records of changed tasks to l.tasks and l.inCats (nodes of l.g). It
+// reports kept when every changed task is a node of l.g; otherwise it returns the names of all
+// tasks, g's and the new ones, with l.tasks and l.inCats laid out in their order.
+func (l *loader) update(changed []storage.TaskInfo) (names []storage.TaskKey, kept bool) {
+	st := state{g: l.g}
+	var added []storage.TaskInfo
+	for _, ti := range changed {
+		i, ok := st.find(ti.Env, ti.Task.Task)
+		if !ok {
+			added = append(added, ti)
+			continue
+		}
+		if ti.InCatalog != l.inCats[i] {
+			l.inCat += boolDelta(ti.InCatalog)
+		}
+		l.tasks[i], l.inCats[i] = ti.Stats, ti.InCatalog
+	}
+	if len(added) == 0 {
+		return nil, true
+	}
+	slices.SortFunc(added, func(a, b storage.TaskInfo) int {
+		return compareKey(storage.TaskKey{Env: a.Env, Task: a.Task.Task}, storage.TaskKey{Env: b.Env, Task: b.Task.Task})
+	})
+	return l.merge(added), false
+}
+
+// merge lays out l.tasks and l.inCats for g's nodes and the added tasks (sorted, none a node
+// of g) in storage order, and returns the names of them all.
+func (l *loader) merge(added []storage.TaskInfo) []storage.TaskKey {
+	n := l.g.Len() + len(added)
+	names := make([]storage.TaskKey, 0, n)
+	tasks := make([]stats.Task, 0, n)
+	inCats := make([]bool, 0, n)
+	i := 0
+	for _, ti := range added {
+		key := storage.TaskKey{Env: ti.Env, Task: ti.Task.Task}
+		for ; i < l.g.Len(); i++ {
+			nd := l.g.Nodes[i]
+			old := storage.TaskKey{Env: l.g.Envs[nd.Env], Task: nd.Task}
+			if compareKey(old, key) > 0 {
+				break
+			}
+			names, tasks, inCats = append(names, old), append(tasks, l.tasks[i]), append(inCats, l.inCats[i])
+		}
+		names, tasks, inCats = append(names, key), append(tasks, ti.Stats), append(inCats, ti.InCatalog)
+		if ti.InCatalog {
+			l.inCat++
+		}
+	}
+	for ; i < l.g.Len(); i++ {
+		nd := l.g.Nodes[i]
+		names = append(names, storage.TaskKey{Env: l.g.Envs[nd.Env], Task: nd.Task})
+		tasks, inCats = append(tasks, l.tasks[i]), append(inCats, l.inCats[i])
+	}
+	l.tasks, l.inCats = tasks, inCats
+	return names
+}
+
+func boolDelta(b bool) int {
+	if b {
+		return 1
+	}
+	return -1
 }
 
 // withFeatures attaches to g the catalogue features of its nodes (graph.TextFeatures of the

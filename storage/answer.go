@@ -76,6 +76,8 @@ func (db *DB) StoreAnswerRecord(a AnswerRecord) error {
 		return fmt.Errorf("store answer %q in %s: %w", id, db.path, err)
 	}
 	db.tasks.apply(logged)
+	db.publish(logged)
+	db.ids.answered(db.bolt)
 	return nil
 }
 

@@ -34,7 +34,7 @@ func (db *DB) Commit(b *Batch) (Result, error) {
 	var res Result
 	var c *committer
 	err := db.update(func(tx *bolt.Tx) error {
-		if err := db.ids.load(tx); err != nil {
+		if _, err := db.ids.prepare(tx, b.Rollouts); err != nil {
 			return err
 		}
 		if err := db.tasks.load(tx); err != nil {
@@ -49,6 +49,8 @@ func (db *DB) Commit(b *Batch) (Result, error) {
 		return Result{}, fmt.Errorf("commit to %s: %w", db.path, err)
 	}
 	db.tasks.apply(c.logged) // only now: a failed commit must leave the overlay as it was
+	db.publish(c.logged)
+	db.ids.committed(db.bolt, c.newIDs)
 	return res, nil
 }
 

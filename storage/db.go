@@ -81,7 +81,8 @@ type DB struct {
 	log       *slog.Logger
 	closeOnce sync.Once
 	closeErr  error
-	writeMu   sync.Mutex // held by Commit and StoreAnswer around their transaction and caches
+	writeMu   sync.Mutex  // held by Commit and StoreAnswer around their transaction and caches
+	followers []*Follower // guarded by writeMu: told of every task record a commit writes
 }
 
 // Open opens or creates the database at path. A database held by another process fails
@@ -243,6 +244,9 @@ func (db *DB) Config() Config { return db.cfg }
 // call's result.
 func (db *DB) Close() error {
 	db.closeOnce.Do(func() {
+		db.writeMu.Lock()
+		db.ids.close()
+		db.writeMu.Unlock()
 		if err := db.bolt.Close(); err != nil {
 			db.closeErr = fmt.Errorf("close db %s: %w", db.path, err)
 		}

@@ -107,7 +107,8 @@ func (o *taskOverlay) get(k TaskKey) (taskRecord, bool) {
 	return rec, ok
 }
 
-// logWrite is what one transaction wrote to the log, applied to the overlay once it commits.
+// logWrite is what one transaction wrote to the log, applied to the overlay once it commits:
+// recs are the records it wrote, whether to the log or, at a checkpoint, into tasks.
 type logWrite struct {
 	recs       []keyedRecord
 	size       int
@@ -161,7 +162,7 @@ func writeTaskRecords(tx *bolt.Tx, o *taskOverlay, recs []keyedRecord) (logWrite
 		limit = checkpointBytes
 	}
 	if size+len(v) > limit {
-		return logWrite{checkpoint: true}, checkpoint(tx, o, recs)
+		return logWrite{recs: recs, checkpoint: true}, checkpoint(tx, o, recs)
 	}
 	for i := 0; i < len(recs); i += taskLogPart {
 		if err := appendValue(tx.Bucket(bucketTaskLog), encodeTaskLog(recs[i:min(i+taskLogPart, len(recs))])); err != nil {

@@ -1,0 +1,84 @@
+package schedule
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+
+	"github.com/envsched/envsched/graph/graphtest"
+	"github.com/envsched/envsched/propagate"
+	"github.com/envsched/envsched/record"
+	"github.com/envsched/envsched/storage"
+)
+
+// rollRandom commits a group of 8 rollouts at the answer's step for each chosen task, with
+// rewards drawn from rng (the same draws in every database given the same seed).
+func rollRandom(t *testing.T, a Answer, seed uint64, dbs ...*storage.DB) {
+	t.Helper()
+	for _, db := range dbs {
+		rng := rand.New(rand.NewPCG(seed, 1))
+		var b storage.Batch
+		for _, task := range a.Tasks {
+			for range 8 {
+				b.Rollouts = append(b.Rollouts, storage.Rollout{Rollout: record.Rollout{Env: task.Env, Task: task.TaskID,
+					Reward: float64(rng.IntN(2)), Step: a.Step, HasStep: true}})
+			}
+		}
+		if _, err := db.Commit(&b); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// The feature prior's fit starts where the last answer's ended (stored with it), and the
+// answers stay a function of the database: a scheduler that runs on (A) and one whose
+// database is closed and opened again before every request (B) give the same bytes, the
+// fit of A takes fewer iterations than a fit from zero on the same state, and the stored
+// state carries the start.
+func TestWarmStartKeepsAnswersAFunctionOfTheDatabase(t *testing.T) {
+	dir := t.TempDir()
+	paths := []string{filepath.Join(dir, "a.db"), filepath.Join(dir, "b.db")}
+	dbA, dbB := openFile(t, paths[0]), openFile(t, paths[1])
+	defer func() { dbA.Close(); dbB.Close() }()
+	cat := graphtest.Catalog(1200, 3, 9)
+	for _, db := range []*storage.DB{dbA, dbB} {
+		if _, err := db.Commit(&storage.Batch{Tasks: cat}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sA := newScheduler(t, dbA, Options{BuildGraph: DefaultBuildGraph})
+	body := []byte(`{"size": 200}`)
+	warmer := 0
+	for i := 1; i <= 6; i++ {
+		dbB.Close()
+		dbB = openFile(t, paths[1])
+		sB := newScheduler(t, dbB, Options{BuildGraph: DefaultBuildGraph})
+		id := fmt.Sprintf("r%d", i)
+		a, b := must(sA.Answer(id, body)), must(sB.Answer(id, body))
+		if !bytes.Equal(a, b) {
+			t.Fatalf("%s: the restarted scheduler answered otherwise:\n%s\n%s", id, b, a)
+		}
+		if len(storedState(t, dbA).PriorStart) == 0 {
+			t.Fatalf("%s: no warm start stored", id)
+		}
+		if i > 1 {
+			st, err := (&loader{db: dbA, build: DefaultBuildGraph}).load()
+			if err != nil {
+				t.Fatal(err)
+			}
+			cold, _ := propagate.NewPredictor(*sA.opts.Predict)
+			if _, _, err := cold.Predict(st.g, st.tasks, st.lastStep, propagate.State{}); err != nil {
+				t.Fatal(err)
+			}
+			if sA.pred.FitIterations() < cold.FitIterations() {
+				warmer++
+			}
+		}
+		rollRandom(t, decode(t, a), uint64(i), dbA, dbB)
+	}
+	if warmer < 4 {
+		t.Errorf("the fit took fewer iterations than from zero in %d of 5 answers", warmer)
+	}
+}
