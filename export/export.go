@@ -62,7 +62,7 @@ func Write(w io.Writer, r *storage.Reader, cfg storage.Config, what What, format
 		return 0, fmt.Errorf("export %q (use %s): %w", what, whatList(), ErrUnknown)
 	}
 	if err == nil {
-		err = out.flush()
+		err = out.flush(headers[what])
 	}
 	if err == nil {
 		err = bw.Flush()
@@ -133,9 +133,22 @@ func (s *sink) row(header, fields []string) error {
 	return s.csv.Write(fields)
 }
 
-func (s *sink) flush() error {
+// headers are the CSV header rows of each kind.
+var headers = map[What][]string{
+	Rollouts: rolloutHeader, Tasks: taskHeader, Batches: batchHeader, Quarantine: quarantineHeader,
+}
+
+// flush ends the output; a CSV with no rows still gets its header, so that a reader sees the
+// columns of an empty export instead of an empty file.
+func (s *sink) flush(header []string) error {
 	if s.csv == nil {
 		return nil
+	}
+	if !s.header {
+		s.header = true
+		if err := s.csv.Write(header); err != nil {
+			return err
+		}
 	}
 	s.csv.Flush()
 	return s.csv.Error()
