@@ -181,12 +181,7 @@ func crashLoopFiles(t *testing.T, kills, nfiles int) {
 	for i := range kills {
 		d := start(t, dir, opts{args: []string{"--poll=" + strconv.FormatBool(i%2 == 1)}})
 		time.Sleep(time.Duration(20+rng.IntN(300)) * time.Millisecond)
-		d.kill()
-		keepLog(t, i, d)
-		if ws := d.state.Sys().(syscall.WaitStatus); !ws.Signaled() {
-			t.Fatalf("run %d ended by itself (code %d) before the kill\nstderr:\n%s", i,
-				d.state.ExitCode(), tail(d.stderr.String(), 4000))
-		}
+		killRun(t, i, d, func() { stop(); wg.Wait() })
 	}
 	stop()
 	wg.Wait()

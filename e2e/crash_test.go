@@ -142,14 +142,7 @@ func crashLoop(t *testing.T, kills, nfiles int) {
 	for i := range kills {
 		d := start(t, dir, opts{args: []string{"--poll=" + strconv.FormatBool(i%2 == 1)}})
 		time.Sleep(time.Duration(20+rng.IntN(300)) * time.Millisecond)
-		d.kill()
-		keepLog(t, i, d)
-		if ws := d.state.Sys().(syscall.WaitStatus); !ws.Signaled() {
-			stop()
-			wg.Wait()
-			t.Fatalf("run %d ended by itself (code %d) before the kill\nstderr:\n%s", i,
-				d.state.ExitCode(), tail(d.stderr.String(), 4000))
-		}
+		killRun(t, i, d, func() { stop(); wg.Wait() })
 	}
 	stop()
 	wg.Wait()
@@ -203,6 +196,20 @@ func checkAfterCrashes(t *testing.T, dir string, ids, reqs []string, rd *reader)
 
 // keepLog appends a killed run's log to $ENVSCHED_E2E_LOGDIR/TEST.log when that is set, for
 // reading a failure afterwards.
+// killRun kills run number i of a crash loop with SIGKILL, keeps its log, and fails the test if
+// the daemon had ended by itself before the kill; cleanup (stopping the loop's writers) runs
+// before the test stops.
+func killRun(t *testing.T, i int, d *daemon, cleanup func()) {
+	t.Helper()
+	d.kill()
+	keepLog(t, i, d)
+	if ws := d.state.Sys().(syscall.WaitStatus); !ws.Signaled() {
+		cleanup()
+		t.Fatalf("run %d ended by itself (code %d) before the kill\nstderr:\n%s", i,
+			d.state.ExitCode(), tail(d.stderr.String(), 4000))
+	}
+}
+
 func keepLog(t *testing.T, run int, d *daemon) {
 	dir := os.Getenv("ENVSCHED_E2E_LOGDIR")
 	if dir == "" {
