@@ -374,7 +374,7 @@ func TestRandomSlotsFollowTheirReturn(t *testing.T) {
 		{0.05, 0.6, 64, 2},
 		{0.05, 0.4, 64, 1},
 		{0.05, 0, 64, 1},  // the floor: still measured
-		{0.05, 2, 64, 6},  // random slots returned more than choosing
+		{0.05, 2, 64, 6},  // a caller may give more than the share
 		{0.05, 0.5, 8, 0}, // round(0.4) is no slot with or without the return
 		{0, 1, 64, 0},
 		{0.5, 2, 16, 16}, // never more than the round

@@ -107,10 +107,12 @@ func (s State) ExplorationReturn() float64 {
 // RandomReturn is what random slots have measurably returned as a way to explore: the mean
 // learning signal of the groups of random slots of tasks never tried over that of the other
 // groups of tasks never tried (those the predictions chose), both measured like
-// ExplorationReturn; 1 until each has minSignalGroups groups, at most 2. A caller sets the
-// share of random slots by it (batcher.Params.RandomReturn): random choice and the
-// predictions' choice of untried tasks both explore; where drawing at random returns less,
-// it gets fewer slots in proportion.
+// ExplorationReturn; 1 until each has minSignalGroups groups, and at most 1. A caller
+// multiplies the share of random slots by it (batcher.Params.RandomReturn): random choice and
+// the predictions' choice of untried tasks both explore, and where drawing at random returns
+// less, it gets fewer slots in proportion. The configured share stays the most: on the
+// simulator's tuning seeds, letting random slots grow where they returned more gave the
+// real-catalog world more degenerate groups (36.5% against 35.9%), capping it fewer (35.7%).
 func (s State) RandomReturn() float64 {
 	d := s.Dispersion
 	if d.RandSignal == nil || d.NewSignal == nil {
@@ -121,7 +123,7 @@ func (s State) RandomReturn() float64 {
 	if rand.N < minSignalGroups || chosen.N < minSignalGroups || chosen.Sum <= 0 {
 		return 1
 	}
-	return min(rand.mean()/chosen.mean(), 2)
+	return min(rand.mean()/chosen.mean(), 1)
 }
 
 // Likelihood is the Beta-Binomial log-likelihood of some groups for each scale of the grid

@@ -224,7 +224,7 @@ func TestRandomReturn(t *testing.T) {
 		{"too few chosen groups", &Signal{Sum: 20, N: 70}, &Signal{Sum: 10, N: 40}, 1},
 		// chosen untried groups: 50 − 10 = 40 signal over 80 − 40 = 40 groups; random: 10 over 40
 		{"random slots return a quarter", &Signal{Sum: 50, N: 80}, &Signal{Sum: 10, N: 40}, 0.25},
-		{"random slots return more", &Signal{Sum: 50, N: 80}, &Signal{Sum: 40, N: 40}, 2},
+		{"random slots return more: the configured share stays", &Signal{Sum: 50, N: 80}, &Signal{Sum: 40, N: 40}, 1},
 		{"chosen groups return nothing", &Signal{Sum: 10, N: 80}, &Signal{Sum: 10, N: 40}, 1},
 	}
 	for _, c := range cases {
@@ -248,7 +248,7 @@ func TestRandomReturnIsMeasured(t *testing.T) {
 		ok   func(float64) bool
 	}{
 		{"split marked", 0, func(r float64) bool { return r < 0.3 }},
-		{"even marked", 1, func(r float64) bool { return r > 1.5 }},
+		{"even marked", 1, func(r float64) bool { return r == 1 }}, // more, capped
 		{"none marked", -1, func(r float64) bool { return r == 1 }},
 	} {
 		w := newDispersionWorld()
@@ -270,6 +270,10 @@ func TestRandomReturnIsMeasured(t *testing.T) {
 		// must not count): the random groups are exactly half of the untried ones
 		if n := ch.st.Dispersion.NewSignal; c.env >= 0 && math.Abs(rs.N-n.N/2) > 1e-9 {
 			t.Errorf("%s: %v random groups of %v untried ones, want half", c.name, rs.N, n.N)
+		}
+		if n := ch.st.Dispersion.NewSignal; c.env == 1 && !(rs.mean() > 1.5*(n.Sum-rs.Sum)/(n.N-rs.N)) {
+			t.Errorf("%s: random slots' signal %v against the other untried groups' %v: want far more, so that the cap shows",
+				c.name, rs.mean(), (n.Sum-rs.Sum)/(n.N-rs.N))
 		}
 		if c.env < 0 && rs != nil && rs.N != 0 {
 			t.Errorf("%s: random signal %+v measured from no random slot", c.name, rs)
