@@ -142,12 +142,34 @@ func (l *Likelihood) clone() *Likelihood {
 // (m, c) the mean and count under each correction of the grid, centre the logit of the
 // environment's mean.
 func (l *Likelihood) add(k, n int64, mean, count, centre float64) {
-	for j, g := range dispersionGrid {
-		m, c := g.apply(mean, count, centre)
-		a, b := c*m, c*(1-m)
-		l.LL[j] += lbeta(float64(k)+a, float64(n-k)+b) - lbeta(a, b)
+	ll := make([]float64, len(dispersionGrid))
+	groupLL(ll, k, n, mean, count, centre)
+	l.addLL(ll)
+}
+
+// addLL counts one group whose log-likelihood under each correction of the grid is ll (see
+// groupLL).
+func (l *Likelihood) addLL(ll []float64) {
+	for j, v := range ll {
+		l.LL[j] += v
 	}
 	l.N++
+}
+
+// groupLL sets out[j] to the log-likelihood of k successes of n under correction j of the
+// grid, for a prediction of the given mean, count and centre. The corrected mean depends on
+// the slope alone, so it is worked out once per slope; each number is the one the grid's
+// correction.apply gives.
+func groupLL(out []float64, k, n int64, mean, count, centre float64) {
+	means := make([]float64, len(slopeGrid))
+	for j, a := range slopeGrid {
+		means[j], _ = correction{1, a}.apply(mean, count, centre)
+	}
+	for j, g := range dispersionGrid {
+		m, c := means[j%len(slopeGrid)], g.scale*count
+		a, b := c*m, c*(1-m)
+		out[j] = lbeta(float64(k)+a, float64(n-k)+b) - lbeta(a, b)
+	}
 }
 
 func (l *Likelihood) decay(rho float64) {

@@ -32,15 +32,16 @@ type featurePrior struct {
 	ok    bool
 	logit []float64 // fitted logit per node
 
-	rows           []int32     // nodes in the fit
-	col            []int32     // per feature of the catalogue: its unknown, or -1 when no row has it
-	off, ids       []int32     // the rows' features as unknowns: row k is ids[off[k]:off[k+1]]
-	envRows        []int32     // scratch: rows kept per environment by the cut
-	w, y, u        []float64   // per row: weight, target, scratch
-	beta, r, p, ap []float64   // per unknown: the fit, the residual, the direction, A times it
-	z, diag        []float64   // per unknown: the preconditioned residual, A's diagonal
-	parts          [][]float64 // per chunk of rows: its share of Xᵀ u
-	nf             int         // feature unknowns; then one per environment, then the intercept
+	rows            []int32     // nodes in the fit
+	col             []int32     // per feature of the catalogue: its unknown, or -1 when no row has it
+	off, ids        []int32     // the rows' features as unknowns: row k is ids[off[k]:off[k+1]]
+	envRows         []int32     // scratch: rows kept per environment by the cut
+	roundAt, sorted []int32     // scratch of byRecency
+	w, y, u         []float64   // per row: weight, target, scratch
+	beta, r, p, ap  []float64   // per unknown: the fit, the residual, the direction, A times it
+	z, diag         []float64   // per unknown: the preconditioned residual, A's diagonal
+	parts           [][]float64 // per chunk of rows: its share of Xᵀ u
+	nf              int         // feature unknowns; then one per environment, then the intercept
 
 	start WarmStart // where the next fit starts
 	envs  []string  // the environments of the last fit's graph
@@ -147,12 +148,7 @@ func (fp *featurePrior) chooseRows(g *graph.Graph, tasks []stats.Task, own []evi
 	if len(fp.rows) <= fitRows {
 		return
 	}
-	slices.SortFunc(fp.rows, func(x, y int32) int {
-		if c := cmp.Compare(tasks[y].Round, tasks[x].Round); c != 0 {
-			return c
-		}
-		return cmp.Compare(x, y)
-	})
+	fp.byRecency(tasks)
 	fp.envRows = resize(fp.envRows, len(g.Envs))
 	clear(fp.envRows)
 	kept, rest := 0, fp.rows[:0:0]
@@ -168,6 +164,41 @@ func (fp *featurePrior) chooseRows(g *graph.Graph, tasks []stats.Task, own []evi
 	n := min(fitRows, kept+len(rest))
 	fp.rows = append(fp.rows[:kept], rest[:n-kept]...)
 	slices.Sort(fp.rows)
+}
+
+// byRecency sorts rows by round, latest first, ties by node. rows are in node order, so a
+// stable counting sort by round gives that order in O(rows + span of rounds); when the
+// rounds span far more than the rows, it sorts by comparison instead. Both give the same order.
+func (fp *featurePrior) byRecency(tasks []stats.Task) {
+	lo, hi := tasks[fp.rows[0]].Round, tasks[fp.rows[0]].Round
+	for _, i := range fp.rows {
+		lo, hi = min(lo, tasks[i].Round), max(hi, tasks[i].Round)
+	}
+	if uint64(hi-lo) >= uint64(2*len(fp.rows)) {
+		slices.SortFunc(fp.rows, func(x, y int32) int {
+			if c := cmp.Compare(tasks[y].Round, tasks[x].Round); c != 0 {
+				return c
+			}
+			return cmp.Compare(x, y)
+		})
+		return
+	}
+	// start[k] is where the rows of round hi − k begin
+	fp.roundAt = resize(fp.roundAt, int(hi-lo)+2)
+	clear(fp.roundAt)
+	for _, i := range fp.rows {
+		fp.roundAt[hi-tasks[i].Round+1]++
+	}
+	for k := 1; k < len(fp.roundAt); k++ {
+		fp.roundAt[k] += fp.roundAt[k-1]
+	}
+	fp.sorted = resize(fp.sorted, len(fp.rows))
+	for _, i := range fp.rows {
+		k := hi - tasks[i].Round
+		fp.sorted[fp.roundAt[k]] = i
+		fp.roundAt[k]++
+	}
+	fp.rows, fp.sorted = fp.sorted, fp.rows
 }
 
 // columns numbers the features of the fitted rows in order of first appearance and writes

@@ -1,0 +1,147 @@
+package propagate
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/envsched/envsched/graph"
+	"github.com/envsched/envsched/graph/graphtest"
+	"github.com/envsched/envsched/stats"
+)
+
+// chooseRowsBySort is chooseRows as it was written first: a comparison sort by round, latest
+// first, ties by node; the counting sort must give the same rows in the same order.
+func chooseRowsBySort(g *graph.Graph, tasks []stats.Task, own []evidence) []int32 {
+	var rows []int32
+	for i := range tasks {
+		if tasks[i].Rollouts > 0 && own[i].a+own[i].b > 0 {
+			rows = append(rows, int32(i))
+		}
+	}
+	if len(rows) <= fitRows {
+		return rows
+	}
+	slices.SortFunc(rows, func(x, y int32) int {
+		if c := cmp.Compare(tasks[y].Round, tasks[x].Round); c != 0 {
+			return c
+		}
+		return cmp.Compare(x, y)
+	})
+	perEnv := make([]int, len(g.Envs))
+	var kept, rest []int32
+	for _, i := range rows {
+		if e := g.Nodes[i].Env; perEnv[e] < fitEnvRows && len(kept) < fitRows {
+			perEnv[e]++
+			kept = append(kept, i)
+		} else {
+			rest = append(rest, i)
+		}
+	}
+	out := append(kept, rest[:fitRows-len(kept)]...)
+	slices.Sort(out)
+	return out
+}
+
+// The rows of the fit are the same whether the rounds span few values (counting sort) or
+// very many (comparison sort), with ties, one environment short of rows and rounds far from 0.
+func TestChooseRowsSameAsBySort(t *testing.T) {
+	const n = 4 * fitRows
+	g := graphtest.Random(n, 7, 2, 1)
+	cases := []struct {
+		name  string
+		round func(rng *rand.Rand, i int) int64
+	}{
+		{"few rounds, many ties", func(rng *rand.Rand, _ int) int64 { return 1 + rng.Int64N(40) }},
+		{"one round", func(*rand.Rand, int) int64 { return 5 }},
+		{"rounds far from zero", func(rng *rand.Rand, _ int) int64 { return 1e12 + rng.Int64N(3000) }},
+		{"rounds spanning more than the rows", func(rng *rand.Rand, _ int) int64 { return rng.Int64N(1e9) }},
+		{"newest in one environment", func(rng *rand.Rand, i int) int64 {
+			if g.Nodes[i].Env == 0 {
+				return 1000
+			}
+			return rng.Int64N(900)
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(1, 2))
+			tasks := make([]stats.Task, n)
+			own := make([]evidence, n)
+			for i := range tasks {
+				if rng.IntN(2) == 0 && g.Nodes[i].Env != 3 || rng.IntN(400) == 0 {
+					tasks[i].Rollouts, tasks[i].Round = 8, c.round(rng, i)
+					own[i] = evidence{float32(rng.IntN(9)), 1}
+				}
+			}
+			if want := chooseRowsBySort(g, tasks, own); len(want) != fitRows {
+				t.Fatalf("%d rows of the fit: the case does not cut", len(want))
+			}
+			var fp featurePrior
+			for range 2 { // the second call reuses the scratch of the first
+				fp.chooseRows(g, tasks, own)
+				if want := chooseRowsBySort(g, tasks, own); !slices.Equal(fp.rows, want) {
+					t.Fatalf("rows differ from the comparison sort's: %d vs %d rows", len(fp.rows), len(want))
+				}
+			}
+		})
+	}
+}
+
+// baselineNodes finds the same nodes and baselines as a pass over every node: duplicates (the
+// last wins), non-finite baselines, tasks not in the graph, and a graph whose nodes are not
+// in sorted order.
+func TestBaselineNodesSameAsScan(t *testing.T) {
+	g := graphtest.Random(2000, 5, 4, 3)
+	shuffled := graph.New(g.Envs, slices.Clone(g.Nodes), nil)
+	rand.New(rand.NewPCG(9, 9)).Shuffle(len(shuffled.Nodes), func(i, j int) {
+		shuffled.Nodes[i], shuffled.Nodes[j] = shuffled.Nodes[j], shuffled.Nodes[i]
+	})
+	for _, gg := range []*graph.Graph{g, shuffled} {
+		for seed := range uint64(20) {
+			rng := rand.New(rand.NewPCG(seed, 4))
+			var base []Baseline
+			for k := range 300 {
+				nd := gg.Nodes[rng.IntN(gg.Len())]
+				b := Baseline{Env: gg.Envs[nd.Env], Task: nd.Task, Rollouts: int64(k), Sum: float64(k), Mean: 0.5}
+				switch rng.IntN(20) {
+				case 0:
+					b.Sum = math.NaN()
+				case 1:
+					b.Mean = math.Inf(1)
+				case 2:
+					if seed%2 == 0 {
+						b.Task += "-gone"
+					}
+				}
+				base = append(base, b)
+			}
+			got, want := baselineNodes(gg, base), baselineNodesByScan(gg, base)
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("seed %d: %d baselines found, %d by the scan, or in another order", seed, len(got), len(want))
+			}
+		}
+	}
+}
+
+// groupLL gives, bit for bit, what each correction of the grid gives when applied alone.
+func TestGroupLLIsEachCorrectionsOwn(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	out := make([]float64, len(dispersionGrid))
+	for range 500 {
+		n := int64(2 + rng.IntN(15))
+		k := rng.Int64N(n + 1)
+		mean, count, centre := rng.Float64(), 0.1+rng.Float64()*50, rng.NormFloat64()
+		groupLL(out, k, n, mean, count, centre)
+		for j, g := range dispersionGrid {
+			m, c := g.apply(mean, count, centre)
+			a, b := c*m, c*(1-m)
+			if want := lbeta(float64(k)+a, float64(n-k)+b) - lbeta(a, b); math.Float64bits(out[j]) != math.Float64bits(want) {
+				t.Fatalf("k %d n %d mean %g count %g centre %g, correction %v: %v, want %v", k, n, mean, count, centre, g, out[j], want)
+			}
+		}
+	}
+}
