@@ -223,32 +223,39 @@ func (fp *featurePrior) columns(g *graph.Graph) {
 	}
 }
 
-// apply sets out = (Xᵀ W X + λ I) v.
+// apply sets out = (Xᵀ W X + λ I) v. Each chunk of rows works out its u = W X v and scatters
+// it in one pass, while the rows' features are in cache; the sums are those of xt.
 func (fp *featurePrior) apply(g *graph.Graph, v, out []float64, lambda float64) {
-	par.Ranges(len(fp.rows), 2*fitChunk, func(lo, hi int) {
+	fp.chunked(out, func(part []float64, lo, hi int) {
 		for k := lo; k < hi; k++ {
 			fp.u[k] = fp.w[k] * fp.xrow(g, k, v)
 		}
+		fp.scatter(g, fp.u, part, lo, hi)
 	})
-	fp.xt(g, fp.u, out)
 	for k := range out {
 		out[k] += lambda * v[k]
 	}
 }
 
-// xt sets out = Xᵀ u over the rows of the fit. Chunks of fitChunk rows are summed apart, in
-// parallel, and added up in chunk order: the sums do not depend on the number of CPUs.
+// xt sets out = Xᵀ u over the rows of the fit.
 func (fp *featurePrior) xt(g *graph.Graph, u, out []float64) {
+	fp.chunked(out, func(part []float64, lo, hi int) { fp.scatter(g, u, part, lo, hi) })
+}
+
+// chunked sets out to the sum of sum(part, lo, hi) over the chunks of fitChunk rows, where sum
+// sets part to its chunk's share. Chunks are summed apart, in parallel, and added up in chunk
+// order: the sums do not depend on the number of CPUs.
+func (fp *featurePrior) chunked(out []float64, sum func(part []float64, lo, hi int)) {
 	chunks := (len(fp.rows) + fitChunk - 1) / fitChunk
 	if chunks <= 1 {
-		fp.scatter(g, u, out, 0, len(fp.rows))
+		sum(out, 0, len(fp.rows))
 		return
 	}
 	fp.parts = resize(fp.parts, chunks)
 	par.Ranges(chunks, 2, func(lo, hi int) {
 		for c := lo; c < hi; c++ {
 			fp.parts[c] = resize(fp.parts[c], len(out))
-			fp.scatter(g, u, fp.parts[c], c*fitChunk, min(len(fp.rows), (c+1)*fitChunk))
+			sum(fp.parts[c], c*fitChunk, min(len(fp.rows), (c+1)*fitChunk))
 		}
 	})
 	copy(out, fp.parts[0])
