@@ -138,10 +138,52 @@ func TestGroupLLIsEachCorrectionsOwn(t *testing.T) {
 		groupLL(out, k, n, mean, count, centre)
 		for j, g := range dispersionGrid {
 			m, c := g.apply(mean, count, centre)
-			a, b := c*m, c*(1-m)
-			if want := lbeta(float64(k)+a, float64(n-k)+b) - lbeta(a, b); math.Float64bits(out[j]) != math.Float64bits(want) {
+			if want := betaBinomialLL(k, n, c*m, c*(1-m)); math.Float64bits(out[j]) != math.Float64bits(want) {
 				t.Fatalf("k %d n %d mean %g count %g centre %g, correction %v: %v, want %v", k, n, mean, count, centre, g, out[j], want)
 			}
+		}
+	}
+}
+
+// betaBinomialLL is lbeta(k+a, n−k+b) − lbeta(a, b) to within rounding: by products for
+// small groups, from tiny to huge a and b, and by log-gammas beyond (the same bits).
+func TestBetaBinomialLLIsTheLogGammaForm(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	logUniform := func(lo, hi float64) float64 {
+		return math.Exp(math.Log(lo) + rng.Float64()*(math.Log(hi)-math.Log(lo)))
+	}
+	for range 20000 {
+		n := int64(1 + rng.IntN(20))
+		k := rng.Int64N(n + 1)
+		a, b := logUniform(1e-6, 1e7), logUniform(1e-6, 1e7)
+		if rng.IntN(10) == 0 {
+			a = logUniform(1e14, 1e16)
+		}
+		got, want := betaBinomialLL(k, n, a, b), lbeta(float64(k)+a, float64(n-k)+b)-lbeta(a, b)
+		if n > 16 || a+b >= 1e15 {
+			if math.Float64bits(got) != math.Float64bits(want) {
+				t.Fatalf("k %d n %d a %g b %g: %v, want the log-gamma form's %v", k, n, a, b, got, want)
+			}
+			continue
+		}
+		// against a sum of logarithms (accurate to about n·1e-16 per term), and the
+		// log-gamma form within what its cancellation loses: a few ulps of Lgamma(a+b+n)
+		ref := 0.0
+		for j := range k {
+			ref += math.Log(a + float64(j))
+		}
+		for j := range n - k {
+			ref += math.Log(b + float64(j))
+		}
+		for j := range n {
+			ref -= math.Log(a + b + float64(j))
+		}
+		if tol := 1e-12 * math.Max(1, math.Abs(ref)); math.IsNaN(got) || math.Abs(got-ref) > tol {
+			t.Fatalf("k %d n %d a %g b %g: %v, want the sum of logs' %v (±%g)", k, n, a, b, got, ref, tol)
+		}
+		lg := func(x float64) float64 { v, _ := math.Lgamma(x); return math.Abs(v) }
+		if tol := 1e-12 + 1e-15*(lg(a)+lg(b)+lg(a+b+float64(n))); math.Abs(got-want) > tol {
+			t.Fatalf("k %d n %d a %g b %g: %v, want the log-gamma form's %v (±%g)", k, n, a, b, got, want, tol)
 		}
 	}
 }
