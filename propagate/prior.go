@@ -202,7 +202,8 @@ func (fp *featurePrior) byRecency(tasks []stats.Task) {
 }
 
 // columns numbers the features of the fitted rows in order of first appearance and writes
-// the rows as unknowns.
+// the rows as unknowns: row k is its environment's unknown, the intercept's, then its
+// features' (so that the passes over the rows read nothing but ids).
 func (fp *featurePrior) columns(g *graph.Graph) {
 	fp.col = resize(fp.col, g.Feat.Dim)
 	for f := range fp.col {
@@ -212,6 +213,7 @@ func (fp *featurePrior) columns(g *graph.Graph) {
 	fp.ids = fp.ids[:0]
 	fp.nf = 0
 	for _, i := range fp.rows {
+		fp.ids = append(fp.ids, 0, 0) // environment and intercept, once nf is known
 		for _, f := range g.Feat.Row(int(i)) {
 			if fp.col[f] < 0 {
 				fp.col[f] = int32(fp.nf)
@@ -221,6 +223,10 @@ func (fp *featurePrior) columns(g *graph.Graph) {
 		}
 		fp.off = append(fp.off, int32(len(fp.ids)))
 	}
+	for k, i := range fp.rows {
+		fp.ids[fp.off[k]] = int32(fp.nf) + g.Nodes[i].Env
+		fp.ids[fp.off[k]+1] = int32(fp.nf + len(g.Envs))
+	}
 }
 
 // apply sets out = (Xᵀ W X + λ I) v. Each chunk of rows works out its u = W X v and scatters
@@ -228,9 +234,9 @@ func (fp *featurePrior) columns(g *graph.Graph) {
 func (fp *featurePrior) apply(g *graph.Graph, v, out []float64, lambda float64) {
 	fp.chunked(out, func(part []float64, lo, hi int) {
 		for k := lo; k < hi; k++ {
-			fp.u[k] = fp.w[k] * fp.xrow(g, k, v)
+			fp.u[k] = fp.w[k] * fp.xrow(k, v)
 		}
-		fp.scatter(g, fp.u, part, lo, hi)
+		fp.scatter(fp.u, part, lo, hi)
 	})
 	for k := range out {
 		out[k] += lambda * v[k]
@@ -239,7 +245,7 @@ func (fp *featurePrior) apply(g *graph.Graph, v, out []float64, lambda float64) 
 
 // xt sets out = Xᵀ u over the rows of the fit.
 func (fp *featurePrior) xt(g *graph.Graph, u, out []float64) {
-	fp.chunked(out, func(part []float64, lo, hi int) { fp.scatter(g, u, part, lo, hi) })
+	fp.chunked(out, func(part []float64, lo, hi int) { fp.scatter(u, part, lo, hi) })
 }
 
 // chunked sets out to the sum of sum(part, lo, hi) over the chunks of fitChunk rows, where sum
@@ -265,22 +271,20 @@ func (fp *featurePrior) chunked(out []float64, sum func(part []float64, lo, hi i
 }
 
 // scatter sets out = Xᵀ u over the rows lo to hi of the fit.
-func (fp *featurePrior) scatter(g *graph.Graph, u, out []float64, lo, hi int) {
-	E := len(g.Envs)
+func (fp *featurePrior) scatter(u, out []float64, lo, hi int) {
 	clear(out)
 	for k := lo; k < hi; k++ {
 		for _, c := range fp.ids[fp.off[k]:fp.off[k+1]] {
 			out[c] += u[k]
 		}
-		out[fp.nf+int(g.Nodes[fp.rows[k]].Env)] += u[k]
-		out[fp.nf+E] += u[k]
 	}
 }
 
-// xrow is x·v for row k of the fit: its features, its environment and the intercept.
-func (fp *featurePrior) xrow(g *graph.Graph, k int, v []float64) float64 {
-	s := v[fp.nf+int(g.Nodes[fp.rows[k]].Env)] + v[fp.nf+len(g.Envs)]
-	for _, c := range fp.ids[fp.off[k]:fp.off[k+1]] {
+// xrow is x·v for row k of the fit: its environment, the intercept, then its features.
+func (fp *featurePrior) xrow(k int, v []float64) float64 {
+	row := fp.ids[fp.off[k]:fp.off[k+1]]
+	s := v[row[0]] + v[row[1]]
+	for _, c := range row[2:] {
 		s += v[c]
 	}
 	return s

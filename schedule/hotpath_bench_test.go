@@ -112,7 +112,7 @@ func BenchmarkAnswerFeatures(b *testing.B) {
 			b.Fatal(err)
 		}
 		rng := rand.New(rand.NewPCG(7, 7))
-		digest := sha256.New()
+		digest, answers := sha256.New(), sha256.New()
 		var last Answer
 		k := 0
 		var data []byte
@@ -125,6 +125,7 @@ func BenchmarkAnswerFeatures(b *testing.B) {
 		}
 		answered := func() {
 			digest.Write(data)
+			answers.Write(data)
 			state, err := db.PredictorState()
 			if err != nil {
 				b.Fatal(err)
@@ -167,14 +168,15 @@ func BenchmarkAnswerFeatures(b *testing.B) {
 			b.ReportMetric(iters/float64(b.N), "iters/request")
 		})
 		s.Close()
-		// HOTPATH_DIGEST names a file to which the digest of every answer and stored predictor
-		// state is appended: two trees that answer the same give the same line.
+		// HOTPATH_DIGEST names a file to which the digests of every answer and stored predictor
+		// state, and of the answers alone, are appended: two trees that answer the same give
+		// the same line.
 		if p := os.Getenv("HOTPATH_DIGEST"); p != "" {
 			f, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 			if err != nil {
 				b.Fatal(err)
 			}
-			fmt.Fprintf(f, "N=%d answers=%d %x\n", n, k, digest.Sum(nil))
+			fmt.Fprintf(f, "N=%d answers=%d answers and states %x, answers %x\n", n, k, digest.Sum(nil), answers.Sum(nil))
 			f.Close()
 		}
 	}
