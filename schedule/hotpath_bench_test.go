@@ -86,13 +86,13 @@ func bernoulli01(rng *rand.Rand, p float64) float64 {
 	return 0
 }
 
-// BenchmarkAnswerFeatures is the daemon's request loop on a catalogue with text (the feature
+// BenchmarkHotPath is the daemon's request loop on a catalogue with text (the feature
 // prior on, stored edges, one hop): the Scheduler is reused, and before each request (not
 // timed) the rollouts of the previous answer arrive, 8 for each of its 512 tasks, one commit,
 // as a trainer would write them. It reports the wall and CPU milliseconds of Scheduler.Answer
 // and the feature prior's conjugate-gradient iterations. HOTPATH_N sets the sizes
 // (comma-separated; default 10000,100000).
-func BenchmarkAnswerFeatures(b *testing.B) {
+func BenchmarkHotPath(b *testing.B) {
 	sizes := []int{10_000, 100_000}
 	if s := os.Getenv("HOTPATH_N"); s != "" {
 		sizes = sizes[:0]
