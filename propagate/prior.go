@@ -37,6 +37,7 @@ type featurePrior struct {
 	off, ids        []int32     // the rows' features as unknowns: row k is ids[off[k]:off[k+1]]
 	envRows         []int32     // scratch: rows kept per environment by the cut
 	roundAt, sorted []int32     // scratch of byRecency
+	rowRound        []int64     // scratch of chooseRows: the round of each row
 	w, y, u         []float64   // per row: weight, target, scratch
 	beta, r, p, ap  []float64   // per unknown: the fit, the residual, the direction, A times it
 	z, diag         []float64   // per unknown: the preconditioned residual, A's diagonal
@@ -139,10 +140,11 @@ func (fp *featurePrior) fit(g *graph.Graph, tasks []stats.Task, own []evidence, 
 // when they are more than fitRows, the most recently rolled out (ties by node, so that the
 // cut is deterministic), after the fitEnvRows most recent of each environment.
 func (fp *featurePrior) chooseRows(g *graph.Graph, tasks []stats.Task, own []evidence) {
-	fp.rows = fp.rows[:0]
+	fp.rows, fp.rowRound = fp.rows[:0], fp.rowRound[:0]
 	for i := range tasks {
 		if a, b := own[i].a, own[i].b; tasks[i].Rollouts > 0 && a+b > 0 {
 			fp.rows = append(fp.rows, int32(i))
+			fp.rowRound = append(fp.rowRound, tasks[i].Round)
 		}
 	}
 	if len(fp.rows) <= fitRows {
@@ -169,10 +171,11 @@ func (fp *featurePrior) chooseRows(g *graph.Graph, tasks []stats.Task, own []evi
 // byRecency sorts rows by round, latest first, ties by node. rows are in node order, so a
 // stable counting sort by round gives that order in O(rows + span of rounds); when the
 // rounds span far more than the rows, it sorts by comparison instead. Both give the same order.
+// rowRound[k] is the round of rows[k] (read once from tasks, whose entries are large).
 func (fp *featurePrior) byRecency(tasks []stats.Task) {
-	lo, hi := tasks[fp.rows[0]].Round, tasks[fp.rows[0]].Round
-	for _, i := range fp.rows {
-		lo, hi = min(lo, tasks[i].Round), max(hi, tasks[i].Round)
+	lo, hi := fp.rowRound[0], fp.rowRound[0]
+	for _, r := range fp.rowRound {
+		lo, hi = min(lo, r), max(hi, r)
 	}
 	if uint64(hi-lo) >= uint64(2*len(fp.rows)) {
 		slices.SortFunc(fp.rows, func(x, y int32) int {
@@ -186,15 +189,15 @@ func (fp *featurePrior) byRecency(tasks []stats.Task) {
 	// start[k] is where the rows of round hi − k begin
 	fp.roundAt = resize(fp.roundAt, int(hi-lo)+2)
 	clear(fp.roundAt)
-	for _, i := range fp.rows {
-		fp.roundAt[hi-tasks[i].Round+1]++
+	for _, r := range fp.rowRound {
+		fp.roundAt[hi-r+1]++
 	}
 	for k := 1; k < len(fp.roundAt); k++ {
 		fp.roundAt[k] += fp.roundAt[k-1]
 	}
 	fp.sorted = resize(fp.sorted, len(fp.rows))
-	for _, i := range fp.rows {
-		k := hi - tasks[i].Round
+	for x, i := range fp.rows {
+		k := hi - fp.rowRound[x]
 		fp.sorted[fp.roundAt[k]] = i
 		fp.roundAt[k]++
 	}
