@@ -80,7 +80,8 @@ func (l *loader) load() (*state, error) {
 		}
 		var names []storage.TaskKey
 		kept := false // the nodes are g's
-		if all || l.g == nil {
+		whole := all || l.g == nil
+		if whole {
 			if names, err = l.readTasks(r); err != nil {
 				return err
 			}
@@ -95,6 +96,9 @@ func (l *loader) load() (*state, error) {
 			return err
 		}
 		st.retired, err = retiredNodes(r, l.g)
+		if whole {
+			r.ReleasePages() // it read every task: pages it will not read again
+		}
 		return err
 	}
 	var err error

@@ -11,10 +11,13 @@ import (
 // order), like Edges but without copying: the node's names, the edges' Env and Task, and the
 // slice itself are views into the database and into a buffer reused by the next call. They are
 // valid only during that call of fn; fn must copy what it keeps. It is the path of a process
-// that reads millions of edges to look their names up, and keeps none of the strings.
+// that reads millions of edges to look their names up, and keeps none of the strings. It
+// releases the pages it has read as it goes (ReleasePages).
 func (r *Reader) EdgeViews(fn func(node TaskKey, edges []Edge) error) error {
 	var buf []Edge
+	rl := releaser{tx: r.tx}
 	return r.tx.Bucket(bucketEdges).ForEach(func(k, v []byte) error {
+		rl.tick()
 		env, task, ok := splitNodeKeyView(k)
 		if !ok {
 			return fmt.Errorf("edges key %q: %w", k, ErrCorrupt)
@@ -28,10 +31,12 @@ func (r *Reader) EdgeViews(fn func(node TaskKey, edges []Edge) error) error {
 }
 
 // EdgeTotal returns the number of stored edges (the sum of the lists' lengths), reading only
-// each list's length.
+// each list's length, and releasing the pages it has read as it goes.
 func (r *Reader) EdgeTotal() (int, error) {
 	total := 0
+	rl := releaser{tx: r.tx}
 	err := r.tx.Bucket(bucketEdges).ForEach(func(k, v []byte) error {
+		rl.tick()
 		n, w := binary.Uvarint(v)
 		if w <= 0 || n > uint64(len(v)) {
 			return fmt.Errorf("edges of %q: %w", k, ErrCorrupt)

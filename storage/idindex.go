@@ -76,7 +76,8 @@ var errStopped = errors.New("dedupe table build stopped")
 func readIDTable(tx *bolt.Tx, stop *atomic.Bool) ([]idSlot, int, error) {
 	bk := tx.Bucket(bucketIDHashes)
 	total := 0
-	_ = bk.ForEach(func(_, v []byte) error { total += len(v) / 16; return nil })
+	rl := releaser{tx: tx}
+	_ = bk.ForEach(func(_, v []byte) error { rl.tick(); total += len(v) / 16; return nil })
 	size := 1 << 16
 	for 4*total > 3*size {
 		size *= 2
@@ -89,6 +90,7 @@ func readIDTable(tx *bolt.Tx, stop *atomic.Bool) ([]idSlot, int, error) {
 		if stop != nil && stop.Load() {
 			return errStopped
 		}
+		rl.tick()
 		for i := 0; i < len(v); i += 16 {
 			x.insert(binary.BigEndian.Uint64(v[i:]), binary.BigEndian.Uint64(v[i+8:]))
 		}
@@ -159,10 +161,12 @@ func (x *idIndex) scan(tx *bolt.Tx, rs []Rollout) error {
 	if want.n == 0 {
 		return nil
 	}
+	rl := releaser{tx: tx}
 	return tx.Bucket(bucketIDHashes).ForEach(func(k, v []byte) error {
 		if len(v)%16 != 0 {
 			return fmt.Errorf("id hashes %x: %w", k, ErrCorrupt)
 		}
+		rl.tick()
 		for i := 0; i < len(v); i += 16 {
 			if h := binary.BigEndian.Uint64(v[i:]); want.has(h) {
 				x.insert(h, binary.BigEndian.Uint64(v[i+8:]))

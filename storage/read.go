@@ -57,7 +57,7 @@ func (r *Reader) Env(name string) (stats.Env, error) {
 // Tasks calls fn for every task, by environment then task name (byte order). With meta, the
 // catalogue metadata (text, tools, tags, embedding) is filled in; without, only Env, Task,
 // InCatalog, Stats and Seq (the fast path for loading statistics). An error from fn stops the
-// iteration and is returned.
+// iteration and is returned. It releases the pages it has read as it goes (ReleasePages).
 func (r *Reader) Tasks(meta bool, fn func(TaskInfo) error) error {
 	ov, err := r.overlayOf()
 	if err != nil {
@@ -80,12 +80,13 @@ func (r *Reader) Tasks(meta bool, fn func(TaskInfo) error) error {
 		sort.Strings(tasks)
 	}
 	sort.Strings(envs)
+	rl := &releaser{tx: r.tx}
 	for _, env := range envs {
 		var cat *bolt.Bucket
 		if meta {
 			cat = cb.Bucket([]byte(env))
 		}
-		if err := r.envTasks(env, tb.Bucket([]byte(env)), byEnv[env], cat, fn); err != nil {
+		if err := r.envTasks(env, tb.Bucket([]byte(env)), byEnv[env], cat, rl, fn); err != nil {
 			return err
 		}
 	}
@@ -93,7 +94,7 @@ func (r *Reader) Tasks(meta bool, fn func(TaskInfo) error) error {
 }
 
 // envTasks merges the tasks of one environment in tasks (base) with those in the log.
-func (r *Reader) envTasks(env string, base *bolt.Bucket, logged []string, cat *bolt.Bucket, fn func(TaskInfo) error) error {
+func (r *Reader) envTasks(env string, base *bolt.Bucket, logged []string, cat *bolt.Bucket, rl *releaser, fn func(TaskInfo) error) error {
 	var c *bolt.Cursor
 	var k, v []byte
 	if base != nil {
@@ -101,6 +102,7 @@ func (r *Reader) envTasks(env string, base *bolt.Bucket, logged []string, cat *b
 		k, v = c.First()
 	}
 	for i := 0; k != nil || i < len(logged); {
+		rl.tick()
 		var name string
 		var rec taskRecord
 		if k != nil && (i == len(logged) || string(k) < logged[i]) {
