@@ -101,6 +101,7 @@ func (r *Reader) envTasks(env string, base *bolt.Bucket, logged []string, cat *b
 		c = base.Cursor()
 		k, v = c.First()
 	}
+	meta := newMetaCursor(cat)
 	for i := 0; k != nil || i < len(logged); {
 		rl.tick()
 		var name string
@@ -119,7 +120,7 @@ func (r *Reader) envTasks(env string, base *bolt.Bucket, logged []string, cat *b
 				k, v = c.Next()
 			}
 		}
-		ti, err := taskInfo(env, name, rec, cat)
+		ti, err := taskInfo(env, name, rec, meta)
 		if err != nil {
 			return err
 		}
@@ -130,19 +131,51 @@ func (r *Reader) envTasks(env string, base *bolt.Bucket, logged []string, cat *b
 	return nil
 }
 
-// taskInfo builds one task, with its metadata when cat is not nil.
-func taskInfo(env, name string, rec taskRecord, cat *bolt.Bucket) (TaskInfo, error) {
+// taskInfo builds one task, with its metadata when meta is not nil.
+func taskInfo(env, name string, rec taskRecord, meta *metaCursor) (TaskInfo, error) {
 	ti := TaskInfo{InCatalog: rec.InCatalog, Stats: rec.Stats, Seq: rec.Seq}
 	ti.Env, ti.Task.Task = env, name
-	if cat == nil {
+	if meta == nil {
 		return ti, nil
 	}
-	if mv := cat.Get([]byte(name)); mv != nil {
+	if mv := meta.find(name); mv != nil {
 		if err := decodeMeta(mv, &ti.Task); err != nil {
 			return TaskInfo{}, fmt.Errorf("task %s/%s: %w", env, name, err)
 		}
 	}
 	return ti, nil
+}
+
+// metaCursor walks an environment's catalogue bucket beside its tasks, which come in the same
+// (byte) order: one step a task, where a lookup would search the tree from its root.
+type metaCursor struct {
+	c       *bolt.Cursor
+	k, v    []byte
+	started bool
+}
+
+// newMetaCursor returns a cursor over cat, or nil when cat is nil.
+func newMetaCursor(cat *bolt.Bucket) *metaCursor {
+	if cat == nil {
+		return nil
+	}
+	return &metaCursor{c: cat.Cursor()}
+}
+
+// find returns the stored metadata of name (nil when none); names must be asked in increasing
+// order. The first is sought; each later one is reached by stepping.
+func (m *metaCursor) find(name string) []byte {
+	if !m.started {
+		m.k, m.v = m.c.Seek([]byte(name))
+		m.started = true
+	}
+	for m.k != nil && string(m.k) < name {
+		m.k, m.v = m.c.Next()
+	}
+	if m.k != nil && string(m.k) == name {
+		return m.v
+	}
+	return nil
 }
 
 // record returns the current record of one task.
@@ -178,7 +211,7 @@ func (r *Reader) Task(env, task string) (TaskInfo, error) {
 	if !ok {
 		return TaskInfo{}, fmt.Errorf("task %s/%s: %w", env, task, ErrNotFound)
 	}
-	return taskInfo(env, task, rec, r.tx.Bucket(bucketCatalog).Bucket([]byte(env)))
+	return taskInfo(env, task, rec, newMetaCursor(r.tx.Bucket(bucketCatalog).Bucket([]byte(env))))
 }
 
 // taskNames maps every task seq to its task.
