@@ -542,6 +542,9 @@ func latency(b binary, d *daemon, full string, k, requests int, f *figures) erro
 	f.add(b.label("with writer 5,000 lines/s: p50 ms"), quantile(lat, 0.5))
 	f.add(b.label("with writer 5,000 lines/s: p99 ms"), quantile(lat, 0.99))
 	f.add(b.label("lines written meanwhile"), float64(written.Load()))
+	for _, part := range []string{"barrier_ms", "choose_ms"} {
+		f.add(b.label("with writer: the daemon's "+part+", median"), quantile(answered(d.log.String(), part, "lat-"), 0.5))
+	}
 	return nil
 }
 
