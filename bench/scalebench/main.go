@@ -377,6 +377,23 @@ func (d *daemon) stop() {
 	}
 }
 
+// cpu is the daemon's CPU time so far (user and system) in ms, from /proc/PID/stat (10 ms
+// ticks); -1 when unreadable.
+func (d *daemon) cpu() float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", d.cmd.Process.Pid))
+	if err != nil {
+		return -1
+	}
+	_, rest, _ := strings.Cut(string(b), ") ") // the command name may hold spaces
+	f := strings.Fields(rest)
+	if len(f) < 13 {
+		return -1
+	}
+	ut, _ := strconv.ParseFloat(f[11], 64)
+	st, _ := strconv.ParseFloat(f[12], 64)
+	return (ut + st) * 10
+}
+
 // memory reads the daemon's VmHWM, VmRSS, RssAnon and RssFile in MiB (missing: -1).
 func (d *daemon) memory() map[string]float64 {
 	out := map[string]float64{"VmHWM": -1, "VmRSS": -1, "RssAnon": -1, "RssFile": -1}
@@ -496,6 +513,7 @@ func daemonRun(b binary, dir, base string, k, requests int, parts map[string]boo
 	}
 	if parts["first"] {
 		f.add(b.label("first answer after start ms"), ms(first))
+		f.add(b.label("the daemon's CPU until then ms"), d.cpu())
 	}
 	if parts["batch"] {
 		if err := batches(b, d, f); err != nil {
@@ -677,6 +695,7 @@ func restartRun(b binary, ex, db, base string, k int, f *figures) error {
 		return err
 	}
 	f.add(b.label("first answer, 1,000 new lines waiting ms"), ms(first))
+	f.add(b.label("the daemon's CPU until then ms"), d.cpu())
 	for end := time.Now().Add(5 * time.Second); len(answered(d.log.String(), "ms", "first")) == 0 && time.Now().Before(end); {
 		time.Sleep(10 * time.Millisecond) // the answered line follows the batch file
 	}
