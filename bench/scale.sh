@@ -23,7 +23,7 @@ set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=${WORK:-${TMPDIR:-/tmp}/envsched-scale}
-sizes=${SIZES:-10000 100000 1000000}
+sizes=${SIZES-10000 100000 1000000} # SIZES="" runs the restart only
 rollouts=${ROLLOUTS:-10000000}
 reps=${REPS:-3}
 requests=${REQUESTS:-100}
