@@ -54,10 +54,11 @@ type Params struct {
 	// RandomShare is the share of slots given to tasks drawn uniformly from the eligible ones
 	// (rounded to the nearest whole slot), which keeps the statistics honest.
 	RandomShare float64
-	// RandomReturn multiplies RandomShare: what random slots have measurably returned against
-	// the chosen tasks (propagate.State.RandomReturn; 1 = as much). A round keeps at least one
-	// random slot whenever RandomShare alone gives it one, so that the return is still
-	// measured (and the predictions still checked against random choice).
+	// RandomReturn multiplies RandomShare: what random slots have measurably returned as a way
+	// to explore, against the untried tasks the predictions chose (propagate.State.RandomReturn,
+	// in [0, 1]; 1 = as much, or nothing measured). A round keeps at least one random slot
+	// whenever RandomShare alone gives it one, so that the return is still measured (and the
+	// predictions still checked against random choice).
 	RandomReturn float64
 	// QuotaSmoothing is the weight of the uniform share in an environment's quota: the share is
 	// (1−s)·(its value / total value) + s/(active environments).
