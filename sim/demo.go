@@ -101,7 +101,7 @@ func DriveExchange(ctx context.Context, cfg ExchangeConfig, w *World) (ExchangeR
 	}
 	l := NewLearner(w)
 	res := ExchangeResult{Trace: newTrace("envsched", w.Seed, cfg.Steps)}
-	res.Trace.Score[0] = l.Eval()
+	res.Trace.Score[0], res.Trace.TaskScore[0] = l.Eval(), l.EvalTasks()
 	for step := 1; step <= cfg.Steps; step++ {
 		b, err := cfg.ask(ctx, step)
 		if err != nil {
@@ -116,7 +116,7 @@ func DriveExchange(ctx context.Context, cfg ExchangeConfig, w *World) (ExchangeR
 			return res, err
 		}
 		l.Update(step, groups)
-		res.Trace.record(step, l.Eval(), groups, cfg.GroupSize)
+		res.Trace.record(step, l, groups, cfg.GroupSize)
 		if cfg.Progress != nil {
 			cfg.Progress(step, res.Trace.Score[step])
 		}

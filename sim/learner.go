@@ -75,6 +75,24 @@ func (l *Learner) Eval() float64 {
 	return total / float64(len(l.w.EnvHeld))
 }
 
+// EvalTasks is the held-out score with every task of the catalogue weighed the same: each
+// environment's mean success probability over its held-out tasks, weighted by the size of its
+// catalogue (training and held-out tasks), so that an environment holding most of the tasks
+// counts for most of the score. It equals Eval when every environment is the same size.
+func (l *Learner) EvalTasks() float64 {
+	total, weight := 0.0, 0.0
+	for e, held := range l.w.EnvHeld {
+		s := 0.0
+		for _, h := range held {
+			s += l.HeldOutP(h)
+		}
+		n := float64(len(l.w.EnvTasks[e]) + len(held))
+		total += n * s / float64(len(held))
+		weight += n
+	}
+	return total / weight
+}
+
 // Rollout rolls training task t out g times at step; chunk tells apart the rollouts of one task
 // in one step (a policy that over-samples). Rewards come from a hash of (seed, step, task,
 // chunk, index), so that every policy of a seed sees the same luck for the same probability.

@@ -12,7 +12,9 @@ import (
 // WriteTable prints the summary as an aligned text table: per policy the median held-out score
 // at the report steps, the best score, the degenerate share (whole run and first 10 steps),
 // rollouts spent, rollouts to reach random's final score and their ratio to envsched's, and
-// the share of seeds whose step-40 score beats random's best. Medians across seeds.
+// the share of seeds whose step-40 score beats random's best; then the same three figures
+// (score at the last report step up to 40, best, beats@40) with the held-out score that weighs
+// every catalogue task the same (columns "task…"). Medians across seeds.
 func WriteTable(w io.Writer, res Result) error {
 	s := res.Summary
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -21,6 +23,8 @@ func WriteTable(w io.Writer, res Result) error {
 		head = append(head, fmt.Sprintf("@%d", st))
 	}
 	head = append(head, "best", "degenerate", "deg@1-10", "rollouts", "to random@end", "ratio", "beats@40")
+	at := taskColumnStep(s.Steps)
+	head = append(head, fmt.Sprintf("task@%d", at), "task best", "task beats@40")
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
 	for _, p := range s.Policies {
 		row := []string{p.Policy}
@@ -28,13 +32,14 @@ func WriteTable(w io.Writer, res Result) error {
 			row = append(row, num(p.ScoreAt[st].Median, 3))
 		}
 		row = append(row, num(p.Best.Median, 3), pct(p.Degenerate.Median), pct(p.Degenerate10.Median),
-			count(p.Rollouts.Median), count(p.ToTarget.Median), ratio(p.RatioToEnvsched.Median), pct(float64(p.BeatsRandomBest)))
+			count(p.Rollouts.Median), count(p.ToTarget.Median), ratio(p.RatioToEnvsched.Median), pct(float64(p.BeatsRandomBest)),
+			num(p.TaskScoreAt[at].Median, 3), num(p.TaskBest.Median, 3), pct(float64(p.TaskBeatsRandomBest)))
 		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write table: %w", err)
 	}
-	if _, err := fmt.Fprintf(w, "\n%s\n", headline(res)); err != nil {
+	if _, err := fmt.Fprintf(w, "\n%s\n%s\n", headline(res), taskHeadline(res)); err != nil {
 		return err
 	}
 	return WriteCalibration(w, res)
@@ -50,6 +55,29 @@ func headline(res Result) string {
 	}
 	return fmt.Sprintf("envsched at step 40: %.3f; random best in %d steps: %.3f (envsched ahead in %s of seeds)",
 		at40.Median, res.Config.Steps, res.Summary.RandomBest.Median, pct(float64(es.BeatsRandomBest)))
+}
+
+// taskHeadline is headline with the held-out score that weighs every catalogue task the same.
+func taskHeadline(res Result) string {
+	es, ok := res.Summary.find("envsched")
+	at40, has40 := es.TaskScoreAt[40]
+	if !ok || !has40 || math.IsNaN(res.Summary.RandomTaskBest.Median) {
+		return "(the per-task headline needs envsched and random and at least 40 steps)"
+	}
+	return fmt.Sprintf("per task: envsched at step 40: %.3f; random best in %d steps: %.3f (envsched ahead in %s of seeds)",
+		at40.Median, res.Config.Steps, res.Summary.RandomTaskBest.Median, pct(float64(es.TaskBeatsRandomBest)))
+}
+
+// taskColumnStep is the step of the table's per-task score column: 40, or the last report
+// step before it when the run is shorter.
+func taskColumnStep(steps []int) int {
+	at := steps[0]
+	for _, s := range steps {
+		if s <= 40 {
+			at = s
+		}
+	}
+	return at
 }
 
 func (s Summary) find(name string) (PolicySummary, bool) {
@@ -97,19 +125,22 @@ func ratio(x float64) string {
 
 // jsonResult is the machine-readable form of a Result.
 type jsonResult struct {
-	Scenario  string           `json:"scenario"`
-	Seeds     []uint64         `json:"seeds"`
-	Steps     int              `json:"steps"`
-	BatchSize int              `json:"batch_size"`
-	GroupSize int              `json:"group_size"`
-	Summary   Summary          `json:"summary"`
-	Headline  string           `json:"headline"`
-	Curves    map[string]Curve `json:"curves"`
+	Scenario  string   `json:"scenario"`
+	Seeds     []uint64 `json:"seeds"`
+	Steps     int      `json:"steps"`
+	BatchSize int      `json:"batch_size"`
+	GroupSize int      `json:"group_size"`
+	Summary   Summary  `json:"summary"`
+	Headline  string   `json:"headline"`
+	// HeadlineTasks is the headline with the per-task held-out score.
+	HeadlineTasks string           `json:"headline_tasks"`
+	Curves        map[string]Curve `json:"curves"`
 }
 
 // Curve is one policy's per-step medians across seeds (index 0 is before training).
 type Curve struct {
 	Score      []float64 `json:"score"`
+	TaskScore  []float64 `json:"task_score"` // the per-task held-out score (Trace.TaskScore)
 	Degenerate []float64 `json:"degenerate"`
 	Rollouts   []float64 `json:"rollouts"`
 }
@@ -119,9 +150,10 @@ func (r Result) Curves() map[string]Curve {
 	out := map[string]Curve{}
 	for name, trs := range r.Traces {
 		n := len(trs[0].Score)
-		c := Curve{Score: make([]float64, n), Degenerate: make([]float64, n), Rollouts: make([]float64, n)}
+		c := Curve{Score: make([]float64, n), TaskScore: make([]float64, n), Degenerate: make([]float64, n), Rollouts: make([]float64, n)}
 		for s := range n {
 			c.Score[s] = median(mapTraces(trs, func(t Trace) float64 { return t.Score[s] }))
+			c.TaskScore[s] = median(mapTraces(trs, func(t Trace) float64 { return t.TaskScore[s] }))
 			c.Degenerate[s] = median(mapTraces(trs, func(t Trace) float64 { return t.Degenerate[s] }))
 			c.Rollouts[s] = median(mapTraces(trs, func(t Trace) float64 { return float64(t.Rollouts[s]) }))
 		}
@@ -140,7 +172,7 @@ func WriteJSON(w io.Writer, res Result) error {
 	out := jsonResult{
 		Scenario: res.Config.Scenario.Name, Seeds: seeds, Steps: res.Config.Steps,
 		BatchSize: res.Config.BatchSize, GroupSize: res.Config.GroupSize,
-		Summary: res.Summary, Headline: headline(res), Curves: res.Curves(),
+		Summary: res.Summary, Headline: headline(res), HeadlineTasks: taskHeadline(res), Curves: res.Curves(),
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

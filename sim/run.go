@@ -86,7 +86,8 @@ func knownPolicy(name string) bool {
 type Trace struct {
 	Policy     string
 	Seed       uint64
-	Score      []float64 // held-out score
+	Score      []float64 // held-out score, every environment weighed the same (Learner.Eval)
+	TaskScore  []float64 // held-out score, every catalogue task weighed the same (Learner.EvalTasks)
 	Degenerate []float64 // share of this step's rolled-out groups that were degenerate (index 0 unused)
 	Rollouts   []int64   // rollouts spent so far
 	Groups     []int64   // groups rolled out so far
@@ -205,7 +206,7 @@ func RunOne(ctx context.Context, cfg Config, w *World, name string) (Trace, erro
 	}
 	l := NewLearner(w)
 	tr := newTrace(name, w.Seed, cfg.Steps)
-	tr.Score[0] = l.Eval()
+	tr.Score[0], tr.TaskScore[0] = l.Eval(), l.EvalTasks()
 	for step := 1; step <= cfg.Steps; step++ {
 		if err := ctx.Err(); err != nil {
 			return tr, err
@@ -219,7 +220,7 @@ func RunOne(ctx context.Context, cfg Config, w *World, name string) (Trace, erro
 		rolled, trained := rollOut(l, p, chosen, step, cfg)
 		p.Observe(step, rolled)
 		l.Update(step, trained)
-		tr.record(step, l.Eval(), rolled, cfg.GroupSize)
+		tr.record(step, l, rolled, cfg.GroupSize)
 	}
 	if c, ok := p.(Calibrated); ok {
 		tr.Calib = c.Calibration()
@@ -230,19 +231,20 @@ func RunOne(ctx context.Context, cfg Config, w *World, name string) (Trace, erro
 func newTrace(name string, seed uint64, steps int) Trace {
 	return Trace{
 		Policy: name, Seed: seed,
-		Score: make([]float64, steps+1), Degenerate: make([]float64, steps+1),
+		Score: make([]float64, steps+1), TaskScore: make([]float64, steps+1), Degenerate: make([]float64, steps+1),
 		Rollouts: make([]int64, steps+1), Groups: make([]int64, steps+1), DegGroups: make([]int64, steps+1),
 	}
 }
 
-func (tr *Trace) record(step int, score float64, rolled []Group, g int) {
+// record notes step's held-out scores (both weightings) from l and its rolled-out groups.
+func (tr *Trace) record(step int, l *Learner, rolled []Group, g int) {
 	deg := 0
 	for _, gr := range rolled {
 		if gr.Degenerate() {
 			deg++
 		}
 	}
-	tr.Score[step] = score
+	tr.Score[step], tr.TaskScore[step] = l.Eval(), l.EvalTasks()
 	if len(rolled) > 0 {
 		tr.Degenerate[step] = float64(deg) / float64(len(rolled))
 	}

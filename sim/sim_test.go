@@ -278,7 +278,7 @@ func TestOutputs(t *testing.T) {
 	if err := WriteTable(&table, res); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"policy", "envsched", "random", "@10", "degenerate", "(the headline needs"} {
+	for _, want := range []string{"policy", "envsched", "random", "@10", "degenerate", "(the headline needs", "task@12", "task beats@40", "(the per-task headline needs"} {
 		if !strings.Contains(table.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, table.String())
 		}
@@ -289,12 +289,15 @@ func TestOutputs(t *testing.T) {
 	}
 	var back struct {
 		Summary struct{ Policies []map[string]any }
-		Curves  map[string]struct{ Score []float64 }
+		Curves  map[string]struct {
+			Score     []float64
+			TaskScore []float64 `json:"task_score"`
+		}
 	}
 	if err := json.Unmarshal(js.Bytes(), &back); err != nil {
 		t.Fatalf("json does not parse: %v", err)
 	}
-	if len(back.Summary.Policies) != 2 || len(back.Curves["envsched"].Score) != 13 {
+	if len(back.Summary.Policies) != 2 || len(back.Curves["envsched"].Score) != 13 || len(back.Curves["envsched"].TaskScore) != 13 {
 		t.Fatalf("json has %d policies and %d curve points", len(back.Summary.Policies), len(back.Curves["envsched"].Score))
 	}
 	dir := t.TempDir()

@@ -46,6 +46,12 @@ type PolicySummary struct {
 	Reached         float64          `json:"reached"`                 // share of seeds that reached it
 	RatioToEnvsched Interval         `json:"ratio_to_envsched"`       // ToTarget / envsched's ToTarget, per seed
 	BeatsRandomBest Share            `json:"beats_random_best_at_40"` // share of seeds whose step-40 score beats random's best
+	// TaskScoreAt, TaskBest and TaskBeatsRandomBest are ScoreAt, Best and BeatsRandomBest with
+	// the held-out score that weighs every catalogue task the same (Trace.TaskScore) instead of
+	// every environment.
+	TaskScoreAt         map[int]Interval `json:"task_score_at"`
+	TaskBest            Interval         `json:"task_best"`
+	TaskBeatsRandomBest Share            `json:"task_beats_random_best_at_40"`
 	// EnvschedWins is, per measure, the share of seeds on which envsched did strictly better
 	// than this policy on the same seed (nil without envsched).
 	EnvschedWins map[string]Share `json:"envsched_wins,omitempty"`
@@ -57,6 +63,8 @@ type Summary struct {
 	Policies []PolicySummary `json:"policies"`
 	// RandomBest is the median over seeds of random's best held-out score (NaN without random).
 	RandomBest Interval `json:"random_best"`
+	// RandomTaskBest is the same with the per-task held-out score (Trace.TaskScore).
+	RandomTaskBest Interval `json:"random_task_best"`
 	// Calibration is, per policy that predicts degenerate groups, its calibration pooled
 	// over seeds, in the order of the policies.
 	Calibration []PolicyCalibration `json:"calibration,omitempty"`
@@ -65,10 +73,11 @@ type Summary struct {
 // Summarize computes medians and intervals across seeds. Targets and ratios need random (and
 // envsched for the ratio) among the policies; without them those fields are NaN.
 func Summarize(cfg Config, traces map[string][]Trace) Summary {
-	sum := Summary{Steps: ReportSteps(cfg.Steps), RandomBest: nanInterval()}
+	sum := Summary{Steps: ReportSteps(cfg.Steps), RandomBest: nanInterval(), RandomTaskBest: nanInterval()}
 	random := traces["random"]
 	if random != nil {
 		sum.RandomBest = bootstrapMedian(mapTraces(random, best), cfg.SeedBase)
+		sum.RandomTaskBest = bootstrapMedian(mapTraces(random, taskBest), cfg.SeedBase)
 	}
 	var envTo []float64
 	if es := traces["envsched"]; es != nil && random != nil {
@@ -89,11 +98,14 @@ func Summarize(cfg Config, traces map[string][]Trace) Summary {
 
 func summarizePolicy(name string, trs, random []Trace, envTo []float64, steps []int, seed uint64) PolicySummary {
 	ps := PolicySummary{Policy: name, ScoreAt: map[int]Interval{}, ToTarget: nanInterval(),
-		RatioToEnvsched: nanInterval(), BeatsRandomBest: Share(math.NaN())}
+		RatioToEnvsched: nanInterval(), BeatsRandomBest: Share(math.NaN()),
+		TaskScoreAt: map[int]Interval{}, TaskBeatsRandomBest: Share(math.NaN())}
 	for _, s := range append([]int{0}, steps...) {
 		ps.ScoreAt[s] = bootstrapMedian(mapTraces(trs, func(t Trace) float64 { return t.Score[s] }), seed)
+		ps.TaskScoreAt[s] = bootstrapMedian(mapTraces(trs, func(t Trace) float64 { return t.TaskScore[s] }), seed)
 	}
 	ps.Best = bootstrapMedian(mapTraces(trs, best), seed)
+	ps.TaskBest = bootstrapMedian(mapTraces(trs, taskBest), seed)
 	ps.Degenerate = bootstrapMedian(mapTraces(trs, degShare(len(trs[0].Score)-1)), seed)
 	ps.Degenerate10 = bootstrapMedian(mapTraces(trs, degShare(10)), seed)
 	ps.Rollouts = bootstrapMedian(mapTraces(trs, func(t Trace) float64 { return float64(t.Rollouts[len(t.Rollouts)-1]) }), seed)
@@ -107,7 +119,8 @@ func summarizePolicy(name string, trs, random []Trace, envTo []float64, steps []
 		ps.RatioToEnvsched = bootstrapMedian(ratios(to, envTo), seed)
 	}
 	if len(trs[0].Score) > 40 {
-		ps.BeatsRandomBest = Share(beatsShare(trs, random, 40))
+		ps.BeatsRandomBest = Share(beatsShare(trs, random, 40, envScores))
+		ps.TaskBeatsRandomBest = Share(beatsShare(trs, random, 40, taskScores))
 	}
 	return ps
 }
@@ -123,13 +136,22 @@ func mapTraces(trs []Trace, f func(Trace) float64) []float64 {
 }
 
 // best is the highest held-out score after any step.
-func best(t Trace) float64 {
+func best(t Trace) float64 { return bestOf(t.Score) }
+
+// taskBest is the highest per-task held-out score after any step.
+func taskBest(t Trace) float64 { return bestOf(t.TaskScore) }
+
+func bestOf(scores []float64) float64 {
 	b := math.Inf(-1)
-	for _, s := range t.Score[1:] {
+	for _, s := range scores[1:] {
 		b = math.Max(b, s)
 	}
 	return b
 }
+
+// envScores and taskScores pick a trace's held-out scores of one weighting.
+func envScores(t Trace) []float64  { return t.Score }
+func taskScores(t Trace) []float64 { return t.TaskScore }
 
 // degShare is the share of degenerate groups over the first n steps.
 func degShare(n int) func(Trace) float64 {
@@ -180,11 +202,12 @@ func ratios(a, b []float64) []float64 {
 	return out
 }
 
-// beatsShare is the share of seeds whose score after step s beats random's best score.
-func beatsShare(trs, random []Trace, s int) float64 {
+// beatsShare is the share of seeds whose score (of the weighting scores picks) after step s
+// beats random's best score of the same weighting on the same seed.
+func beatsShare(trs, random []Trace, s int, scores func(Trace) []float64) float64 {
 	n := 0
 	for i, t := range trs {
-		if t.Score[s] > best(random[i]) {
+		if scores(t)[s] > bestOf(scores(random[i])) {
 			n++
 		}
 	}
