@@ -10,8 +10,10 @@
 //     1 − exp(−rounds since last chosen / τ) (1 for a task never chosen) + ¼ novelty (½ for a
 //     task never rolled out, ½ more for an environment never rolled out).
 //
-// Each environment's value is its mean score times the tasks it can give (at most the batch
-// size); its share is that value's share smoothed towards uniform. Quotas start from a
+// Each environment's value is its mean score times min(n, batch size)^(1−α)·n^α for its n
+// eligible tasks; its share is that value's share smoothed towards shares ∝ n^α (α =
+// QuotaSize; with α = 0 the value counts at most a batch of tasks and the smoothing is towards
+// uniform, so a huge environment does not swamp the batch). Quotas start from a
 // minimum (MinShare of the uniform share) and grow slot by slot towards the shares, up to a
 // maximum (MaxShare of the batch) that gives way only when the other environments run out of
 // tasks. About RandomShare of the slots go to tasks drawn uniformly (within the quotas); the

@@ -63,6 +63,11 @@ type Params struct {
 	// QuotaSmoothing is the weight of the uniform share in an environment's quota: the share is
 	// (1−s)·(its value / total value) + s/(active environments).
 	QuotaSmoothing float64
+	// QuotaSize is α, how much an environment's size counts in its quota, in [0, 1]: its value
+	// is its mean score × min(eligible, batch size)^(1−α) × eligible^α, and the share it is
+	// smoothed towards is eligible^α over the sum of all (α = 0: every environment the same
+	// and value capped at one batch; α = 1: proportional to its eligible tasks).
+	QuotaSize float64
 	// MinShare is the least quota of an active environment as a fraction of the uniform share
 	// (rounded down, and never more than its eligible tasks): no environment starves.
 	MinShare float64
@@ -103,6 +108,7 @@ func (p Params) Validate() error {
 		{p.RandomShare >= 0 && p.RandomShare <= 1, "random share", "in [0, 1]", p.RandomShare},
 		{p.RandomReturn >= 0 && finite(p.RandomReturn), "random return", "a finite number >= 0", p.RandomReturn},
 		{p.QuotaSmoothing >= 0 && p.QuotaSmoothing <= 1, "quota smoothing", "in [0, 1]", p.QuotaSmoothing},
+		{p.QuotaSize >= 0 && p.QuotaSize <= 1, "quota size", "in [0, 1]", p.QuotaSize},
 		{p.MinShare >= 0 && p.MinShare <= 1, "min share", "in [0, 1]", p.MinShare},
 		{p.MaxShare > 0 && p.MaxShare <= 1, "max share", "in (0, 1]", p.MaxShare},
 		{p.StaleRounds > 0 && finite(p.StaleRounds), "stale rounds", "a finite number > 0", p.StaleRounds},

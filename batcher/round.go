@@ -42,17 +42,19 @@ func (s *selector) reset() {
 // tasks.
 func (s *selector) roundQuotas(k int) []int {
 	active := len(s.active)
-	total := 0.0
+	total, sizes := 0.0, 0.0
 	for _, e := range s.active {
 		total += s.envValue[e]
+		sizes += math.Pow(float64(s.quotas[e].Eligible), s.p.QuotaSize)
 	}
 	quota := s.quota
 	left := k
 	for _, e := range s.active {
 		q := &s.quotas[e]
-		q.Share = 1 / float64(active)
+		even := math.Pow(float64(q.Eligible), s.p.QuotaSize) / sizes // 1/active when QuotaSize is 0
+		q.Share = even
 		if total > 0 {
-			q.Share = (1-s.p.QuotaSmoothing)*s.envValue[e]/total + s.p.QuotaSmoothing/float64(active)
+			q.Share = (1-s.p.QuotaSmoothing)*s.envValue[e]/total + s.p.QuotaSmoothing*even
 		}
 		q.Min = min(q.Eligible, int(math.Floor(s.p.MinShare*float64(k)/float64(active))))
 		q.Max = min(q.Eligible, max(q.Min, int(math.Ceil(s.p.MaxShare*float64(k)))))

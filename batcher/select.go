@@ -260,9 +260,19 @@ func (s *selector) value() {
 	s.envValue = make([]float64, len(s.g.Envs))
 	for e, q := range s.quotas {
 		if q.Eligible > 0 {
-			s.envValue[e] = sum[e] / float64(q.Eligible) * float64(min(q.Eligible, s.req.Size))
+			s.envValue[e] = sum[e] / float64(q.Eligible) * s.sizeWeight(q.Eligible)
 		}
 	}
+}
+
+// sizeWeight is what an environment's mean score is multiplied by for its value:
+// min(n, batch size)^(1−α) × n^α for n eligible tasks and α = QuotaSize.
+func (s *selector) sizeWeight(n int) float64 {
+	a := s.p.QuotaSize
+	if a == 0 {
+		return float64(min(n, s.req.Size))
+	}
+	return math.Pow(float64(min(n, s.req.Size)), 1-a) * math.Pow(float64(n), a)
 }
 
 // valueChunk scores the eligible nodes elig[lo:hi] and returns the sums of the environments

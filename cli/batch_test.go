@@ -104,6 +104,7 @@ func TestBatchCommandErrors(t *testing.T) {
 		{[]string{"--step", "-4"}, 2, "--step -4"}, // a bad flag is exit 2, as --size 0 is
 		{[]string{"--step", "1000000001"}, 2, "--step 1000000001"},
 		{[]string{"--dispersion-memory", "1"}, 2, "dispersion memory"},
+		{[]string{"--quota-size", "1.5"}, 2, "quota size"},
 	}
 	for _, c := range cases {
 		code, _, msg := runApp(append([]string{"batch", "--dir", dir}, c.args...)...)

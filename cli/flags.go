@@ -60,6 +60,8 @@ func schedulerFlags() []cli.Flag {
 			Usage: "share of the batch drawn uniformly at random from the eligible tasks, times what such slots have measurably returned against chosen tasks (at least one slot when this share alone gives one)"},
 		&cli.Float64Flag{Name: "quota-smoothing", EnvVars: []string{"ENVSCHED_QUOTA_SMOOTHING"}, Value: bp.QuotaSmoothing,
 			Usage: "weight of the uniform share in each environment's quota (1 = equal quotas)"},
+		&cli.Float64Flag{Name: "quota-size", EnvVars: []string{"ENVSCHED_QUOTA_SIZE"}, Value: bp.QuotaSize,
+			Usage: "how much an environment's size counts in its quota, 0-1: value = mean score × min(eligible, batch)^(1−α) × eligible^α, smoothed towards shares ∝ eligible^α (0 = equal quotas whatever the size, 1 = proportional to eligible tasks)"},
 		&cli.Float64Flag{Name: "min-share", EnvVars: []string{"ENVSCHED_MIN_SHARE"}, Value: bp.MinShare,
 			Usage: "least quota of an environment, as a fraction of the uniform share"},
 		&cli.Float64Flag{Name: "max-share", EnvVars: []string{"ENVSCHED_MAX_SHARE"}, Value: bp.MaxShare,
@@ -85,6 +87,7 @@ func schedulerParams(c *cli.Context) (schedule.Params, error) {
 	bp.Exploit, bp.CoverageWeight, bp.SimPenalty = exploit, c.Float64("coverage-weight"), c.Float64("sim-penalty")
 	bp.RandomShare, bp.QuotaSmoothing = c.Float64("random-share"), c.Float64("quota-smoothing")
 	bp.MinShare, bp.MaxShare, bp.StaleRounds = c.Float64("min-share"), c.Float64("max-share"), c.Float64("stale-rounds")
+	bp.QuotaSize = c.Float64("quota-size")
 	if err := p.Validate(); err != nil {
 		return p, usageError{err}
 	}
