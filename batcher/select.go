@@ -45,7 +45,7 @@ type Pick struct {
 // Quota is the share of one environment in a batch.
 type Quota struct {
 	Eligible int     // eligible tasks of the environment
-	Share    float64 // its share of a round before rounding: value share smoothed to uniform
+	Share    float64 // its share of a round before rounding: value share smoothed towards eligible^QuotaSize (uniform by default)
 	Min, Max int     // bounds of one round's quota before they give way to capacity
 	Slots    int     // tasks of the environment in the batch, over all rounds
 }
