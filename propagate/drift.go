@@ -2,6 +2,7 @@ package propagate
 
 import (
 	"github.com/envsched/envsched/graph"
+	"github.com/envsched/envsched/internal/par"
 	"github.com/envsched/envsched/stats"
 )
 
@@ -92,6 +93,9 @@ type drift struct {
 	// and the scales of the call in progress (per environment index, and re-chosen)
 	disp          Dispersion
 	memory, prior float64
+	startScale    float64 // the scale of tasks never tried while nothing is measured
+	byMean        bool    // the count may depend on the predicted mean (η of the grid)
+	byCount       bool    // the counts may be drawn together (θ of the grid)
 	scale         []correction
 	scaleRe       correction
 }
@@ -114,6 +118,7 @@ func (d *drift) start(st State, p Params) {
 		d.re = min(max(st.Rechosen, -d.reMax), d.reMax)
 	}
 	d.memory, d.prior = p.DispersionMemory, p.DispersionPrior
+	d.startScale, d.byMean, d.byCount = p.DispersionStart, p.DispersionByMean, p.DispersionByCount
 	d.disp = Dispersion{}
 	if d.memory > 0 {
 		d.disp = st.Dispersion.clone()
@@ -206,9 +211,10 @@ func (d *drift) measureDispersion(groups []group) {
 	for _, sg := range []*Signal{d.disp.NewSignal, d.disp.ReSignal} {
 		sg.Sum, sg.N = sg.Sum*d.memory, sg.N*d.memory
 	}
-	for _, gr := range groups {
+	ll := groupsLL(groups)
+	for i, gr := range groups {
 		for _, l := range d.channel(gr.b) {
-			l.add(gr.k, gr.n, gr.b.Pred, gr.b.Count, gr.b.Centre)
+			l.addLL(ll[i*len(dispersionGrid) : (i+1)*len(dispersionGrid)])
 		}
 		if gr.b.Tried {
 			d.disp.ReSignal.add(gr.k, gr.n)
@@ -216,6 +222,21 @@ func (d *drift) measureDispersion(groups []group) {
 			d.disp.NewSignal.add(gr.k, gr.n)
 		}
 	}
+}
+
+// groupsLL returns the log-likelihoods of every group under every correction of the grid
+// (groupLL), group-major: worked out once per group whatever its channels, on every CPU, and
+// added up by the caller in the groups' order, so that the sums do not depend on the split.
+func groupsLL(groups []group) []float64 {
+	G := len(dispersionGrid)
+	out := make([]float64, len(groups)*G)
+	par.Ranges(len(groups), 64, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			b := groups[i].b
+			groupLL(out[i*G:(i+1)*G], groups[i].k, groups[i].n, b.Pred, b.Count, b.Centre)
+		}
+	})
+	return out
 }
 
 // channel returns the likelihoods a group of b's task measures, made when first needed.
@@ -245,15 +266,26 @@ func (d *drift) current(g *graph.Graph) {
 	d.scale = resize(d.scale, len(g.Envs))
 	d.scaleRe = dispersionGrid[unitScale]
 	if d.memory > 0 {
-		d.scaleRe = correctionOf(d.disp.Rechose, nil, 0)
+		d.scaleRe = correctionOf(d.disp.Rechose, nil, 0, d.byMean, d.byCount)
 	}
 	for e, name := range g.Envs {
 		d.cur[e] = d.offset[name]
 		d.scale[e] = dispersionGrid[unitScale]
 		if d.memory > 0 {
-			d.scale[e] = correctionOf(d.disp.Env[name], d.disp.Global, d.prior)
+			d.scale[e] = d.newCorrection(name)
 		}
 	}
+}
+
+// newCorrection is the correction of the tasks never tried of environment env: the most
+// likely of its groups shrunk towards all environments', or, while no environment has a group
+// measured, the start correction.
+func (d *drift) newCorrection(env string) correction {
+	own := d.disp.Env[env]
+	if !own.measured() && !d.disp.Global.measured() {
+		return startCorrection(d.startScale)
+	}
+	return correctionOf(own, d.disp.Global, d.prior, d.byMean, d.byCount)
 }
 
 // spread corrects a posterior by the measured dispersion of its channel (the environment's
@@ -264,7 +296,7 @@ func (d *drift) spread(env int32, alpha, beta, centre float64, tried bool) (floa
 	if tried {
 		k = d.scaleRe
 	}
-	if k == dispersionGrid[unitScale] {
+	if k == unitCorrection {
 		return alpha, beta
 	}
 	m, n := k.apply(alpha/(alpha+beta), alpha+beta, centre)
