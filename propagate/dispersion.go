@@ -186,6 +186,24 @@ func (l *Likelihood) clone() *Likelihood {
 	return out
 }
 
+// round rounds every log-likelihood of d to float32, in place.
+func (d Dispersion) round() {
+	for _, l := range d.Env {
+		l.round()
+	}
+	d.Global.round()
+	d.Rechose.round()
+}
+
+func (l *Likelihood) round() {
+	if l == nil {
+		return
+	}
+	for j, x := range l.LL {
+		l.LL[j] = float64(float32(x))
+	}
+}
+
 // likelihoodJSON is how a Likelihood is stored: its log-likelihoods as float32, little
 // endian, in base64 (2.5 KB for the grid's 468, against about 9 KB as JSON numbers).
 type likelihoodJSON struct {

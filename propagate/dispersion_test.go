@@ -356,38 +356,6 @@ func TestDispersionByCountDrawsCountsTogether(t *testing.T) {
 	}
 }
 
-// TestBetaBinomialLog: the products equal the log-gamma form, for small and large shapes
-// and groups past the product form (longer than 16).
-func TestBetaBinomialLog(t *testing.T) {
-	for _, c := range []struct {
-		k, n int64
-		a, b float64
-	}{{0, 8, 0.1, 0.3}, {3, 8, 1, 1}, {8, 8, 250, 0.02}, {17, 40, 3.5, 1e6}, {0, 2, 1e-4, 1e9}} {
-		got, want := betaBinomialLL(c.k, c.n, c.a, c.b), lbeta(float64(c.k)+c.a, float64(c.n-c.k)+c.b)-lbeta(c.a, c.b)
-		if math.Abs(got-want) > 1e-9*max(1, math.Abs(want)) {
-			t.Errorf("%+v: %v, want %v", c, got, want)
-		}
-	}
-}
-
-// groupLL gives, bit for bit, what each correction of the grid gives when applied alone.
-func TestGroupLLIsEachCorrectionsOwnWithMeanAndCount(t *testing.T) {
-	rng := rand.New(rand.NewPCG(5, 7))
-	out := make([]float64, len(dispersionGrid))
-	for range 200 {
-		n := int64(2 + rng.IntN(15))
-		k := rng.Int64N(n + 1)
-		mean, count, centre := rng.Float64(), 0.1+rng.Float64()*50, rng.NormFloat64()
-		groupLL(out, k, n, mean, count, centre)
-		for j, g := range dispersionGrid {
-			m, c := g.apply(mean, count, centre)
-			if want := betaBinomialLL(k, n, c*m, c*(1-m)); math.Float64bits(out[j]) != math.Float64bits(want) {
-				t.Fatalf("k %d n %d mean %g count %g centre %g, correction %v: %v, want %v", k, n, mean, count, centre, g, out[j], want)
-			}
-		}
-	}
-}
-
 // TestDispersionThroughJSONPredictsTheSame: a State whose Dispersion went through JSON (as
 // the scheduler stores it, float32 in base64) gives the same predictions, bit for bit, and the
 // same next Dispersion as the State itself; the stored form is small.

@@ -1,6 +1,10 @@
 package propagate
 
 import (
+	"cmp"
+	"slices"
+	"strings"
+
 	"github.com/envsched/envsched/graph"
 	"github.com/envsched/envsched/internal/par"
 	"github.com/envsched/envsched/stats"
@@ -126,7 +130,12 @@ func (d *drift) start(st State, p Params) {
 }
 
 // state is the State after the call, without baselines (the caller chooses them).
-func (d *drift) state() State { return State{Offsets: d.offset, Rechosen: d.re, Dispersion: d.disp} }
+// Its log-likelihoods are rounded to float32, as they are stored (see Likelihood.MarshalJSON),
+// so that the State a caller keeps in memory equals the one it would read back.
+func (d *drift) state() State {
+	d.disp.round()
+	return State{Offsets: d.offset, Rechosen: d.re, Dispersion: d.disp}
+}
 
 // active reports whether any channel corrects drift or dispersion.
 func (d *drift) active() bool { return d.rate > 0 || d.reRate > 0 || d.memory > 0 }
@@ -139,22 +148,16 @@ func (d *drift) measure(g *graph.Graph, tasks []stats.Task, base []Baseline) {
 	if !d.active() || base == nil {
 		return
 	}
-	pending := make(map[[2]string]Baseline, len(base))
-	for _, x := range base {
-		if finite(x.Sum) && finite(x.Mean) {
-			pending[[2]string{x.Env, x.Task}] = x
-		}
-	}
 	realised := make([]float64, len(g.Envs))
 	predicted := make([]float64, len(g.Envs))
 	count := make([]int64, len(g.Envs))
 	var reReal, rePred float64
 	var reCount int64
 	var groups []group
-	for i := range tasks {
+	for _, nb := range baselineNodes(g, base) {
+		i, b := nb.node, nb.b
 		nd := g.Nodes[i]
-		b, ok := pending[[2]string{g.Envs[nd.Env], nd.Task}]
-		if !ok || tasks[i].Rollouts <= b.Rollouts {
+		if tasks[i].Rollouts <= b.Rollouts {
 			continue
 		}
 		dn := tasks[i].Rollouts - b.Rollouts
@@ -180,6 +183,72 @@ func (d *drift) measure(g *graph.Graph, tasks []stats.Task, base []Baseline) {
 		d.re = min(max((1-d.reRate)*d.re+d.reRate*gap, -d.reMax), d.reMax)
 	}
 	d.measureDispersion(groups)
+}
+
+// nodeBaseline is a baseline and the node it names.
+type nodeBaseline struct {
+	node int
+	b    Baseline
+}
+
+// baselineNodes returns the finite baselines of base with their nodes, in node order, the last
+// of base for a node that it names twice; baselines of tasks not in g are left out. It finds
+// each node by binary search (g's nodes are sorted by environment, then task) and, should one
+// not be found that way, by a pass over every node, so that a graph in another order gives
+// the same.
+func baselineNodes(g *graph.Graph, base []Baseline) []nodeBaseline {
+	out := make([]nodeBaseline, 0, len(base))
+	for _, x := range base {
+		if !finite(x.Sum) || !finite(x.Mean) {
+			continue
+		}
+		i, ok := findNode(g, x.Env, x.Task)
+		if !ok {
+			return baselineNodesByScan(g, base)
+		}
+		out = append(out, nodeBaseline{i, x})
+	}
+	slices.SortStableFunc(out, func(x, y nodeBaseline) int { return cmp.Compare(x.node, y.node) })
+	kept := out[:0]
+	for k, x := range out {
+		if k+1 < len(out) && out[k+1].node == x.node {
+			continue // a later baseline of the same node wins
+		}
+		kept = append(kept, x)
+	}
+	return kept
+}
+
+// findNode returns the node of (env, task), by binary search over g's sorted nodes.
+func findNode(g *graph.Graph, env, task string) (int, bool) {
+	e, ok := slices.BinarySearch(g.Envs, env)
+	if !ok {
+		return 0, false
+	}
+	i, ok := slices.BinarySearchFunc(g.Nodes, graph.Node{Env: int32(e), Task: task}, func(a, b graph.Node) int {
+		if c := cmp.Compare(a.Env, b.Env); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Task, b.Task)
+	})
+	return i, ok
+}
+
+// baselineNodesByScan is baselineNodes by a pass over every node.
+func baselineNodesByScan(g *graph.Graph, base []Baseline) []nodeBaseline {
+	pending := make(map[[2]string]Baseline, len(base))
+	for _, x := range base {
+		if finite(x.Sum) && finite(x.Mean) {
+			pending[[2]string{x.Env, x.Task}] = x
+		}
+	}
+	var out []nodeBaseline
+	for i, nd := range g.Nodes {
+		if b, ok := pending[[2]string{g.Envs[nd.Env], nd.Task}]; ok {
+			out = append(out, nodeBaseline{i, b})
+		}
+	}
+	return out
 }
 
 // group is one task's new rollouts since its baseline, all 0 or 1: k successes of n.
