@@ -33,6 +33,7 @@ type world struct {
 	ByReason   []calibrationRow     `json:"by_reason"`
 	Ledger     []ledger             `json:"ledger"`
 	Violations []string             `json:"violations"`
+	Reasons    []string             `json:"reason_problems"`
 	Curves     map[string][]float64 `json:"curves"`
 }
 
@@ -194,6 +195,9 @@ func TestSmokeAgainstDaemon(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			if len(w.Violations) != 0 {
 				t.Errorf("protocol violations: %v", w.Violations)
+			}
+			if len(w.Reasons) != 0 {
+				t.Errorf("reasons the trainer's history contradicts: %v", w.Reasons)
 			}
 			checkLedger(t, w.Ledger)
 			checkCalibrationShares(t, w.ByChannel, func(r calibrationRow) string { return r.Channel })

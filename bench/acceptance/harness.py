@@ -73,6 +73,7 @@ class Run:
     groups: List[int] = field(default_factory=list)  # groups per step
     picks: List[Pick] = field(default_factory=list)
     violations: List[str] = field(default_factory=list)
+    reason_problems: List[str] = field(default_factory=list)  # reasons the history contradicts
     answer_ms: List[float] = field(default_factory=list)
     status: Dict[str, Any] = field(default_factory=dict)
     rollouts_written: int = 0
@@ -160,9 +161,12 @@ def write_catalogue(folder: str, tasks: Sequence[worlds.Task], train: Sequence[i
     os.replace(tmp, os.path.join(cat, "real.jsonl"))
 
 
-def check_batch(batch: Any, step: int, cfg: Config, index: Dict[Tuple[str, str], int]) -> List[str]:
-    """What in an answer breaks the request it answers (empty when it is honoured)."""
+def check_batch(batch: Any, step: int, cfg: Config, index: Dict[Tuple[str, str], int], written: int) -> List[str]:
+    """What in an answer breaks the request it answers (empty when it is honoured), written being
+    the rollout lines the trainer wrote before the request (the barrier: all of them are seen)."""
     bad = []
+    if batch.raw.get("rollouts_seen") != written:
+        bad.append(f"step {step}: rollouts_seen {batch.raw.get('rollouts_seen')}, {written} written before the request")
     keys = [t.key for t in batch.tasks]
     if len(keys) != cfg.batch:
         bad.append(f"step {step}: {len(keys)} tasks for size {cfg.batch}")
@@ -189,6 +193,19 @@ def wait_status(folder: str, answered: int, timeout: float) -> Dict[str, Any]:
             break
         time.sleep(0.05)
     return status
+
+
+def count_problems(run: Run) -> List[str]:
+    """What status.json says that contradicts what the trainer wrote: every rollout counted once,
+    none quarantined, every group measured once by the calibration ledger."""
+    st, bad = run.status, []
+    for key, want in (("rollouts", run.rollouts_written), ("duplicates", 0), ("quarantined", 0)):
+        if st.get(key) != want:
+            bad.append(f"status.json {key} {st.get(key)}, want {want}")
+    groups = ((st.get("calibration") or {}).get("overall") or {}).get("groups")
+    if groups != len(run.picks):
+        bad.append(f"status.json calibration.overall.groups {groups}, want {len(run.picks)}")
+    return bad
 
 
 # -- one run -----------------------------------------------------------------------------------
@@ -230,6 +247,7 @@ def _play_daemon(cfg: Config, run: Run, learner: worlds.Learner, tasks: Sequence
     try:
         _drive(cfg, run, learner, folder, index, held)
         run.status = wait_status(folder, cfg.steps + 1, 30.0)
+        run.violations += count_problems(run)
     finally:
         run.exit_code = daemon.stop()
         if run.exit_code != 0:
@@ -237,22 +255,66 @@ def _play_daemon(cfg: Config, run: Run, learner: worlds.Learner, tasks: Sequence
         _dispose(cfg, run, folder)
 
 
+class History:
+    """What the trainer knows of each task before a step: rolled out, when last chosen."""
+
+    def __init__(self) -> None:
+        self.tried: set = set()
+        self.envs_tried: set = set()
+        self.last_chosen: Dict[Tuple[str, str], int] = {}
+
+    def reason_problem(self, step: int, key: Tuple[str, str], reason: str) -> Optional[str]:
+        """Why reason cannot be true of task key at step given the history; None when it can be.
+
+        Checks the reasons of batcher.reason that state a fact the trainer can see: never tried,
+        new environment, not chosen before, stale for N steps (one request per step).
+        """
+        tried, env_tried, last = key in self.tried, key[0] in self.envs_tried, self.last_chosen.get(key)
+        if reason == "random slot" or reason.startswith("repeat"):
+            return None
+        if reason.startswith("never tried") and tried:
+            return f"step {step} {key}: {reason!r} but the task has rollouts"
+        if reason.startswith("new environment") and env_tried:
+            return f"step {step} {key}: {reason!r} but its environment has rollouts"
+        if not tried and not (reason.startswith("never tried") or reason.startswith("new environment")):
+            return f"step {step} {key}: {reason!r} for a task never rolled out"
+        if tried and not env_tried:
+            return f"step {step} {key}: harness history broken"
+        if reason == "not chosen before" and last is not None:
+            return f"step {step} {key}: {reason!r} but it was chosen at step {last}"
+        if reason.startswith("stale: not chosen for "):
+            n = reason[len("stale: not chosen for "):].split(" ")[0]
+            if last is None or str(step - last) != n:
+                return f"step {step} {key}: {reason!r} but last chosen at step {last}"
+        return None
+
+    def record(self, step: int, keys: Sequence[Tuple[str, str]]) -> None:
+        """The tasks of step's answer were rolled out."""
+        for k in keys:
+            self.tried.add(k)
+            self.envs_tried.add(k[0])
+            self.last_chosen[k] = step
+
+
 def _drive(cfg: Config, run: Run, learner: worlds.Learner, folder: str, index: Dict[Tuple[str, str], int],
            held: Sequence[int]) -> None:
     client = EnvschedClient(folder, prefix=f"{run.world}-s{run.seed}", timeout=cfg.timeout)
-    tried: set = set()
+    hist = History()
     with client.rollout_writer(name="trainer") as out:
         for step in range(1, cfg.steps + 1):
             t0 = time.monotonic()
             batch = client.next_batch(size=cfg.batch, group_size=cfg.group, step=step)
             run.answer_ms.append(1000.0 * (time.monotonic() - t0))
-            run.violations += check_batch(batch, step, cfg, index)
+            run.violations += check_batch(batch, step, cfg, index, run.rollouts_written)
             chosen = [index[t.key] for t in batch.tasks if t.key in index]
             groups = _train_step(run, learner, held, step, chosen, cfg)
             for task, rewards in zip(batch.tasks, groups):
-                run.picks.append(_pick(step, task, rewards, task.key in tried))
-                tried.add(task.key)
+                run.picks.append(_pick(step, task, rewards, task.key in hist.tried))
+                problem = hist.reason_problem(step, task.key, run.picks[-1].reason)
+                if problem:
+                    run.reason_problems.append(problem)
                 out.write_group(batch, task, rewards, step=step)
+            hist.record(step, [t.key for t in batch.tasks])
             run.rollouts_written += out.flush_step()
         # One more request: its barrier counts the last step's rollouts before status.json says so.
         client.next_batch(size=cfg.batch, group_size=cfg.group, step=cfg.steps + 1)
@@ -322,6 +384,20 @@ def headline(runs: Sequence[Run], at: int) -> Dict[str, Dict[str, Any]]:
     return out
 
 
+def _answer_times(runs: Sequence[Run]) -> Dict[str, float]:
+    """Request written to batch read, in ms: the first answer of each run (it ingests the
+    catalogue and builds the graph) apart from the others."""
+    first = [r.answer_ms[0] for r in runs if r.answer_ms]
+    rest = sorted(m for r in runs for m in r.answer_ms[1:])
+    if not first:
+        return {}
+    out = {"first_median": statistics.median(first), "first_max": max(first)}
+    if rest:
+        out.update(median=statistics.median(rest), p99=rest[min(len(rest) - 1, int(0.99 * len(rest)))],
+                   max=rest[-1])
+    return out
+
+
 def _share(num: float, den: float) -> Optional[float]:
     return num / den if den else None
 
@@ -385,7 +461,8 @@ def summarise(cfg: Config, runs: Sequence[Run]) -> Dict[str, Any]:
             "by_reason": calibration(picks, "reason") if picks else [],
             "ledger": [ledger_check(r, cfg.group) for r in daemon_runs],
             "violations": [v for r in rs for v in r.violations],
-            "answer_ms": {"median": statistics.median(ms), "max": max(ms)} if ms else {},
+            "reason_problems": [v for r in rs for v in r.reason_problems],
+            "answer_ms": _answer_times(daemon_runs),
             "curves": {f"{r.policy}/{r.seed}": [round(x, 4) for x in r.curve] for r in rs},
         }
     return out
@@ -394,7 +471,12 @@ def summarise(cfg: Config, runs: Sequence[Run]) -> Dict[str, Any]:
 # -- the table ---------------------------------------------------------------------------------
 
 
+_ABSENT = object()
+
+
 def _f(v: Any, fmt: str = "{:.3f}") -> str:
+    if v is _ABSENT:
+        return "-"
     if v is None:
         return "never"
     return fmt.format(v)
@@ -419,15 +501,19 @@ def table(summary: Dict[str, Any]) -> str:
                 ("degenerate groups, whole run", "degenerate", "{:.1%}"),
                 (f"degenerate groups, steps 1-{EARLY}", "degenerate_early", "{:.1%}")]
         for label, key, fmt in rows:
-            lines.append("  " + f"{label:44}" + "".join(f"{_f(h[p].get(key), fmt):>12}" for p in pols))
+            lines.append("  " + f"{label:44}" + "".join(f"{_f(h[p].get(key, _ABSENT), fmt):>12}" for p in pols))
         for key in ("channel", "reason"):
             lines += _calibration_lines(w["by_" + key], key)
         lines += _ledger_lines(w["ledger"])
-        if w["answer_ms"]:
-            lines.append(f"  answer time (request written to batch read): median {w['answer_ms']['median']:.0f} ms, "
-                         f"max {w['answer_ms']['max']:.0f} ms")
+        a = w["answer_ms"]
+        if a:
+            lines.append(f"  answer time (request written to batch read, niced harness): first answer median "
+                         f"{a['first_median']:.0f} ms, max {a['first_max']:.0f} ms; later answers median "
+                         f"{a.get('median', 0):.0f} ms, p99 {a.get('p99', 0):.0f} ms, max {a.get('max', 0):.0f} ms")
         lines.append(f"  protocol violations: {len(w['violations'])}" +
                      "".join(f"\n    {v}" for v in w["violations"][:10]))
+        lines.append(f"  reasons the trainer's history contradicts: {len(w['reason_problems'])}" +
+                     "".join(f"\n    {v}" for v in w["reason_problems"][:10]))
         lines.append("")
     return "\n".join(lines)
 
@@ -541,7 +627,7 @@ def main(argv: Sequence[str]) -> int:
     if a.json_out:
         with open(a.json_out, "w") as f:
             json.dump(summary, f, indent=1)
-    return 1 if any(w["violations"] for w in summary["worlds"].values()) else 0
+    return 1 if any(w["violations"] or w["reason_problems"] for w in summary["worlds"].values()) else 0
 
 
 if __name__ == "__main__":

@@ -60,6 +60,22 @@ class Figures(unittest.TestCase):
         self.assertNotIn(("11+", "never_tried"), rows)
 
 
+class Reasons(unittest.TestCase):
+    def test_history_contradictions(self):
+        h = harness.History()
+        a, b = ("e1", "1"), ("e1", "2")
+        self.assertIsNone(h.reason_problem(1, a, "new environment; env prior"))
+        self.assertIsNotNone(h.reason_problem(1, a, "high predicted variance"))  # never rolled out
+        h.record(1, [a])
+        self.assertIsNotNone(h.reason_problem(2, a, "never tried; env prior"))
+        self.assertIsNotNone(h.reason_problem(2, b, "new environment; env prior"))
+        self.assertIsNone(h.reason_problem(2, b, "never tried; neighbours' evidence"))
+        self.assertIsNotNone(h.reason_problem(2, a, "not chosen before"))
+        self.assertIsNone(h.reason_problem(5, a, "stale: not chosen for 4 steps"))
+        self.assertIsNotNone(h.reason_problem(5, a, "stale: not chosen for 3 steps"))
+        self.assertIsNone(h.reason_problem(5, a, "random slot"))
+
+
 class Worlds(unittest.TestCase):
     def test_split_holds_out_each_env(self):
         tasks = _tasks()
