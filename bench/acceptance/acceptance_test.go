@@ -295,16 +295,24 @@ func maxAfterStart(c []float64) float64 {
 	return m
 }
 
-// TestSameAnswersOnRerun: the daemon answers the same request the same way, so a second run of
-// one seed against a fresh daemon trains the same curve.
-func TestSameAnswersOnRerun(t *testing.T) {
+// TestSameAnswersAfterCrash: the daemon answers the same request the same way, so a run of one
+// seed whose daemon is killed with SIGKILL before step 5's request (and started again) trains the
+// same curve as a run against a daemon that kept running, and counts every rollout once.
+func TestSameAnswersAfterCrash(t *testing.T) {
 	py := needPython(t)
 	bin, cat := buildEnvsched(t), catalogue(t)
-	a, _ := runHarness(t, py, bin, cat, "--world", "sharp", "--policies", "envsched")
-	b, _ := runHarness(t, py, bin, cat, "--world", "sharp", "--policies", "envsched")
+	args := []string{"--world", "sharp", "--policies", "envsched", "--steps", "10"}
+	a, _ := runHarness(t, py, bin, cat, args...)
+	b, _ := runHarness(t, py, bin, cat, append(args, "--crash-at", "5")...)
 	ca, cb := a.Worlds["sharp"].Curves["envsched/1"], b.Worlds["sharp"].Curves["envsched/1"]
-	if len(ca) != smokeSteps+1 || fmt.Sprint(ca) != fmt.Sprint(cb) {
-		t.Errorf("two runs of seed 1: %v and %v", ca, cb)
+	if len(ca) != 11 || fmt.Sprint(ca) != fmt.Sprint(cb) {
+		t.Errorf("seed 1 without and with a crash: %v and %v", ca, cb)
+	}
+	for _, s := range []summary{a, b} {
+		w := s.Worlds["sharp"]
+		if len(w.Violations) != 0 || len(w.Ledger) != 1 || w.Ledger[0].StatusRollouts != 10*smokeBatch*smokeGroup {
+			t.Errorf("violations %v, ledger %+v", w.Violations, w.Ledger)
+		}
 	}
 }
 

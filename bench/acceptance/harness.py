@@ -96,6 +96,7 @@ class Config:
     per_env: int = 0  # smoke: at most per_env tasks each
     keep: str = ""  # keep the exchange folders under this folder
     timeout: float = 600.0
+    crash_at: int = 0  # kill -9 the daemon (and start another) just before this step's request
 
 
 # -- policies ----------------------------------------------------------------------------------
@@ -126,9 +127,20 @@ class Daemon:
     """A running ``envsched run --dir DIR`` with its defaults; output goes to DIR/daemon.log."""
 
     def __init__(self, binary: str, folder: str) -> None:
+        self.binary, self.folder = binary, folder
         self.log_path = os.path.join(folder, "daemon.log")
-        self._log = open(self.log_path, "wb")
-        self.proc = subprocess.Popen([binary, "run", "--dir", folder], stdout=self._log, stderr=subprocess.STDOUT)
+        self._log = open(self.log_path, "ab")
+        self.proc = self._start()
+
+    def _start(self) -> "subprocess.Popen[bytes]":
+        return subprocess.Popen([self.binary, "run", "--dir", self.folder], stdout=self._log,
+                                stderr=subprocess.STDOUT)
+
+    def crash(self) -> None:
+        """kill -9 the daemon and start a new one on the same folder."""
+        self.proc.kill()
+        self.proc.wait()
+        self.proc = self._start()
 
     def stop(self, timeout: float = 60.0) -> int:
         """SIGTERM, wait, return the exit code (killed after timeout: then -9)."""
@@ -245,7 +257,7 @@ def _play_daemon(cfg: Config, run: Run, learner: worlds.Learner, tasks: Sequence
     write_catalogue(folder, tasks, train)
     daemon = Daemon(cfg.bin, folder)
     try:
-        _drive(cfg, run, learner, folder, index, held)
+        _drive(cfg, run, learner, folder, index, held, daemon)
         run.status = wait_status(folder, cfg.steps + 1, 30.0)
         run.violations += count_problems(run)
     finally:
@@ -297,11 +309,13 @@ class History:
 
 
 def _drive(cfg: Config, run: Run, learner: worlds.Learner, folder: str, index: Dict[Tuple[str, str], int],
-           held: Sequence[int]) -> None:
+           held: Sequence[int], daemon: Daemon) -> None:
     client = EnvschedClient(folder, prefix=f"{run.world}-s{run.seed}", timeout=cfg.timeout)
     hist = History()
     with client.rollout_writer(name="trainer") as out:
         for step in range(1, cfg.steps + 1):
+            if step == cfg.crash_at:
+                daemon.crash()
             t0 = time.monotonic()
             batch = client.next_batch(size=cfg.batch, group_size=cfg.group, step=step)
             run.answer_ms.append(1000.0 * (time.monotonic() - t0))
@@ -576,6 +590,9 @@ def parse_args(argv: Sequence[str]) -> Tuple[Config, argparse.Namespace]:
     ap.add_argument("--keep", default="", help="move the exchange folders here instead of deleting them")
     ap.add_argument("--json-out", default="", help="write the summary as JSON to this file as well")
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for one answer")
+    ap.add_argument("--crash-at", type=int, default=0,
+                    help="kill -9 envsched just before this step's request and start it again (0: never); "
+                         "the run must train the same curve as without")
     a = ap.parse_args(argv)
     if a.smoke:
         a.envs, a.per_env = a.envs or 4, a.per_env or 30
@@ -587,7 +604,8 @@ def parse_args(argv: Sequence[str]) -> Tuple[Config, argparse.Namespace]:
             a.group_size = 4
     cfg = Config(bin=a.bin, catalogue=a.catalog, worlds=_names(a.world, worlds.WORLDS, ap),
                  policies=_names(a.policies, POLICIES, ap), seeds=a.seeds, steps=a.steps, batch=a.batch_size,
-                 group=a.group_size, envs=a.envs, per_env=a.per_env, keep=a.keep, timeout=a.timeout)
+                 group=a.group_size, envs=a.envs, per_env=a.per_env, keep=a.keep, timeout=a.timeout,
+                 crash_at=a.crash_at)
     if cfg.steps < 1 or cfg.batch < 1 or cfg.group < 2:
         ap.error("--steps and --batch-size must be at least 1, --group-size at least 2")
     return cfg, a
