@@ -182,14 +182,14 @@ func runHarness(t *testing.T, py, bin, cat string, args ...string) (summary, str
 	return s, stdout.String()
 }
 
-// TestSmokeAgainstDaemon: the harness drives the real daemon through a few steps in both worlds;
+// TestSmokeAgainstDaemon: the harness drives the real daemon through a few steps in every world;
 // every batch is honoured, every rollout and group is counted once by the daemon, and the daemon's
 // calibration ledger agrees with what the harness measured.
 func TestSmokeAgainstDaemon(t *testing.T) {
 	py := needPython(t)
 	s, table := runHarness(t, py, buildEnvsched(t), catalogue(t))
-	if len(s.Worlds) != 2 {
-		t.Fatalf("worlds in the summary: %d, want 2 (sharp, chain)", len(s.Worlds))
+	if len(s.Worlds) != 3 {
+		t.Fatalf("worlds in the summary: %d, want 3 (sharp, chain, tools)", len(s.Worlds))
 	}
 	for name, w := range s.Worlds {
 		t.Run(name, func(t *testing.T) {
@@ -205,7 +205,7 @@ func TestSmokeAgainstDaemon(t *testing.T) {
 			checkHeadline(t, w)
 		})
 	}
-	if !strings.Contains(table, "world sharp") || !strings.Contains(table, "world chain") {
+	if !strings.Contains(table, "world sharp") || !strings.Contains(table, "world tools") {
 		t.Errorf("table names no world:\n%s", table)
 	}
 }

@@ -8,7 +8,7 @@ training tasks (written to the exchange directory's catalogue) and held-out task
 to the scheduler), plus a learner: skills per source benchmark, per environment and per tool
 action (the first word of a tool's name: ``get``, ``cancel``, ``calculate``, ...), and task
 difficulty from the task's real text features (number of tools, dialogue turns, text length,
-multi-turn environments). Two learner assumptions are offered (``WORLDS``):
+multi-turn environments). Three learner assumptions are offered (``WORLDS``):
 
 * ``sharp``: success is a logistic function of (skill sum - difficulty) with a per-task
   sharpness; in every environment a share of the tasks (drawn per environment) is sharp, so at
@@ -20,7 +20,15 @@ multi-turn environments). Two learner assumptions are offered (``WORLDS``):
   with the dialogue's turns. Tasks with many calls start near 0 and one-call tasks near 1. No task
   memory; skills forget faster and drift.
 
-Both learn GRPO-style without standard-deviation normalisation (a group's signal is its reward
+* ``tools``: skills are the tools themselves (each tool name that at least two tasks list) and
+  the environment; a task's chance is a steep logistic function of its environment's skill plus
+  the mean skill of its tools, minus its difficulty. A skill's gain within one step saturates
+  hyperbolically in the signal it gets, so many informative groups on the same tools add little
+  and what a batch covers matters as much as whether its groups are informative. Added after the
+  first two worlds' results, to probe that mechanism (named in issue 13 from the outside check),
+  with its constants set, like theirs, on random choice alone.
+
+All learn GRPO-style without standard-deviation normalisation (a group's signal is its reward
 variance, zero for an all-equal group), averaged over the batch, and forget towards their start.
 Every random draw is keyed by (seed, purpose, ...), so two policies on one seed get the same world
 and the same luck for the same task at the same step and success chance.
@@ -38,11 +46,12 @@ import struct
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
-WORLDS = ("sharp", "chain")
+WORLDS = ("sharp", "chain", "tools")
 
 _TOKEN_RE = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 _MIN_ACTION_TASKS = 5  # an action word shared by fewer tasks is the skill "other"
 _MAX_ACTIONS = 4  # a task needs at most this many action skills (its catalogue's most common)
+_MAX_TOOLS = 8  # tools world: a task needs at most this many tool skills
 
 
 class CatalogueMissing(FileNotFoundError):
@@ -65,6 +74,7 @@ class Task:
     source: str
     features: Dict[str, float] = field(default_factory=dict)
     actions: List[int] = field(default_factory=list)
+    tool_skills: List[int] = field(default_factory=list)  # tools world: indices of shared tools
 
     @property
     def key(self) -> Tuple[str, str]:
@@ -143,6 +153,21 @@ def _derive(tasks: List[Task]) -> None:
         ids = sorted({index.get(w, 0) for w in ws}, key=lambda i: (i == 0, i))
         t.actions = ids[:_MAX_ACTIONS] or [0]
         t.features = features(t)
+    _derive_tools(tasks)
+
+
+def _derive_tools(tasks: List[Task]) -> None:
+    """Fill every task's tool skills: the tools (lower case) at least two tasks list, at most
+    _MAX_TOOLS of them, the most widely listed first; skill indices start at 0."""
+    count: Dict[str, int] = {}
+    for t in tasks:
+        for name in {x.lower() for x in t.tools}:
+            count[name] = count.get(name, 0) + 1
+    shared = sorted((n for n, c in count.items() if c >= 2), key=lambda n: (-count[n], n))
+    index = {n: i for i, n in enumerate(shared)}
+    for t in tasks:
+        ids = sorted({index[x.lower()] for x in t.tools if x.lower() in index})
+        t.tool_skills = ids[:_MAX_TOOLS]
 
 
 def features(t: Task) -> Dict[str, float]:
@@ -206,6 +231,8 @@ class Params:
     forget: float  # share of the distance to the start lost per step
     walk: float  # standard deviation of the skills' random walk per step
     memory: float  # a training task's own memory gain per unit of signal (sharp only)
+    steep: float = 1.0  # tools: the slope of every task's logistic curve
+    saturation: float = 0.0  # tools: a skill's gain per step is rate * g / (1 + g / saturation)
 
 
 # Set from random choice alone on seeds 1001-1002, before envsched was run on these worlds: random
@@ -216,6 +243,9 @@ PARAMS = {
                     env_sd=0.6, action_sd=0.5, rate=0.3, ceiling=0.6, forget=0.02, walk=0.0, memory=0.15),
     "chain": Params(difficulty=-1.8, per_tool=0.0, per_turn=0.0, per_length=0.8, per_multi=0.3, residual=2.0,
                     env_sd=0.9, action_sd=1.2, rate=1.6, ceiling=1.0, forget=0.035, walk=0.02, memory=0.0),
+    "tools": Params(difficulty=-0.4, per_tool=0.2, per_turn=0.2, per_length=0.5, per_multi=0.4, residual=1.2,
+                    env_sd=0.6, action_sd=0.6, rate=5.0, ceiling=1.0, forget=0.02, walk=0.0, memory=0.0,
+                    steep=2.5, saturation=0.05),
 }
 
 
@@ -246,6 +276,10 @@ class Learner:
         self.n_skills = self.action_base + 1 + max(a for t in self.tasks for a in t.actions)
         self.kinds = ["source"] * len(sources) + ["env"] * len(envs)
         self.kinds += ["action"] * (self.n_skills - self.action_base)
+        self.tool_base = self.n_skills
+        if self.world == "tools":
+            self.n_skills += 1 + max((k for t in self.tasks for k in t.tool_skills), default=0)
+            self.kinds += ["action"] * (self.n_skills - self.tool_base)
 
     def _start_level(self, k: int) -> float:
         sd = {"source": 0.3, "env": self.prm.env_sd, "action": self.prm.action_sd}[self.kinds[k]]
@@ -278,10 +312,19 @@ class Learner:
         """True success chance of task i now (held-out tasks have no memory)."""
         if self.world == "chain":
             return self._p_chain(i)
+        if self.world == "tools":
+            return self._p_tools(i)
         t = self.tasks[i]
         a = self.level[self.src_of[t.source]] + self.level[self.env_of[t.env]]
         a += sum(self.level[self.action_base + x] for x in t.actions) / len(t.actions)
         return sigmoid(self.sharp[i] * (a - self.hard[i]) + self.memory[i])
+
+    def _p_tools(self, i: int) -> float:
+        t = self.tasks[i]
+        z = self.level[self.env_of[t.env]] - self.hard[i]
+        if t.tool_skills:
+            z += sum(self.level[self.tool_base + k] for k in t.tool_skills) / len(t.tool_skills)
+        return sigmoid(self.prm.steep * z)
 
     def _call_chances(self, i: int) -> List[float]:
         t = self.tasks[i]
@@ -322,12 +365,20 @@ class Learner:
                 grad[self.src_of[t.source]] += sig * share / len(qs)
                 grad[self.env_of[t.env]] += sig * share / len(qs)
             return
+        if self.world == "tools":
+            t = self.tasks[i]
+            grad[self.env_of[t.env]] += sig
+            for k in t.tool_skills:
+                grad[self.tool_base + k] += sig / len(t.tool_skills)
+            return
         for k, w in self.skills_of(i):
             grad[k] += sig * w * min(self.sharp[i], 2.0)
 
     def _change(self, step: int, k: int, g: float) -> float:
         p = self.prm
         above = max(0.0, self.level[k] - self.start[k])
+        if p.saturation:
+            g = g / (1.0 + g / p.saturation)  # many groups on one skill in one step add little
         gain = p.rate * g * math.exp(-above / p.ceiling)
         walk = p.walk * gauss(self.world, self.seed, "walk", step, k) if p.walk else 0.0
         return gain - p.forget * (self.level[k] - self.start[k]) + walk
