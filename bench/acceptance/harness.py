@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import shutil
 import signal
 import statistics
@@ -102,10 +103,8 @@ class Config:
 # -- policies ----------------------------------------------------------------------------------
 
 
-def choose_random(learner: worlds.Learner, train: Sequence[int], seed: int, step: int, size: int) -> List[int]:
+def choose_random(train: Sequence[int], seed: int, step: int, size: int) -> List[int]:
     """size distinct training tasks drawn uniformly, keyed by (seed, step)."""
-    import random
-
     return random.Random(f"random-policy/{seed}/{step}").sample(list(train), size)
 
 
@@ -233,7 +232,7 @@ def play(cfg: Config, world: str, policy: str, seed: int, tasks: Sequence[worlds
     else:
         for step in range(1, cfg.steps + 1):
             if policy == "random":
-                chosen = choose_random(learner, train, seed, step, cfg.batch)
+                chosen = choose_random(train, seed, step, cfg.batch)
             else:
                 chosen = choose_oracle(learner, train, seed, step, cfg.batch, cfg.group)
             _train_step(run, learner, held, step, chosen, cfg)
@@ -433,7 +432,7 @@ def calibration(picks: Sequence[Pick], key: str) -> List[Dict[str, Any]]:
     return rows
 
 
-def ledger_check(run: Run, group: int) -> Dict[str, Any]:
+def ledger_check(run: Run) -> Dict[str, Any]:
     """The daemon's own counts (status.json) against what the harness wrote and measured."""
     st = run.status
     cal = st.get("calibration") or {}
@@ -473,7 +472,7 @@ def summarise(cfg: Config, runs: Sequence[Run]) -> Dict[str, Any]:
             "headline": headline(rs, min(40, cfg.steps)),
             "by_channel": calibration(picks, "channel") if picks else [],
             "by_reason": calibration(picks, "reason") if picks else [],
-            "ledger": [ledger_check(r, cfg.group) for r in daemon_runs],
+            "ledger": [ledger_check(r) for r in daemon_runs],
             "violations": [v for r in rs for v in r.violations],
             "reason_problems": [v for r in rs for v in r.reason_problems],
             "answer_ms": _answer_times(daemon_runs),
