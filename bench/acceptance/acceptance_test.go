@@ -161,11 +161,17 @@ func catalogue(t *testing.T) string {
 // runHarness runs harness.py --smoke with args and returns its summary and table.
 func runHarness(t *testing.T, py, bin, cat string, args ...string) (summary, string) {
 	t.Helper()
+	return runHarnessEnv(t, nil, py, bin, cat, args...)
+}
+
+// runHarnessEnv is runHarness with extra environment variables.
+func runHarnessEnv(t *testing.T, env []string, py, bin, cat string, args ...string) (summary, string) {
+	t.Helper()
 	out := filepath.Join(t.TempDir(), "summary.json")
 	argv := append([]string{filepath.Join(here(t), "harness.py"), "--smoke", "--seeds", "1", "--bin", bin,
 		"--catalog", cat, "--json-out", out}, args...)
 	cmd := exec.Command(py, argv...)
-	cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1")
+	cmd.Env = append(append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1"), env...)
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -313,6 +319,27 @@ func TestSameAnswersAfterCrash(t *testing.T) {
 		if len(w.Violations) != 0 || len(w.Ledger) != 1 || w.Ledger[0].StatusRollouts != 10*smokeBatch*smokeGroup {
 			t.Errorf("violations %v, ledger %+v", w.Violations, w.Ledger)
 		}
+	}
+}
+
+// TestDaemonDefaultsOnly: the daemon runs with its defaults whatever ENVSCHED_* variables the
+// harness's environment holds, and a --daemon-flag does reach it.
+func TestDaemonDefaultsOnly(t *testing.T) {
+	py := needPython(t)
+	bin, cat := buildEnvsched(t), catalogue(t)
+	args := []string{"--world", "sharp", "--policies", "envsched"}
+	curve := func(s summary) string { return fmt.Sprint(s.Worlds["sharp"].Curves["envsched/1"]) }
+	plain, _ := runHarness(t, py, bin, cat, args...)
+	env, _ := runHarnessEnv(t, []string{"ENVSCHED_KAPPA=0.3", "ENVSCHED_COVERAGE_WEIGHT=0.9"}, py, bin, cat, args...)
+	flagged, table := runHarness(t, py, bin, cat, append(args, "--daemon-flag=--kappa=0.3", "--daemon-flag=--coverage-weight=0.9")...)
+	if curve(env) != curve(plain) {
+		t.Errorf("ENVSCHED_* variables reached the daemon: %s against %s", curve(env), curve(plain))
+	}
+	if curve(flagged) == curve(plain) {
+		t.Errorf("--daemon-flag changed nothing: %s", curve(flagged))
+	}
+	if !strings.Contains(table, "envsched run flags: --kappa=0.3 --coverage-weight=0.9") {
+		t.Errorf("the table does not name the flags:\n%s", table)
 	}
 }
 

@@ -98,6 +98,7 @@ class Config:
     keep: str = ""  # keep the exchange folders under this folder
     timeout: float = 600.0
     crash_at: int = 0  # kill -9 the daemon (and start another) just before this step's request
+    daemon_flags: List[str] = field(default_factory=list)  # extra flags of envsched run (none: defaults)
 
 
 # -- policies ----------------------------------------------------------------------------------
@@ -125,15 +126,17 @@ def choose_oracle(learner: worlds.Learner, train: Sequence[int], seed: int, step
 class Daemon:
     """A running ``envsched run --dir DIR`` with its defaults; output goes to DIR/daemon.log."""
 
-    def __init__(self, binary: str, folder: str) -> None:
-        self.binary, self.folder = binary, folder
+    def __init__(self, binary: str, folder: str, flags: Sequence[str] = ()) -> None:
+        self.binary, self.folder, self.flags = binary, folder, list(flags)
         self.log_path = os.path.join(folder, "daemon.log")
         self._log = open(self.log_path, "ab")
         self.proc = self._start()
 
     def _start(self) -> "subprocess.Popen[bytes]":
-        return subprocess.Popen([self.binary, "run", "--dir", self.folder], stdout=self._log,
-                                stderr=subprocess.STDOUT)
+        # ENVSCHED_* variables would set flags: left out, so that only --daemon-flag changes a default.
+        env = {k: v for k, v in os.environ.items() if not k.startswith("ENVSCHED_")}
+        return subprocess.Popen([self.binary, "run", "--dir", self.folder] + self.flags, stdout=self._log,
+                                stderr=subprocess.STDOUT, env=env)
 
     def crash(self) -> None:
         """kill -9 the daemon and start a new one on the same folder."""
@@ -254,7 +257,7 @@ def _play_daemon(cfg: Config, run: Run, learner: worlds.Learner, tasks: Sequence
     folder = tempfile.mkdtemp(prefix=f"acceptance-{run.world}-{run.seed}-")
     index = {tasks[i].key: i for i in train}
     write_catalogue(folder, tasks, train)
-    daemon = Daemon(cfg.bin, folder)
+    daemon = Daemon(cfg.bin, folder, cfg.daemon_flags)
     try:
         _drive(cfg, run, learner, folder, index, held, daemon)
         run.status = wait_status(folder, cfg.steps + 1, 30.0)
@@ -502,8 +505,10 @@ def table(summary: Dict[str, Any]) -> str:
     for world, w in summary["worlds"].items():
         h = w["headline"]
         at = min(40, cfg["steps"])
+        flags = " ".join(cfg["daemon_flags"]) or "none (defaults)"
         lines.append(f"world {world}: seeds {cfg['seeds']}, B={cfg['batch']}, G={cfg['group']}, "
-                     f"{cfg['steps']} steps (medians over seeds; degenerate shares pooled)")
+                     f"{cfg['steps']} steps (medians over seeds; degenerate shares pooled); "
+                     f"envsched run flags: {flags}")
         pols = list(h)
         lines.append("  " + f"{'':44}" + "".join(f"{p:>12}" for p in pols))
         rows = [("held-out at step 0", "start", "{:.3f}"), (f"held-out at step {at}", "at_step", "{:.3f}"),
@@ -592,6 +597,9 @@ def parse_args(argv: Sequence[str]) -> Tuple[Config, argparse.Namespace]:
     ap.add_argument("--crash-at", type=int, default=0,
                     help="kill -9 envsched just before this step's request and start it again (0: never); "
                          "the run must train the same curve as without")
+    ap.add_argument("--daemon-flag", action="append", default=[], metavar="FLAG",
+                    help="an extra flag for envsched run, repeatable (--daemon-flag=--kappa=0.5); "
+                         "without any, the daemon runs with its defaults, as the outside check does")
     a = ap.parse_args(argv)
     if a.smoke:
         a.envs, a.per_env = a.envs or 4, a.per_env or 30
@@ -604,7 +612,7 @@ def parse_args(argv: Sequence[str]) -> Tuple[Config, argparse.Namespace]:
     cfg = Config(bin=a.bin, catalogue=a.catalog, worlds=_names(a.world, worlds.WORLDS, ap),
                  policies=_names(a.policies, POLICIES, ap), seeds=a.seeds, steps=a.steps, batch=a.batch_size,
                  group=a.group_size, envs=a.envs, per_env=a.per_env, keep=a.keep, timeout=a.timeout,
-                 crash_at=a.crash_at)
+                 crash_at=a.crash_at, daemon_flags=a.daemon_flag)
     if cfg.steps < 1 or cfg.batch < 1 or cfg.group < 2:
         ap.error("--steps and --batch-size must be at least 1, --group-size at least 2")
     return cfg, a
