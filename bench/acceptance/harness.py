@@ -69,7 +69,8 @@ class Run:
     world: str
     policy: str
     seed: int
-    curve: List[float] = field(default_factory=list)  # held-out score after step 0..steps
+    curve: List[float] = field(default_factory=list)  # held-out score after step 0..steps (envs weighed equally)
+    curve_tasks: List[float] = field(default_factory=list)  # the same with held-out tasks weighed equally
     degenerate: List[int] = field(default_factory=list)  # degenerate groups per step
     groups: List[int] = field(default_factory=list)  # groups per step
     picks: List[Pick] = field(default_factory=list)
@@ -229,7 +230,7 @@ def play(cfg: Config, world: str, policy: str, seed: int, tasks: Sequence[worlds
     """Train a fresh learner of world on seed for cfg.steps steps with policy."""
     train, held = worlds.split(tasks, seed)
     learner = worlds.Learner(world, tasks, seed)
-    run = Run(world, policy, seed, curve=[learner.heldout(held)])
+    run = Run(world, policy, seed, curve=[learner.heldout(held)], curve_tasks=[learner.heldout_tasks(held)])
     if policy == "envsched":
         _play_daemon(cfg, run, learner, tasks, train, held)
     else:
@@ -249,6 +250,7 @@ def _train_step(run: Run, learner: worlds.Learner, held: Sequence[int], step: in
     run.degenerate.append(sum(1 for g in groups if min(g) == max(g)))
     run.groups.append(len(groups))
     run.curve.append(learner.heldout(held))
+    run.curve_tasks.append(learner.heldout_tasks(held))
     return groups
 
 
@@ -372,30 +374,34 @@ def median_step(steps: Sequence[Optional[int]]) -> Optional[float]:
     return None if m == inf else m
 
 
-def headline(runs: Sequence[Run], at: int) -> Dict[str, Dict[str, Any]]:
+def headline(runs: Sequence[Run], at: int, weigh: str = "curve") -> Dict[str, Dict[str, Any]]:
     """Per policy: median held-out at step `at` and best, step reaching random's best (median),
-    seeds whose step `at` beats random's best, degenerate shares (whole run, steps 1-10)."""
-    random_best = {r.seed: max(r.curve[1:]) for r in runs if r.policy == "random"}
+    seeds whose step `at` beats random's best, degenerate shares (whole run, steps 1-10). weigh
+    names the held-out curve: "curve" (environments weighed equally) or "curve_tasks"."""
+    def curve(r: Run) -> List[float]:
+        return getattr(r, weigh)
+
+    random_best = {r.seed: max(curve(r)[1:]) for r in runs if r.policy == "random"}
     out: Dict[str, Dict[str, Any]] = {}
     for policy in sorted({r.policy for r in runs}, key=POLICIES.index):
         rs = [r for r in runs if r.policy == policy]
-        at_step = [r.curve[min(at, len(r.curve) - 1)] for r in rs]
+        at_step = [curve(r)[min(at, len(curve(r)) - 1)] for r in rs]
         row: Dict[str, Any] = {
             "seeds": len(rs),
-            "start": statistics.median(r.curve[0] for r in rs),
+            "start": statistics.median(curve(r)[0] for r in rs),
             "at_step": statistics.median(at_step),
-            "best": statistics.median(max(r.curve[1:]) for r in rs),
+            "best": statistics.median(max(curve(r)[1:]) for r in rs),
             "degenerate": _share(sum(sum(r.degenerate) for r in rs), sum(sum(r.groups) for r in rs)),
             "degenerate_early": _share(sum(sum(r.degenerate[:EARLY]) for r in rs),
                                        sum(sum(r.groups[:EARLY]) for r in rs)),
         }
         if random_best:
-            reach = [first_reach(r.curve, random_best[r.seed]) for r in rs if r.seed in random_best]
+            reach = [first_reach(curve(r), random_best[r.seed]) for r in rs if r.seed in random_best]
             row["reach_random_best"] = median_step(reach)
-            row["beats_random_best"] = sum(1 for r in rs if r.seed in random_best
-                                           and r.curve[min(at, len(r.curve) - 1)] > random_best[r.seed])
-            row["margin"] = statistics.median(r.curve[min(at, len(r.curve) - 1)] - random_best[r.seed]
-                                              for r in rs if r.seed in random_best)
+            row["beats_random_best"] = sum(1 for r, v in zip(rs, at_step) if r.seed in random_best
+                                           and v > random_best[r.seed])
+            row["margin"] = statistics.median(v - random_best[r.seed] for r, v in zip(rs, at_step)
+                                              if r.seed in random_best)
         out[policy] = row
     return out
 
@@ -473,6 +479,7 @@ def summarise(cfg: Config, runs: Sequence[Run]) -> Dict[str, Any]:
         ms = [m for r in daemon_runs for m in r.answer_ms]
         out["worlds"][world] = {
             "headline": headline(rs, min(40, cfg.steps)),
+            "headline_tasks": headline(rs, min(40, cfg.steps), "curve_tasks"),
             "by_channel": calibration(picks, "channel") if picks else [],
             "by_reason": calibration(picks, "reason") if picks else [],
             "ledger": [ledger_check(r) for r in daemon_runs],
@@ -480,6 +487,7 @@ def summarise(cfg: Config, runs: Sequence[Run]) -> Dict[str, Any]:
             "reason_problems": [v for r in rs for v in r.reason_problems],
             "answer_ms": _answer_times(daemon_runs),
             "curves": {f"{r.policy}/{r.seed}": [round(x, 4) for x in r.curve] for r in rs},
+            "curves_tasks": {f"{r.policy}/{r.seed}": [round(x, 4) for x in r.curve_tasks] for r in rs},
         }
     return out
 
@@ -520,6 +528,10 @@ def table(summary: Dict[str, Any]) -> str:
                 (f"degenerate groups, steps 1-{EARLY}", "degenerate_early", "{:.1%}")]
         for label, key, fmt in rows:
             lines.append("  " + f"{label:44}" + "".join(f"{_f(h[p].get(key, _ABSENT), fmt):>12}" for p in pols))
+        ht = w["headline_tasks"]
+        lines.append("  the same with every held-out task weighed equally (large environments count most):")
+        for label, key, fmt in rows[:6]:
+            lines.append("  " + f"{label:44}" + "".join(f"{_f(ht[p].get(key, _ABSENT), fmt):>12}" for p in pols))
         for key in ("channel", "reason"):
             lines += _calibration_lines(w["by_" + key], key)
         lines += _ledger_lines(w["ledger"])

@@ -48,6 +48,12 @@ class Figures(unittest.TestCase):
         self.assertAlmostEqual(h["envsched"]["degenerate"], 1 / 8)
         self.assertAlmostEqual(h["random"]["degenerate"], 4 / 8)
 
+    def test_headline_task_weighted(self):
+        runs = [_run("random", 1, [0.1, 0.2], [0], [1]), _run("envsched", 1, [0.1, 0.3], [0], [1])]
+        runs[0].curve_tasks, runs[1].curve_tasks = [0.1, 0.5], [0.1, 0.4]
+        self.assertEqual(harness.headline(runs, at=1)["envsched"]["beats_random_best"], 1)
+        self.assertEqual(harness.headline(runs, at=1, weigh="curve_tasks")["envsched"]["beats_random_best"], 0)
+
     def test_calibration_split(self):
         picks = [harness.Pick(1, "a", "never_tried", 0.5, 0.5, True, 1.0),
                  harness.Pick(1, "b", "rechosen", 0.1, 0.5, False, 0.5),
@@ -90,6 +96,7 @@ class Worlds(unittest.TestCase):
             a, b = worlds.Learner(world, tasks, 7), worlds.Learner(world, tasks, 7)
             self.assertEqual([a.p(i) for i in range(len(tasks))], [b.p(i) for i in range(len(tasks))])
             self.assertEqual(a.rollout(3, 1, 8), b.rollout(3, 1, 8))
+            self.assertNotEqual(a.heldout([0, 1, 10]), a.heldout_tasks([0, 1, 10]))  # 2 envs, 1+2 tasks
             before = a.heldout(range(len(tasks)))
             for step in range(1, 6):  # groups of mixed rewards on every task: a strong signal
                 a.update(step, [(i, [1.0, 0.0, 1.0, 0.0]) for i in range(len(tasks))], len(tasks))

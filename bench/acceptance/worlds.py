@@ -390,3 +390,8 @@ class Learner:
         for i in held:
             by_env.setdefault(self.tasks[i].env, []).append(self.p(i))
         return sum(sum(v) / len(v) for v in by_env.values()) / len(by_env)
+
+    def heldout_tasks(self, held: Sequence[int]) -> float:
+        """Mean true success chance over all held-out tasks, each task weighed equally (so the
+        large environments count most, as in a benchmark's overall score)."""
+        return sum(self.p(i) for i in held) / len(held)
