@@ -225,8 +225,12 @@ func TestReportCommand(t *testing.T) {
 }
 
 func TestRunRefusesBadMetricsAddr(t *testing.T) {
-	code, _, errOut := opsApp(t, "run", "--dir", t.TempDir(), "--metrics-addr", "9464")
-	if code != exitUsage || !strings.Contains(errOut, "HOST:PORT") {
-		t.Fatalf("exit %d: %s", code, errOut)
+	// A port out of range or not a port at all is a usage error found before anything starts,
+	// not a failure to listen after the daemon has opened its database.
+	for _, addr := range []string{"9464", ":99999", "127.0.0.1:65536", ":-1", ":no-such-service-here"} {
+		code, _, errOut := opsApp(t, "run", "--dir", t.TempDir(), "--metrics-addr", addr)
+		if code != exitUsage || !strings.Contains(errOut, "HOST:PORT") {
+			t.Errorf("%s: exit %d: %s", addr, code, errOut)
+		}
 	}
 }

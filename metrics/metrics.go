@@ -69,8 +69,12 @@ func (m *Metrics) Gatherer() prometheus.Gatherer { return m.reg }
 // CheckAddr reports whether addr has the form Listen accepts ("HOST:PORT", HOST optional),
 // without opening it: for checking flags before anything starts.
 func CheckAddr(addr string) error {
-	if _, _, err := net.SplitHostPort(addr); err != nil {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
 		return fmt.Errorf("metrics address %q: want HOST:PORT, such as 127.0.0.1:9464: %w", addr, err)
+	}
+	if _, err := net.LookupPort("tcp", port); err != nil {
+		return fmt.Errorf("metrics address %q: want HOST:PORT with a port from 0 to 65535: %w", addr, err)
 	}
 	return nil
 }

@@ -142,12 +142,55 @@ func (l *Likelihood) clone() *Likelihood {
 // (m, c) the mean and count under each correction of the grid, centre the logit of the
 // environment's mean.
 func (l *Likelihood) add(k, n int64, mean, count, centre float64) {
-	for j, g := range dispersionGrid {
-		m, c := g.apply(mean, count, centre)
-		a, b := c*m, c*(1-m)
-		l.LL[j] += lbeta(float64(k)+a, float64(n-k)+b) - lbeta(a, b)
+	ll := make([]float64, len(dispersionGrid))
+	groupLL(ll, k, n, mean, count, centre)
+	l.addLL(ll)
+}
+
+// addLL counts one group whose log-likelihood under each correction of the grid is ll (see
+// groupLL).
+func (l *Likelihood) addLL(ll []float64) {
+	for j, v := range ll {
+		l.LL[j] += v
 	}
 	l.N++
+}
+
+// groupLL sets out[j] to the log-likelihood of k successes of n under correction j of the
+// grid, for a prediction of the given mean, count and centre. The corrected mean depends on
+// the slope alone, so it is worked out once per slope; each number is the one the grid's
+// correction.apply gives.
+func groupLL(out []float64, k, n int64, mean, count, centre float64) {
+	means := make([]float64, len(slopeGrid))
+	for j, a := range slopeGrid {
+		means[j], _ = correction{1, a}.apply(mean, count, centre)
+	}
+	for j, g := range dispersionGrid {
+		m, c := means[j%len(slopeGrid)], g.scale*count
+		out[j] = betaBinomialLL(k, n, c*m, c*(1-m))
+	}
+}
+
+// betaBinomialLL is lbeta(k+a, n−k+b) − lbeta(a, b), the log-likelihood of k successes of n
+// under Beta(a, b) without the binomial coefficient. For the group sizes of training (n up to
+// 16) it is the log of Π_{j<k}(a+j) Π_{j<n−k}(b+j) / Π_{j<n}(a+b+j): one logarithm instead
+// of six log-gamma functions, and no cancellation between log-gammas of large arguments
+// (the products stay far from overflow below a+b = 1e15, as in BetaBinomialDegenerate).
+func betaBinomialLL(k, n int64, a, b float64) float64 {
+	if n > 16 || a+b >= 1e15 || !(a > 0 && b > 0) {
+		return lbeta(float64(k)+a, float64(n-k)+b) - lbeta(a, b)
+	}
+	num, den := 1.0, 1.0
+	for j := range k {
+		num *= a + float64(j)
+	}
+	for j := range n - k {
+		num *= b + float64(j)
+	}
+	for j := range n {
+		den *= a + b + float64(j)
+	}
+	return math.Log(num / den)
 }
 
 func (l *Likelihood) decay(rho float64) {

@@ -1,7 +1,12 @@
 package propagate
 
 import (
+	"cmp"
+	"slices"
+	"strings"
+
 	"github.com/envsched/envsched/graph"
+	"github.com/envsched/envsched/internal/par"
 	"github.com/envsched/envsched/stats"
 )
 
@@ -134,22 +139,16 @@ func (d *drift) measure(g *graph.Graph, tasks []stats.Task, base []Baseline) {
 	if !d.active() || base == nil {
 		return
 	}
-	pending := make(map[[2]string]Baseline, len(base))
-	for _, x := range base {
-		if finite(x.Sum) && finite(x.Mean) {
-			pending[[2]string{x.Env, x.Task}] = x
-		}
-	}
 	realised := make([]float64, len(g.Envs))
 	predicted := make([]float64, len(g.Envs))
 	count := make([]int64, len(g.Envs))
 	var reReal, rePred float64
 	var reCount int64
 	var groups []group
-	for i := range tasks {
+	for _, nb := range baselineNodes(g, base) {
+		i, b := nb.node, nb.b
 		nd := g.Nodes[i]
-		b, ok := pending[[2]string{g.Envs[nd.Env], nd.Task}]
-		if !ok || tasks[i].Rollouts <= b.Rollouts {
+		if tasks[i].Rollouts <= b.Rollouts {
 			continue
 		}
 		dn := tasks[i].Rollouts - b.Rollouts
@@ -175,6 +174,72 @@ func (d *drift) measure(g *graph.Graph, tasks []stats.Task, base []Baseline) {
 		d.re = min(max((1-d.reRate)*d.re+d.reRate*gap, -d.reMax), d.reMax)
 	}
 	d.measureDispersion(groups)
+}
+
+// nodeBaseline is a baseline and the node it names.
+type nodeBaseline struct {
+	node int
+	b    Baseline
+}
+
+// baselineNodes returns the finite baselines of base with their nodes, in node order, the last
+// of base for a node that it names twice; baselines of tasks not in g are left out. It finds
+// each node by binary search (g's nodes are sorted by environment, then task) and, should one
+// not be found that way, by a pass over every node, so that a graph in another order gives
+// the same.
+func baselineNodes(g *graph.Graph, base []Baseline) []nodeBaseline {
+	out := make([]nodeBaseline, 0, len(base))
+	for _, x := range base {
+		if !finite(x.Sum) || !finite(x.Mean) {
+			continue
+		}
+		i, ok := findNode(g, x.Env, x.Task)
+		if !ok {
+			return baselineNodesByScan(g, base)
+		}
+		out = append(out, nodeBaseline{i, x})
+	}
+	slices.SortStableFunc(out, func(x, y nodeBaseline) int { return cmp.Compare(x.node, y.node) })
+	kept := out[:0]
+	for k, x := range out {
+		if k+1 < len(out) && out[k+1].node == x.node {
+			continue // a later baseline of the same node wins
+		}
+		kept = append(kept, x)
+	}
+	return kept
+}
+
+// findNode returns the node of (env, task), by binary search over g's sorted nodes.
+func findNode(g *graph.Graph, env, task string) (int, bool) {
+	e, ok := slices.BinarySearch(g.Envs, env)
+	if !ok {
+		return 0, false
+	}
+	i, ok := slices.BinarySearchFunc(g.Nodes, graph.Node{Env: int32(e), Task: task}, func(a, b graph.Node) int {
+		if c := cmp.Compare(a.Env, b.Env); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Task, b.Task)
+	})
+	return i, ok
+}
+
+// baselineNodesByScan is baselineNodes by a pass over every node.
+func baselineNodesByScan(g *graph.Graph, base []Baseline) []nodeBaseline {
+	pending := make(map[[2]string]Baseline, len(base))
+	for _, x := range base {
+		if finite(x.Sum) && finite(x.Mean) {
+			pending[[2]string{x.Env, x.Task}] = x
+		}
+	}
+	var out []nodeBaseline
+	for i, nd := range g.Nodes {
+		if b, ok := pending[[2]string{g.Envs[nd.Env], nd.Task}]; ok {
+			out = append(out, nodeBaseline{i, b})
+		}
+	}
+	return out
 }
 
 // group is one task's new rollouts since its baseline, all 0 or 1: k successes of n.
@@ -206,9 +271,10 @@ func (d *drift) measureDispersion(groups []group) {
 	for _, sg := range []*Signal{d.disp.NewSignal, d.disp.ReSignal} {
 		sg.Sum, sg.N = sg.Sum*d.memory, sg.N*d.memory
 	}
-	for _, gr := range groups {
+	ll := groupsLL(groups)
+	for i, gr := range groups {
 		for _, l := range d.channel(gr.b) {
-			l.add(gr.k, gr.n, gr.b.Pred, gr.b.Count, gr.b.Centre)
+			l.addLL(ll[i*len(dispersionGrid) : (i+1)*len(dispersionGrid)])
 		}
 		if gr.b.Tried {
 			d.disp.ReSignal.add(gr.k, gr.n)
@@ -216,6 +282,21 @@ func (d *drift) measureDispersion(groups []group) {
 			d.disp.NewSignal.add(gr.k, gr.n)
 		}
 	}
+}
+
+// groupsLL returns the log-likelihoods of every group under every correction of the grid
+// (groupLL), group-major: worked out once per group whatever its channels, on every CPU, and
+// added up by the caller in the groups' order, so that the sums do not depend on the split.
+func groupsLL(groups []group) []float64 {
+	G := len(dispersionGrid)
+	out := make([]float64, len(groups)*G)
+	par.Ranges(len(groups), 64, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			b := groups[i].b
+			groupLL(out[i*G:(i+1)*G], groups[i].k, groups[i].n, b.Pred, b.Count, b.Centre)
+		}
+	})
+	return out
 }
 
 // channel returns the likelihoods a group of b's task measures, made when first needed.

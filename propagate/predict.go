@@ -39,6 +39,7 @@ type envSums struct {
 	cont     bool    // some task of the environment has continuous rewards
 	mean     float64 // decayed mean, shrunk towards 0.5 by one pseudo rollout
 	varRatio float64 // observed within-group variance over its Bernoulli bound, in [0, 1]
+	centre   float64 // logit of mean, the centre of the dispersion correction's slope
 }
 
 // NewPredictor returns a Predictor with parameters p, or the error of p.Validate.
@@ -192,6 +193,7 @@ func (pr *Predictor) envPriors() {
 	for e := range pr.envs {
 		s := &pr.envs[e]
 		s.mean = (s.a + 0.5) / (s.n + 1)
+		s.centre = logit(s.mean)
 		s.varRatio = 1
 		if s.wb > 1e-12 {
 			s.varRatio = clamp01(s.wv / s.wb)
@@ -256,7 +258,7 @@ func (pr *Predictor) finish(g *graph.Graph, tasks []stats.Task, round int64, lo,
 		alpha, beta := pr.posterior(i, env, a, b, ba, bb)
 		base, count := alpha/(alpha+beta), alpha+beta
 		alpha, beta = pr.drift.shift(env, alpha, beta, t.Rollouts > 0, stale(t, f))
-		pre, centre := alpha/(alpha+beta), logit(pr.envs[env].mean)
+		pre, centre := alpha/(alpha+beta), pr.envs[env].centre
 		alpha, beta = pr.drift.spread(env, alpha, beta, centre, t.Rollouts > 0)
 		pr.out[i] = pr.prediction(t, env, alpha, beta, f)
 		o := &pr.out[i]

@@ -32,15 +32,17 @@ type featurePrior struct {
 	ok    bool
 	logit []float64 // fitted logit per node
 
-	rows           []int32     // nodes in the fit
-	col            []int32     // per feature of the catalogue: its unknown, or -1 when no row has it
-	off, ids       []int32     // the rows' features as unknowns: row k is ids[off[k]:off[k+1]]
-	envRows        []int32     // scratch: rows kept per environment by the cut
-	w, y, u        []float64   // per row: weight, target, scratch
-	beta, r, p, ap []float64   // per unknown: the fit, the residual, the direction, A times it
-	z, diag        []float64   // per unknown: the preconditioned residual, A's diagonal
-	parts          [][]float64 // per chunk of rows: its share of Xᵀ u
-	nf             int         // feature unknowns; then one per environment, then the intercept
+	rows            []int32     // nodes in the fit
+	col             []int32     // per feature of the catalogue: its unknown, or -1 when no row has it
+	off, ids        []int32     // the rows' features as unknowns: row k is ids[off[k]:off[k+1]]
+	envRows         []int32     // scratch: rows kept per environment by the cut
+	roundAt, sorted []int32     // scratch of byRecency
+	rowRound        []int64     // scratch of chooseRows: the round of each row
+	w, y, u         []float64   // per row: weight, target, scratch
+	beta, r, p, ap  []float64   // per unknown: the fit, the residual, the direction, A times it
+	z, diag         []float64   // per unknown: the preconditioned residual, A's diagonal
+	parts           [][]float64 // per chunk of rows: its share of Xᵀ u
+	nf              int         // feature unknowns; then one per environment, then the intercept
 
 	start WarmStart // where the next fit starts
 	envs  []string  // the environments of the last fit's graph
@@ -138,21 +140,17 @@ func (fp *featurePrior) fit(g *graph.Graph, tasks []stats.Task, own []evidence, 
 // when they are more than fitRows, the most recently rolled out (ties by node, so that the
 // cut is deterministic), after the fitEnvRows most recent of each environment.
 func (fp *featurePrior) chooseRows(g *graph.Graph, tasks []stats.Task, own []evidence) {
-	fp.rows = fp.rows[:0]
+	fp.rows, fp.rowRound = fp.rows[:0], fp.rowRound[:0]
 	for i := range tasks {
 		if a, b := own[i].a, own[i].b; tasks[i].Rollouts > 0 && a+b > 0 {
 			fp.rows = append(fp.rows, int32(i))
+			fp.rowRound = append(fp.rowRound, tasks[i].Round)
 		}
 	}
 	if len(fp.rows) <= fitRows {
 		return
 	}
-	slices.SortFunc(fp.rows, func(x, y int32) int {
-		if c := cmp.Compare(tasks[y].Round, tasks[x].Round); c != 0 {
-			return c
-		}
-		return cmp.Compare(x, y)
-	})
+	fp.byRecency(tasks)
 	fp.envRows = resize(fp.envRows, len(g.Envs))
 	clear(fp.envRows)
 	kept, rest := 0, fp.rows[:0:0]
@@ -170,8 +168,45 @@ func (fp *featurePrior) chooseRows(g *graph.Graph, tasks []stats.Task, own []evi
 	slices.Sort(fp.rows)
 }
 
+// byRecency sorts rows by round, latest first, ties by node. rows are in node order, so a
+// stable counting sort by round gives that order in O(rows + span of rounds); when the
+// rounds span far more than the rows, it sorts by comparison instead. Both give the same order.
+// rowRound[k] is the round of rows[k] (read once from tasks, whose entries are large).
+func (fp *featurePrior) byRecency(tasks []stats.Task) {
+	lo, hi := fp.rowRound[0], fp.rowRound[0]
+	for _, r := range fp.rowRound {
+		lo, hi = min(lo, r), max(hi, r)
+	}
+	if uint64(hi-lo) >= uint64(2*len(fp.rows)) {
+		slices.SortFunc(fp.rows, func(x, y int32) int {
+			if c := cmp.Compare(tasks[y].Round, tasks[x].Round); c != 0 {
+				return c
+			}
+			return cmp.Compare(x, y)
+		})
+		return
+	}
+	// start[k] is where the rows of round hi − k begin
+	fp.roundAt = resize(fp.roundAt, int(hi-lo)+2)
+	clear(fp.roundAt)
+	for _, r := range fp.rowRound {
+		fp.roundAt[hi-r+1]++
+	}
+	for k := 1; k < len(fp.roundAt); k++ {
+		fp.roundAt[k] += fp.roundAt[k-1]
+	}
+	fp.sorted = resize(fp.sorted, len(fp.rows))
+	for x, i := range fp.rows {
+		k := hi - fp.rowRound[x]
+		fp.sorted[fp.roundAt[k]] = i
+		fp.roundAt[k]++
+	}
+	fp.rows, fp.sorted = fp.sorted, fp.rows
+}
+
 // columns numbers the features of the fitted rows in order of first appearance and writes
-// the rows as unknowns.
+// the rows as unknowns: row k is its environment's unknown, the intercept's, then its
+// features' (so that the passes over the rows read nothing but ids).
 func (fp *featurePrior) columns(g *graph.Graph) {
 	fp.col = resize(fp.col, g.Feat.Dim)
 	for f := range fp.col {
@@ -181,6 +216,7 @@ func (fp *featurePrior) columns(g *graph.Graph) {
 	fp.ids = fp.ids[:0]
 	fp.nf = 0
 	for _, i := range fp.rows {
+		fp.ids = append(fp.ids, 0, 0) // environment and intercept, once nf is known
 		for _, f := range g.Feat.Row(int(i)) {
 			if fp.col[f] < 0 {
 				fp.col[f] = int32(fp.nf)
@@ -190,34 +226,45 @@ func (fp *featurePrior) columns(g *graph.Graph) {
 		}
 		fp.off = append(fp.off, int32(len(fp.ids)))
 	}
+	for k, i := range fp.rows {
+		fp.ids[fp.off[k]] = int32(fp.nf) + g.Nodes[i].Env
+		fp.ids[fp.off[k]+1] = int32(fp.nf + len(g.Envs))
+	}
 }
 
-// apply sets out = (Xᵀ W X + λ I) v.
+// apply sets out = (Xᵀ W X + λ I) v. Each chunk of rows works out its u = W X v and scatters
+// it in one pass, while the rows' features are in cache; the sums are those of xt.
 func (fp *featurePrior) apply(g *graph.Graph, v, out []float64, lambda float64) {
-	par.Ranges(len(fp.rows), 2*fitChunk, func(lo, hi int) {
+	fp.chunked(out, func(part []float64, lo, hi int) {
 		for k := lo; k < hi; k++ {
-			fp.u[k] = fp.w[k] * fp.xrow(g, k, v)
+			fp.u[k] = fp.w[k] * fp.xrow(k, v)
 		}
+		fp.scatter(fp.u, part, lo, hi)
 	})
-	fp.xt(g, fp.u, out)
 	for k := range out {
 		out[k] += lambda * v[k]
 	}
 }
 
-// xt sets out = Xᵀ u over the rows of the fit. Chunks of fitChunk rows are summed apart, in
-// parallel, and added up in chunk order: the sums do not depend on the number of CPUs.
+// xt sets out = Xᵀ u over the rows of the fit.
 func (fp *featurePrior) xt(g *graph.Graph, u, out []float64) {
+	fp.chunked(out, func(part []float64, lo, hi int) { fp.scatter(u, part, lo, hi) })
+}
+
+// chunked sets out to the sum of sum(part, lo, hi) over the chunks of fitChunk rows, where sum
+// sets part to its chunk's share. Chunks are summed apart, in parallel, and added up in chunk
+// order: the sums do not depend on the number of CPUs.
+func (fp *featurePrior) chunked(out []float64, sum func(part []float64, lo, hi int)) {
 	chunks := (len(fp.rows) + fitChunk - 1) / fitChunk
 	if chunks <= 1 {
-		fp.scatter(g, u, out, 0, len(fp.rows))
+		sum(out, 0, len(fp.rows))
 		return
 	}
 	fp.parts = resize(fp.parts, chunks)
 	par.Ranges(chunks, 2, func(lo, hi int) {
 		for c := lo; c < hi; c++ {
 			fp.parts[c] = resize(fp.parts[c], len(out))
-			fp.scatter(g, u, fp.parts[c], c*fitChunk, min(len(fp.rows), (c+1)*fitChunk))
+			sum(fp.parts[c], c*fitChunk, min(len(fp.rows), (c+1)*fitChunk))
 		}
 	})
 	copy(out, fp.parts[0])
@@ -227,22 +274,20 @@ func (fp *featurePrior) xt(g *graph.Graph, u, out []float64) {
 }
 
 // scatter sets out = Xᵀ u over the rows lo to hi of the fit.
-func (fp *featurePrior) scatter(g *graph.Graph, u, out []float64, lo, hi int) {
-	E := len(g.Envs)
+func (fp *featurePrior) scatter(u, out []float64, lo, hi int) {
 	clear(out)
 	for k := lo; k < hi; k++ {
 		for _, c := range fp.ids[fp.off[k]:fp.off[k+1]] {
 			out[c] += u[k]
 		}
-		out[fp.nf+int(g.Nodes[fp.rows[k]].Env)] += u[k]
-		out[fp.nf+E] += u[k]
 	}
 }
 
-// xrow is x·v for row k of the fit: its features, its environment and the intercept.
-func (fp *featurePrior) xrow(g *graph.Graph, k int, v []float64) float64 {
-	s := v[fp.nf+int(g.Nodes[fp.rows[k]].Env)] + v[fp.nf+len(g.Envs)]
-	for _, c := range fp.ids[fp.off[k]:fp.off[k+1]] {
+// xrow is x·v for row k of the fit: its environment, the intercept, then its features.
+func (fp *featurePrior) xrow(k int, v []float64) float64 {
+	row := fp.ids[fp.off[k]:fp.off[k+1]]
+	s := v[row[0]] + v[row[1]]
+	for _, c := range row[2:] {
 		s += v[c]
 	}
 	return s

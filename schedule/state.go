@@ -157,11 +157,27 @@ func retiredNodes(r *storage.Reader, g *graph.Graph) ([]bool, error) {
 	if err != nil || len(ret) == 0 {
 		return nil, err
 	}
+	return retiredMask(g, ret), nil
+}
+
+// retiredMask marks the nodes of g named in ret. A few retired tasks are found by binary
+// search, so that a request costs what is retired, not the catalogue; many, by a pass over
+// the nodes. Both give the same mask.
+func retiredMask(g *graph.Graph, ret map[storage.TaskKey]bool) []bool {
 	mask := make([]bool, g.Len())
-	for i, nd := range g.Nodes {
-		mask[i] = ret[storage.TaskKey{Env: g.Envs[nd.Env], Task: nd.Task}]
+	if len(ret) > g.Len()/16 {
+		for i, nd := range g.Nodes {
+			mask[i] = ret[storage.TaskKey{Env: g.Envs[nd.Env], Task: nd.Task}]
+		}
+		return mask
 	}
-	return mask, nil
+	st := state{g: g}
+	for k, on := range ret {
+		if i, ok := st.find(k.Env, k.Task); ok && on {
+			mask[i] = true
+		}
+	}
+	return mask
 }
 
 // readTasks reads every task's statistics into l.tasks, in storage order (environment, then
