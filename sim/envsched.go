@@ -21,6 +21,9 @@ type EnvschedParams struct {
 	// environment priors (the daemon always attaches features; a task with no catalogue row
 	// gets an empty row, so its prior is its environment's and the intercept's part of the fit).
 	NoFeatures bool
+	// FixedExploration keeps the coverage weight of selection as given, instead of
+	// multiplying it by what exploring has measurably returned (State.ExplorationReturn).
+	FixedExploration bool
 }
 
 // DefaultEnvschedParams are the packages' own defaults: what `envsched run` uses.
@@ -187,7 +190,9 @@ func (p *envschedPolicy) Choose(v *View) ([]int, error) {
 // last prediction left has measured, as the scheduler moves them.
 func (p *envschedPolicy) selectParams() batcher.Params {
 	sel := p.params.Select
-	sel.CoverageWeight *= p.state.ExplorationReturn()
+	if !p.params.FixedExploration {
+		sel.CoverageWeight *= p.state.ExplorationReturn()
+	}
 	sel.RandomReturn *= p.state.RandomReturn()
 	return sel
 }
