@@ -12,9 +12,9 @@
 //
 // Each environment's value is its mean score times min(n, batch size)^(1−α)·n^α for its n
 // eligible tasks; its share is that value's share smoothed towards shares ∝ n^α (α =
-// QuotaSize; with α = 0 the value counts at most a batch of tasks and the smoothing is towards
-// uniform, so a huge environment does not swamp the batch). Quotas start from a
-// minimum (MinShare of the uniform share) and grow slot by slot towards the shares, up to a
+// QuotaSize, 1 by default: quotas follow the catalogue's shape; with α = 0 the value counts at
+// most a batch of tasks and the smoothing is towards uniform, so a huge environment gets no more
+// than a small one). Quotas start from a minimum (MinShare of the uniform share) and grow slot by slot towards the shares, up to a
 // maximum (MaxShare of the batch) that gives way only when the other environments run out of
 // tasks. About RandomShare of the slots go to tasks drawn uniformly (within the quotas); the
 // rest are filled by lazy greedy selection in which a candidate's gain is its score minus η

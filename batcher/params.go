@@ -66,7 +66,8 @@ type Params struct {
 	// QuotaSize is α, how much an environment's size counts in its quota, in [0, 1]: its value
 	// is its mean score × min(eligible, batch size)^(1−α) × eligible^α, and the share it is
 	// smoothed towards is eligible^α over the sum of all (α = 0: every environment the same
-	// and value capped at one batch; α = 1: proportional to its eligible tasks).
+	// and value capped at one batch; α = 1, the default: proportional to its eligible tasks,
+	// so that quotas follow the catalogue's shape).
 	QuotaSize float64
 	// MinShare is the least quota of an active environment as a fraction of the uniform share
 	// (rounded down, and never more than its eligible tasks): no environment starves.
@@ -89,6 +90,7 @@ func DefaultParams() Params {
 		RandomShare:    0.05,
 		RandomReturn:   1,
 		QuotaSmoothing: 0.3,
+		QuotaSize:      1,
 		MinShare:       0.5,
 		MaxShare:       0.5,
 		StaleRounds:    10,

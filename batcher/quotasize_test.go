@@ -72,3 +72,18 @@ func TestQuotaSizeValidated(t *testing.T) {
 		}
 	}
 }
+
+// TestDefaultQuotasFollowTheCatalogue: by default (α = 1) a cold start gives the big
+// environment as much as MaxShare allows and the small ones their minimum and a little more,
+// instead of the equal quotas of α = 0.
+func TestDefaultQuotasFollowTheCatalogue(t *testing.T) {
+	w := sizedColdWorld(t, []int{400, 60, 40, 24})
+	req := Request{Size: 40, GroupSize: 8, Step: 1, Seed: 3}
+	b := w.sel(t, req, DefaultParams())
+	want := []int{20, 8, 7, 5}
+	for e, q := range b.Quotas {
+		if q.Slots != want[e] {
+			t.Errorf("default quotas: env%d %d slots, want %d", e, q.Slots, want[e])
+		}
+	}
+}

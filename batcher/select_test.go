@@ -235,6 +235,7 @@ func TestColdStartSpansEnvsWithoutNearDuplicates(t *testing.T) {
 	w := world{g: g, tasks: tasks, preds: preds, step: 1}
 	req := Request{Size: 40, GroupSize: 8, Step: 1, Seed: 9}
 	p := DefaultParams()
+	p.QuotaSize = 0 // equal quotas whatever the size (TestQuotaSizeShares has the others)
 	b := w.sel(t, req, p)
 	checkBatch(t, w, req, p, b)
 	chosen := map[int]bool{}
