@@ -45,6 +45,10 @@ type Baseline struct {
 	// rollouts then measure the re-chosen offset, else its environment's. A caller that
 	// brings Rollouts and Sum up to date keeps Tried and Mean.
 	Tried bool `json:"tried,omitempty"`
+	// Random says the task was a random slot of its answer (batcher.Pick.Random): its group
+	// measures what random choice returns (State.RandomReturn). Baselines leaves it false;
+	// the caller that knows the picks sets it.
+	Random bool `json:"random,omitempty"`
 	// Pred, Count and Centre are the mean predicted for the task (after the offsets) and its
 	// posterior's count, both before the dispersion correction, and the logit of its
 	// environment's mean then: what the dispersion correction measures. 0 Count measures
@@ -97,6 +101,9 @@ type drift struct {
 	// and the scales of the call in progress (per environment index, and re-chosen)
 	disp          Dispersion
 	memory, prior float64
+	startScale    float64 // the scale of tasks never tried while nothing is measured
+	byMean        bool    // the count may depend on the predicted mean (η of the grid)
+	byCount       bool    // the counts may be drawn together (θ of the grid)
 	scale         []correction
 	scaleRe       correction
 }
@@ -119,6 +126,7 @@ func (d *drift) start(st State, p Params) {
 		d.re = min(max(st.Rechosen, -d.reMax), d.reMax)
 	}
 	d.memory, d.prior = p.DispersionMemory, p.DispersionPrior
+	d.startScale, d.byMean, d.byCount = p.DispersionStart, p.DispersionByMean, p.DispersionByCount
 	d.disp = Dispersion{}
 	if d.memory > 0 {
 		d.disp = st.Dispersion.clone()
@@ -126,7 +134,12 @@ func (d *drift) start(st State, p Params) {
 }
 
 // state is the State after the call, without baselines (the caller chooses them).
-func (d *drift) state() State { return State{Offsets: d.offset, Rechosen: d.re, Dispersion: d.disp} }
+// Its log-likelihoods are rounded to float32, as they are stored (see Likelihood.MarshalJSON),
+// so that the State a caller keeps in memory equals the one it would read back.
+func (d *drift) state() State {
+	d.disp.round()
+	return State{Offsets: d.offset, Rechosen: d.re, Dispersion: d.disp}
+}
 
 // active reports whether any channel corrects drift or dispersion.
 func (d *drift) active() bool { return d.rate > 0 || d.reRate > 0 || d.memory > 0 }
@@ -268,7 +281,10 @@ func (d *drift) measureDispersion(groups []group) {
 	if d.disp.ReSignal == nil {
 		d.disp.ReSignal = &Signal{}
 	}
-	for _, sg := range []*Signal{d.disp.NewSignal, d.disp.ReSignal} {
+	if d.disp.RandSignal == nil {
+		d.disp.RandSignal = &Signal{}
+	}
+	for _, sg := range []*Signal{d.disp.NewSignal, d.disp.ReSignal, d.disp.RandSignal} {
 		sg.Sum, sg.N = sg.Sum*d.memory, sg.N*d.memory
 	}
 	ll := groupsLL(groups)
@@ -280,6 +296,9 @@ func (d *drift) measureDispersion(groups []group) {
 			d.disp.ReSignal.add(gr.k, gr.n)
 		} else {
 			d.disp.NewSignal.add(gr.k, gr.n)
+		}
+		if gr.b.Random && !gr.b.Tried {
+			d.disp.RandSignal.add(gr.k, gr.n)
 		}
 	}
 }
@@ -326,15 +345,26 @@ func (d *drift) current(g *graph.Graph) {
 	d.scale = resize(d.scale, len(g.Envs))
 	d.scaleRe = dispersionGrid[unitScale]
 	if d.memory > 0 {
-		d.scaleRe = correctionOf(d.disp.Rechose, nil, 0)
+		d.scaleRe = correctionOf(d.disp.Rechose, nil, 0, d.byMean, d.byCount)
 	}
 	for e, name := range g.Envs {
 		d.cur[e] = d.offset[name]
 		d.scale[e] = dispersionGrid[unitScale]
 		if d.memory > 0 {
-			d.scale[e] = correctionOf(d.disp.Env[name], d.disp.Global, d.prior)
+			d.scale[e] = d.newCorrection(name)
 		}
 	}
+}
+
+// newCorrection is the correction of the tasks never tried of environment env: the most
+// likely of its groups shrunk towards all environments', or, while no environment has a group
+// measured, the start correction.
+func (d *drift) newCorrection(env string) correction {
+	own := d.disp.Env[env]
+	if !own.measured() && !d.disp.Global.measured() {
+		return startCorrection(d.startScale)
+	}
+	return correctionOf(own, d.disp.Global, d.prior, d.byMean, d.byCount)
 }
 
 // spread corrects a posterior by the measured dispersion of its channel (the environment's
@@ -345,7 +375,7 @@ func (d *drift) spread(env int32, alpha, beta, centre float64, tried bool) (floa
 	if tried {
 		k = d.scaleRe
 	}
-	if k == dispersionGrid[unitScale] {
+	if k == unitCorrection {
 		return alpha, beta
 	}
 	m, n := k.apply(alpha/(alpha+beta), alpha+beta, centre)

@@ -21,6 +21,9 @@ type EnvschedParams struct {
 	// environment priors (the daemon always attaches features; a task with no catalogue row
 	// gets an empty row, so its prior is its environment's and the intercept's part of the fit).
 	NoFeatures bool
+	// FixedExploration keeps the coverage weight of selection as given, instead of
+	// multiplying it by what exploring has measurably returned (State.ExplorationReturn).
+	FixedExploration bool
 }
 
 // DefaultEnvschedParams are the packages' own defaults: what `envsched run` uses.
@@ -168,20 +171,30 @@ func (p *envschedPolicy) Choose(v *View) ([]int, error) {
 		p.useTruth(preds, v)
 	}
 	req := batcher.Request{Size: v.Size, GroupSize: v.Group, Step: step, Seed: mix(p.seed ^ uint64(step)<<20)}
-	sel := p.params.Select
-	sel.CoverageWeight *= p.state.ExplorationReturn() // as the scheduler does
-	b, err := batcher.Select(p.g, preds, p.tasks, req, sel)
+	b, err := batcher.Select(p.g, preds, p.tasks, req, p.selectParams())
 	if err != nil {
 		return nil, fmt.Errorf("policy %s: step %d: %w", p.name, v.Step, err)
 	}
 	out := make([]int, 0, len(b.Picks))
 	for _, pk := range b.Picks {
+		p.state.Baseline[pk.Node].Random = pk.Random // the baselines are every node's, by index
 		p.calib.pick(p.task[pk.Node], channelOf(pk, &p.tasks[pk.Node]), preds[pk.Node].PDegenerate(v.Group))
 		p.tasks[pk.Node].Chosen++
 		p.tasks[pk.Node].LastChosen = step
 		out = append(out, p.task[pk.Node])
 	}
 	return out, nil
+}
+
+// selectParams are the selection parameters of the next batch, moved by what the state the
+// last prediction left has measured, as the scheduler moves them.
+func (p *envschedPolicy) selectParams() batcher.Params {
+	sel := p.params.Select
+	if !p.params.FixedExploration {
+		sel.CoverageWeight *= p.state.ExplorationReturn()
+	}
+	sel.RandomReturn *= p.state.RandomReturn()
+	return sel
 }
 
 // channelOf is the calibration channel of a pick of a task with statistics t.
