@@ -16,21 +16,11 @@ type Features struct {
 // numbers), tools and tags as separate kinds. Ids are given in order of first appearance,
 // so the same tasks in the same order give the same Features.
 func TextFeatures(tasks []record.Task) *Features {
-	f := &Features{off: make([]int32, 1, len(tasks)+1)}
-	vocab := map[string]int32{}
+	b := NewFeatureBuilder(len(tasks))
 	for _, t := range tasks {
-		for _, rf := range taskFeatures(t, 1, 1) { // names are distinct within a task
-			id, ok := vocab[rf.name]
-			if !ok {
-				id = int32(len(vocab))
-				vocab[rf.name] = id
-			}
-			f.ids = append(f.ids, id)
-		}
-		f.off = append(f.off, int32(len(f.ids)))
+		b.Add(t)
 	}
-	f.Dim = len(vocab)
-	return f
+	return b.Features()
 }
 
 // Len is the number of rows.

@@ -58,10 +58,9 @@ type loader struct {
 	g      *graph.Graph
 	// catalog is the number of tasks with a catalogue row behind g
 	catalog int
-	tasks   []stats.Task      // indexed like g.Nodes
-	inCats  []bool            // per node: a catalogue row was seen for it (with a Follower)
-	names   []storage.TaskKey // buffer of readTasks
-	inCat   int               // tasks with a catalogue row, as of the last load
+	tasks   []stats.Task // indexed like g.Nodes
+	inCats  []bool       // per node: a catalogue row was seen for it (with a Follower)
+	inCat   int          // tasks with a catalogue row, as of the last load
 	// edgeWrites is the storage counter of adjacency lists written when g was read: when it
 	// moves (a task described or reworded), g is read again.
 	edgeWrites int64
@@ -81,7 +80,8 @@ func (l *loader) load() (*state, error) {
 		}
 		var names []storage.TaskKey
 		kept := false // the nodes are g's
-		if all || l.g == nil {
+		whole := all || l.g == nil
+		if whole {
 			if names, err = l.readTasks(r); err != nil {
 				return err
 			}
@@ -96,6 +96,9 @@ func (l *loader) load() (*state, error) {
 			return err
 		}
 		st.retired, err = retiredNodes(r, l.g)
+		if whole {
+			r.ReleasePages() // it read every task: pages it will not read again
+		}
 		return err
 	}
 	var err error
@@ -183,17 +186,18 @@ func retiredMask(g *graph.Graph, ret map[storage.TaskKey]bool) []bool {
 // readTasks reads every task's statistics into l.tasks, in storage order (environment, then
 // task, byte order: the order of graph nodes), and returns their names.
 func (l *loader) readTasks(r *storage.Reader) ([]storage.TaskKey, error) {
-	l.tasks, l.names, l.inCats, l.inCat = l.tasks[:0], l.names[:0], l.inCats[:0], 0
+	l.tasks, l.inCats, l.inCat = l.tasks[:0], l.inCats[:0], 0
+	var names []storage.TaskKey // not kept: the graph's nodes name the tasks after the load
 	err := r.Tasks(false, func(ti storage.TaskInfo) error {
 		if ti.InCatalog {
 			l.inCat++
 		}
-		l.names = append(l.names, storage.TaskKey{Env: ti.Env, Task: ti.Task.Task})
+		names = append(names, storage.TaskKey{Env: ti.Env, Task: ti.Task.Task})
 		l.tasks = append(l.tasks, ti.Stats)
 		l.inCats = append(l.inCats, ti.InCatalog)
 		return nil
 	})
-	return l.names, err
+	return names, err
 }
 
 // update applies the records of changed tasks to l.tasks and l.inCats (nodes of l.g). It
@@ -262,16 +266,23 @@ func boolDelta(b bool) int {
 }
 
 // withFeatures attaches to g the catalogue features of its nodes (graph.TextFeatures of the
-// stored rows, in storage order), which the predictor's feature prior reads.
+// stored rows, in storage order), which the predictor's feature prior reads. The rows stream
+// through a graph.FeatureBuilder: only a block of them is held at a time.
 func (l *loader) withFeatures(r *storage.Reader, g *graph.Graph) (*graph.Graph, error) {
-	rows, err := storedRows(r, g.Len())
+	b := graph.NewFeatureBuilder(g.Len())
+	n := 0
+	err := r.Tasks(true, func(ti storage.TaskInfo) error {
+		b.Add(ti.Task)
+		n++
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	if len(rows) != g.Len() {
-		return nil, fmt.Errorf("%d stored tasks for a graph of %d nodes", len(rows), g.Len())
+	if n != g.Len() {
+		return nil, fmt.Errorf("%d stored tasks for a graph of %d nodes", n, g.Len())
 	}
-	return g.WithFeatures(graph.TextFeatures(rows)), nil
+	return g.WithFeatures(b.Features()), nil
 }
 
 // storedRows reads the catalogue row of every stored task, in storage order (the order of
@@ -302,28 +313,72 @@ func (l *loader) sameNodes(names []storage.TaskKey) bool {
 // stored, from BuildGraph over the catalogue, or else with no edges (environment priors only).
 func (l *loader) readGraph(r *storage.Reader, names []storage.TaskKey) (*graph.Graph, error) {
 	envs, nodes := nodesOf(names)
-	index := func(env, task string) (int, bool) {
-		return slices.BinarySearchFunc(names, storage.TaskKey{Env: env, Task: task}, compareKey)
+	off, edges, err := readEdges(r, names)
+	// with no catalogue row stored there is no text to link tasks by: a build would read every
+	// task and link none (a database fed rollouts alone: 0.1 s of a restart's first answer at
+	// 20,000 tasks)
+	if err != nil || len(edges) > 0 || l.build == nil || l.inCat == 0 {
+		return graph.NewCSR(envs, nodes, off, edges), err
 	}
-	adj := make([][]graph.Edge, len(names))
-	stored := false
-	err := r.Edges(func(ne storage.NodeEdges) error {
-		i, ok := index(ne.Node.Env, ne.Node.Task)
+	return l.buildGraph(r, envs, nodes, names)
+}
+
+// readEdges reads the stored edges between the named nodes (sorted) in compressed sparse rows:
+// the edges of node i are edges[off[i]:off[i+1]], in stored order. Edges to a node that is not
+// named, and to the node itself, are left out. The lists are read as views (no string copied)
+// into arrays sized by a first pass that reads their lengths only.
+func readEdges(r *storage.Reader, names []storage.TaskKey) ([]int32, []graph.Edge, error) {
+	total, err := r.EdgeTotal()
+	if err != nil {
+		return nil, nil, err
+	}
+	index := newNameIndex(names)
+	from := make([]int32, 0, total) // node of each edge
+	edges := make([]graph.Edge, 0, total)
+	sorted := true
+	err = r.EdgeViews(func(node storage.TaskKey, list []storage.Edge) error {
+		i, ok := index.find(node.Env, node.Task)
 		if !ok {
 			return nil
 		}
-		for _, e := range ne.Edges {
-			if j, ok := index(e.Env, e.Task); ok && j != i {
-				adj[i] = append(adj[i], graph.Edge{To: int32(j), Weight: e.Weight, Sim: e.Sim, Cross: e.Cross})
-				stored = true
+		if n := len(from); n > 0 && from[n-1] > int32(i) {
+			sorted = false
+		}
+		for _, e := range list {
+			if j, ok := index.find(e.Env, e.Task); ok && j != i {
+				from = append(from, int32(i))
+				edges = append(edges, graph.Edge{To: int32(j), Weight: e.Weight, Sim: e.Sim, Cross: e.Cross})
 			}
 		}
 		return nil
 	})
-	if err != nil || stored || l.build == nil {
-		return graph.New(envs, nodes, adj), err
+	if err != nil {
+		return nil, nil, err
 	}
-	return l.buildGraph(r, envs, nodes, names)
+	if !sorted { // lists come by node key, the order of names; this keeps any other order right
+		sortByNode(from, edges)
+	}
+	off := make([]int32, len(names)+1)
+	for _, i := range from {
+		off[i+1]++
+	}
+	for i := range names {
+		off[i+1] += off[i]
+	}
+	return off, edges, nil
+}
+
+// sortByNode orders edges by from, stably, keeping from in step.
+func sortByNode(from []int32, edges []graph.Edge) {
+	perm := make([]int, len(from))
+	for i := range perm {
+		perm[i] = i
+	}
+	slices.SortStableFunc(perm, func(a, b int) int { return cmp.Compare(from[a], from[b]) })
+	f, e := slices.Clone(from), slices.Clone(edges)
+	for k, p := range perm {
+		from[k], edges[k] = f[p], e[p]
+	}
 }
 
 // buildGraph builds the graph from the catalogue and maps it onto the stored nodes by name.

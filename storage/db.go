@@ -133,10 +133,20 @@ func Open(path string, opts Options) (*DB, error) {
 	return db, nil
 }
 
-// init creates the buckets and meta of a new database, or checks those of an existing one.
+// init creates the buckets and meta of a new database, or checks those of an existing one. An
+// existing one is only read: a write transaction would fsync the file at every start, and flush
+// whatever of it the page cache holds unwritten (a database just copied: seconds).
 func (db *DB) init(opts Options) error {
-	if opts.ReadOnly {
-		return db.view(func(tx *bolt.Tx) error { return db.loadConfig(tx, opts) })
+	exists := false
+	err := db.view(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		if exists = meta != nil && meta.Get([]byte("schema")) != nil; exists || opts.ReadOnly {
+			return db.loadConfig(tx, opts)
+		}
+		return nil
+	})
+	if err != nil || exists || opts.ReadOnly {
+		return err
 	}
 	return db.update(func(tx *bolt.Tx) error {
 		meta := tx.Bucket(bucketMeta)

@@ -57,7 +57,7 @@ func (r *Reader) Env(name string) (stats.Env, error) {
 // Tasks calls fn for every task, by environment then task name (byte order). With meta, the
 // catalogue metadata (text, tools, tags, embedding) is filled in; without, only Env, Task,
 // InCatalog, Stats and Seq (the fast path for loading statistics). An error from fn stops the
-// iteration and is returned.
+// iteration and is returned. It releases the pages it has read as it goes (ReleasePages).
 func (r *Reader) Tasks(meta bool, fn func(TaskInfo) error) error {
 	ov, err := r.overlayOf()
 	if err != nil {
@@ -80,12 +80,13 @@ func (r *Reader) Tasks(meta bool, fn func(TaskInfo) error) error {
 		sort.Strings(tasks)
 	}
 	sort.Strings(envs)
+	rl := &releaser{tx: r.tx}
 	for _, env := range envs {
 		var cat *bolt.Bucket
 		if meta {
 			cat = cb.Bucket([]byte(env))
 		}
-		if err := r.envTasks(env, tb.Bucket([]byte(env)), byEnv[env], cat, fn); err != nil {
+		if err := r.envTasks(env, tb.Bucket([]byte(env)), byEnv[env], cat, rl, fn); err != nil {
 			return err
 		}
 	}
@@ -93,14 +94,16 @@ func (r *Reader) Tasks(meta bool, fn func(TaskInfo) error) error {
 }
 
 // envTasks merges the tasks of one environment in tasks (base) with those in the log.
-func (r *Reader) envTasks(env string, base *bolt.Bucket, logged []string, cat *bolt.Bucket, fn func(TaskInfo) error) error {
+func (r *Reader) envTasks(env string, base *bolt.Bucket, logged []string, cat *bolt.Bucket, rl *releaser, fn func(TaskInfo) error) error {
 	var c *bolt.Cursor
 	var k, v []byte
 	if base != nil {
 		c = base.Cursor()
 		k, v = c.First()
 	}
+	meta := newMetaCursor(cat)
 	for i := 0; k != nil || i < len(logged); {
+		rl.tick()
 		var name string
 		var rec taskRecord
 		if k != nil && (i == len(logged) || string(k) < logged[i]) {
@@ -117,7 +120,7 @@ func (r *Reader) envTasks(env string, base *bolt.Bucket, logged []string, cat *b
 				k, v = c.Next()
 			}
 		}
-		ti, err := taskInfo(env, name, rec, cat)
+		ti, err := taskInfo(env, name, rec, meta)
 		if err != nil {
 			return err
 		}
@@ -128,19 +131,51 @@ func (r *Reader) envTasks(env string, base *bolt.Bucket, logged []string, cat *b
 	return nil
 }
 
-// taskInfo builds one task, with its metadata when cat is not nil.
-func taskInfo(env, name string, rec taskRecord, cat *bolt.Bucket) (TaskInfo, error) {
+// taskInfo builds one task, with its metadata when meta is not nil.
+func taskInfo(env, name string, rec taskRecord, meta *metaCursor) (TaskInfo, error) {
 	ti := TaskInfo{InCatalog: rec.InCatalog, Stats: rec.Stats, Seq: rec.Seq}
 	ti.Env, ti.Task.Task = env, name
-	if cat == nil {
+	if meta == nil {
 		return ti, nil
 	}
-	if mv := cat.Get([]byte(name)); mv != nil {
+	if mv := meta.find(name); mv != nil {
 		if err := decodeMeta(mv, &ti.Task); err != nil {
 			return TaskInfo{}, fmt.Errorf("task %s/%s: %w", env, name, err)
 		}
 	}
 	return ti, nil
+}
+
+// metaCursor walks an environment's catalogue bucket beside its tasks, which come in the same
+// (byte) order: one step a task, where a lookup would search the tree from its root.
+type metaCursor struct {
+	c       *bolt.Cursor
+	k, v    []byte
+	started bool
+}
+
+// newMetaCursor returns a cursor over cat, or nil when cat is nil.
+func newMetaCursor(cat *bolt.Bucket) *metaCursor {
+	if cat == nil {
+		return nil
+	}
+	return &metaCursor{c: cat.Cursor()}
+}
+
+// find returns the stored metadata of name (nil when none); names must be asked in increasing
+// order. The first is sought; each later one is reached by stepping.
+func (m *metaCursor) find(name string) []byte {
+	if !m.started {
+		m.k, m.v = m.c.Seek([]byte(name))
+		m.started = true
+	}
+	for m.k != nil && string(m.k) < name {
+		m.k, m.v = m.c.Next()
+	}
+	if m.k != nil && string(m.k) == name {
+		return m.v
+	}
+	return nil
 }
 
 // record returns the current record of one task.
@@ -176,7 +211,7 @@ func (r *Reader) Task(env, task string) (TaskInfo, error) {
 	if !ok {
 		return TaskInfo{}, fmt.Errorf("task %s/%s: %w", env, task, ErrNotFound)
 	}
-	return taskInfo(env, task, rec, r.tx.Bucket(bucketCatalog).Bucket([]byte(env)))
+	return taskInfo(env, task, rec, newMetaCursor(r.tx.Bucket(bucketCatalog).Bucket([]byte(env))))
 }
 
 // taskNames maps every task seq to its task.

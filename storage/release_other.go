@@ -1,0 +1,7 @@
+//go:build !linux
+
+package storage
+
+import bolt "go.etcd.io/bbolt"
+
+func releaseMapped(*bolt.Tx) {}
