@@ -280,7 +280,8 @@ func (pr *Predictor) finish(g *graph.Graph, tasks []stats.Task, round int64, lo,
 // the clamped logit, as before. When an offset and a slope both apply, the slope acts on the
 // shifted logit itself instead of the logit of the shifted mean (one sigmoid and one
 // logarithm fewer per node; the two differ by rounding only, the logit clamped as logit
-// clamps), and the count is scaled before the shift's rounding. Without an offset it
+// clamps), the rest of the correction as correction.apply does it, on the count before the
+// shift's rounding. Without an offset it
 // computes exactly as the correction did.
 func (pr *Predictor) adjust(env int32, alpha, beta, base, centre float64, tried bool, stale float64) (a, b, pre float64, lazy bool) {
 	off, k := pr.drift.offsetOf(env, tried, stale), pr.drift.correction(env, tried)
@@ -288,7 +289,9 @@ func (pr *Predictor) adjust(env int32, alpha, beta, base, centre float64, tried 
 	if off != 0 && k.slope != 1 {
 		l := logit(base) + off
 		m := sigmoid(centre + k.slope*(min(max(l, minLogit), maxLogit)-centre))
-		m, n = min(max(m, 1e-4), 1-1e-4), k.scale*n
+		flat := k // the slope is applied: the rest of the correction (clamp, count) as apply does it
+		flat.slope = 1
+		m, n = flat.apply(m, n, centre)
 		return m * n, (1 - m) * n, l, true
 	}
 	if off != 0 {
