@@ -1,8 +1,11 @@
 package propagate
 
 import (
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
 	"math"
-	"slices"
 )
 
 // scaleGrid are the scales of a posterior's count that the dispersion correction chooses
@@ -16,24 +19,58 @@ var scaleGrid = []float64{1.0 / 16, 1.0 / 11, 1.0 / 8, 1.0 / 5.6, 1.0 / 4, 1.0 /
 // too timid.
 var slopeGrid = []float64{0, 0.3, 0.5, 0.7, 1, 1.4}
 
-// correction is one point of the grid: a scale of the count and a slope of the mean.
-type correction struct{ scale, slope float64 }
+// etaGrid are the exponents of the mean-dependence of the count the correction chooses
+// from: an exponent η multiplies the count of a prediction of mean m by (4·m·(1−m))^(−η), 1
+// at m = ½. A Beta of fixed count is far more spread, on the logit scale, near 0 or 1 than
+// near ½ (the trigamma of a small shape parameter grows like its inverse square); η > 0 takes
+// some of that back, so that a prediction far from ½ (a random pick, a task known easy) and
+// one near ½ (the tasks selection prefers) can both be honest, which one scale cannot.
+var etaGrid = []float64{0, 0.5, 1}
 
-// dispersionGrid is every (scale, slope) pair, scale-major; unitScale is the index of (1, 1),
-// chosen when nothing is measured.
+// thetaGrid are the powers of the count the correction chooses from: a power θ makes a count
+// n countRef·(n/countRef)^θ before the scale, so that below 1 the counts of a channel are
+// drawn together: the evidence that makes one prediction surer than another (borrowed from
+// neighbours, decayed) was worth less than it says. Selection prefers the predictions with
+// the most evidence behind them, so over-counted evidence shows in its picks and not in
+// random ones; a scale alone corrects the one at the cost of the other.
+var thetaGrid = []float64{1, 0.5}
+
+// countRef is the count that θ leaves unchanged: the default prior strength, the count of a
+// task with no evidence.
+const countRef = 2
+
+// correction is one point of the grid: a scale of the count, a slope of the mean, the
+// exponent of the count's dependence on the mean and the power of the count.
+type correction struct{ scale, slope, eta, theta float64 }
+
+// unitCorrection is the predictor without a correction.
+var unitCorrection = correction{1, 1, 0, 1}
+
+// dispersionGrid is every (scale, slope, η, θ), scale-major; unitScale is the index of
+// unitCorrection.
 var dispersionGrid, unitScale = func() ([]correction, int) {
 	var g []correction
 	unit := 0
 	for _, s := range scaleGrid {
 		for _, a := range slopeGrid {
-			if s == 1 && a == 1 {
-				unit = len(g)
+			for _, e := range etaGrid {
+				for _, th := range thetaGrid {
+					k := correction{s, a, e, th}
+					if k == unitCorrection {
+						unit = len(g)
+					}
+					g = append(g, k)
+				}
 			}
-			g = append(g, correction{s, a})
 		}
 	}
 	return g, unit
 }()
+
+// startCorrection is the correction of tasks never tried while nothing is measured (the
+// first request of a database): the count scaled by start (Params.DispersionStart), nothing
+// else changed.
+func startCorrection(start float64) correction { return correction{start, 1, 0, 1} }
 
 // apply gives the mean and count of a prediction of mean m and count n, its environment's
 // centre logit c, under the correction.
@@ -41,7 +78,14 @@ func (k correction) apply(m, n, c float64) (float64, float64) {
 	if k.slope != 1 {
 		m = sigmoid(c + k.slope*(logit(m)-c))
 	}
-	return min(max(m, 1e-4), 1-1e-4), k.scale * n
+	m = min(max(m, 1e-4), 1-1e-4)
+	if k.theta != 1 {
+		n = countRef * math.Pow(n/countRef, k.theta)
+	}
+	if k.eta != 0 {
+		n *= math.Pow(4*m*(1-m), -k.eta)
+	}
+	return m, n * k.scale // the scale last, as groupLL applies it
 }
 
 // Dispersion is what the dispersion correction has measured: for each channel, the
@@ -105,8 +149,8 @@ func (s State) ExplorationReturn() float64 {
 // (LL, in the grid's order) and their number (N), both decayed by Params.DispersionMemory at
 // each call that measures.
 type Likelihood struct {
-	LL []float64 `json:"ll"`
-	N  float64   `json:"n"`
+	LL []float64
+	N  float64
 }
 
 // clone returns a deep copy of d, so that a call never writes into its caller's State.
@@ -124,18 +168,74 @@ func (d Dispersion) clone() Dispersion {
 	return out
 }
 
-// clone copies l; a Likelihood of the wrong length or with non-finite numbers is dropped
-// (nil), as a state stored by another version would be.
+// clone copies l, each log-likelihood rounded to float32 (what MarshalJSON stores, so that a
+// State that went through storage predicts exactly as one that did not); a Likelihood of the
+// wrong length or with non-finite numbers is dropped (nil), as a state stored by another
+// version would be.
 func (l *Likelihood) clone() *Likelihood {
 	if l == nil || len(l.LL) != len(dispersionGrid) || !finite(l.N) || l.N < 0 {
 		return nil
 	}
-	for _, x := range l.LL {
-		if !finite(x) {
+	out := &Likelihood{LL: make([]float64, len(l.LL)), N: l.N}
+	for j, x := range l.LL {
+		if !finite(x) || !finite(float64(float32(x))) {
 			return nil
 		}
+		out.LL[j] = float64(float32(x))
 	}
-	return &Likelihood{LL: slices.Clone(l.LL), N: l.N}
+	return out
+}
+
+// round rounds every log-likelihood of d to float32, in place.
+func (d Dispersion) round() {
+	for _, l := range d.Env {
+		l.round()
+	}
+	d.Global.round()
+	d.Rechose.round()
+}
+
+func (l *Likelihood) round() {
+	if l == nil {
+		return
+	}
+	for j, x := range l.LL {
+		l.LL[j] = float64(float32(x))
+	}
+}
+
+// likelihoodJSON is how a Likelihood is stored: its log-likelihoods as float32, little
+// endian, in base64 (2.5 KB for the grid's 468, against about 9 KB as JSON numbers).
+type likelihoodJSON struct {
+	LL32 string  `json:"ll32"`
+	N    float64 `json:"n"`
+}
+
+// MarshalJSON stores l compactly (see likelihoodJSON); the log-likelihoods lose what float32
+// cannot hold, as clone does.
+func (l Likelihood) MarshalJSON() ([]byte, error) {
+	buf := make([]byte, 4*len(l.LL))
+	for j, x := range l.LL {
+		binary.LittleEndian.PutUint32(buf[4*j:], math.Float32bits(float32(x)))
+	}
+	return json.Marshal(likelihoodJSON{LL32: base64.StdEncoding.EncodeToString(buf), N: l.N})
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote.
+func (l *Likelihood) UnmarshalJSON(data []byte) error {
+	var v likelihoodJSON
+	if err := json.Unmarshal(data, &v); err != nil {
+		return fmt.Errorf("dispersion likelihood: %w", err)
+	}
+	buf, err := base64.StdEncoding.DecodeString(v.LL32)
+	if err != nil || len(buf)%4 != 0 {
+		return fmt.Errorf("dispersion likelihood: bad ll32 (%d bytes, %v)", len(buf), err)
+	}
+	l.LL, l.N = make([]float64, len(buf)/4), v.N
+	for j := range l.LL {
+		l.LL[j] = float64(math.Float32frombits(binary.LittleEndian.Uint32(buf[4*j:])))
+	}
+	return nil
 }
 
 // add counts one group of n rollouts with k successes, predicted Beta(c·m, c·(1−m)) with
@@ -157,16 +257,18 @@ func (l *Likelihood) addLL(ll []float64) {
 }
 
 // groupLL sets out[j] to the log-likelihood of k successes of n under correction j of the
-// grid, for a prediction of the given mean, count and centre. The corrected mean depends on
-// the slope alone, so it is worked out once per slope; each number is the one the grid's
-// correction.apply gives.
+// grid, for a prediction of the given mean, count and centre. The grid is scale-major: the
+// corrected mean and the count before the scale depend on the other parts alone, so they
+// are worked out once for each; each number is the one the grid's correction.apply gives.
 func groupLL(out []float64, k, n int64, mean, count, centre float64) {
-	means := make([]float64, len(slopeGrid))
-	for j, a := range slopeGrid {
-		means[j], _ = correction{1, a}.apply(mean, count, centre)
+	inner := len(slopeGrid) * len(etaGrid) * len(thetaGrid)
+	means, counts := make([]float64, inner), make([]float64, inner)
+	for j := range inner {
+		g := dispersionGrid[j]
+		means[j], counts[j] = correction{1, g.slope, g.eta, g.theta}.apply(mean, count, centre)
 	}
 	for j, g := range dispersionGrid {
-		m, c := means[j%len(slopeGrid)], g.scale*count
+		m, c := means[j%inner], g.scale*counts[j%inner]
 		out[j] = betaBinomialLL(k, n, c*m, c*(1-m))
 	}
 }
@@ -200,8 +302,6 @@ func (l *Likelihood) decay(rho float64) {
 	l.N *= rho
 }
 
-func newLikelihood() *Likelihood { return &Likelihood{LL: make([]float64, len(dispersionGrid))} }
-
 func lbeta(a, b float64) float64 {
 	x, _ := math.Lgamma(a)
 	y, _ := math.Lgamma(b)
@@ -209,10 +309,13 @@ func lbeta(a, b float64) float64 {
 	return x + y - z
 }
 
+func newLikelihood() *Likelihood { return &Likelihood{LL: make([]float64, len(dispersionGrid))} }
+
 // best is the index of the grid that maximises ll(j) + w·prior(j)/prior.N: an environment's
 // own evidence shrunk towards the prior's per-group likelihood with the weight of w groups
-// (empirical Bayes). Nil parts count nothing; with nothing at all, or a tie, unit.
-func best(ll, prior *Likelihood, w float64, unit int) int {
+// (empirical Bayes). Nil parts count nothing; with nothing at all, or a tie, unit. Without
+// byMean only the points of η 0 compete, without byCount only those of θ 1.
+func best(ll, prior *Likelihood, w float64, unit int, byMean, byCount bool) int {
 	score := func(j int) float64 {
 		v := 0.0
 		if ll != nil {
@@ -224,7 +327,10 @@ func best(ll, prior *Likelihood, w float64, unit int) int {
 		return v
 	}
 	bj, bv := unit, score(unit)
-	for j := range dispersionGrid {
+	for j, k := range dispersionGrid {
+		if !byMean && k.eta != 0 || !byCount && k.theta != 1 {
+			continue
+		}
 		if v := score(j); v > bv+1e-12 {
 			bj, bv = j, v
 		}
@@ -232,10 +338,13 @@ func best(ll, prior *Likelihood, w float64, unit int) int {
 	return bj
 }
 
+// measured reports whether l holds any group.
+func (l *Likelihood) measured() bool { return l != nil && l.N > 0 }
+
 // correctionOf is the correction that ll, shrunk towards prior with the weight of w groups,
-// chooses.
-func correctionOf(ll, prior *Likelihood, w float64) correction {
-	return dispersionGrid[best(ll, prior, w, unitScale)]
+// chooses; with nothing measured in either, none (the unit of the grid).
+func correctionOf(ll, prior *Likelihood, w float64, byMean, byCount bool) correction {
+	return dispersionGrid[best(ll, prior, w, unitScale, byMean, byCount)]
 }
 
 // binaryGroup returns the successes of dn new rollouts whose rewards sum to sum, when every

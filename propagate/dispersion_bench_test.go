@@ -47,12 +47,12 @@ func BenchmarkPredictCorrected(b *testing.B) {
 	}
 }
 
-// skewed is a dispersion state whose every channel prefers scale 1/2 and slope 0.7.
+// skewed is a dispersion state whose every channel prefers scale 1/2, slope 0.7 and η ½.
 func skewed(st State) Dispersion {
 	pref := func() *Likelihood {
 		l := newLikelihood()
 		for j, c := range dispersionGrid {
-			if c == (correction{0.5, 0.7}) {
+			if c == (correction{0.5, 0.7, 0.5, 1}) {
 				l.LL[j] = 10
 			}
 		}

@@ -1,6 +1,7 @@
 package propagate
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -125,13 +126,13 @@ func TestDispersionShrinksAnEnvironmentWithFewGroups(t *testing.T) {
 	}
 	one := newLikelihood()
 	one.add(4, 8, 0.5, 2, 0) // one group half solved: alone, the largest scale
-	if s := correctionOf(one, nil, 0).scale; s != scaleGrid[len(scaleGrid)-1] {
+	if s := correctionOf(one, nil, 0, true, true).scale; s != scaleGrid[len(scaleGrid)-1] {
 		t.Fatalf("one even group alone chooses scale %v", s)
 	}
-	if s, g := correctionOf(one, glob, 16).scale, correctionOf(glob, nil, 0).scale; s > 2*g {
+	if s, g := correctionOf(one, glob, 16, true, true).scale, correctionOf(glob, nil, 0, true, true).scale; s > 2*g {
 		t.Errorf("shrunk towards the global scale %v, one group gives %v", g, s)
 	}
-	if k := correctionOf(nil, nil, 16); k != (correction{1, 1}) {
+	if k := correctionOf(nil, nil, 16, true, true); k != (unitCorrection) {
 		t.Errorf("nothing measured: %+v, want scale 1 and slope 1", k)
 	}
 }
@@ -143,7 +144,7 @@ func TestDispersionCorrectsRechosenOverconfidence(t *testing.T) {
 	p := DefaultParams()
 	_, _, still := runDispersion(t, p, 0)
 	_, _, jumps := runDispersion(t, p, 2.5)
-	sStill, sJump := correctionOf(still.Dispersion.Rechose, nil, 0).scale, correctionOf(jumps.Dispersion.Rechose, nil, 0).scale
+	sStill, sJump := correctionOf(still.Dispersion.Rechose, nil, 0, true, true).scale, correctionOf(jumps.Dispersion.Rechose, nil, 0, true, true).scale
 	if !(sJump < 1) || !(sJump < sStill) {
 		t.Errorf("re-chosen scale %v when tried tasks jump, %v when they stand: want below 1 and below", sJump, sStill)
 	}
@@ -209,5 +210,192 @@ func TestExplorationReturnIsMeasured(t *testing.T) {
 	}
 	if !(got[1] > got[0]+0.2) {
 		t.Errorf("exploration return %v with tried tasks standing, %v with them jumping: want more", got[0], got[1])
+	}
+}
+
+// TestDispersionByMeanFitsCentreAndTails: most groups (80%, as selection picks) are of tasks
+// predicted ½, the rest (as random slots) predicted 0.1 or 0.9, all with count 4; the truth
+// is a Beta of half that count at ½ and surer far from ½ (count 2·(4m(1−m))^(−1), η = 1).
+// One scale fitted on all of them is honest at ½ and predicts too many degenerate groups in
+// the tails; with the count depending on the mean (η), the fit finds the truth and both are
+// within 0.03.
+func TestDispersionByMeanFitsCentreAndTails(t *testing.T) {
+	type grp struct {
+		k    int64
+		mean float64
+	}
+	rng := rand.New(rand.NewPCG(5, 13))
+	var groups []grp
+	for i := range 4000 {
+		m := 0.5
+		if i%5 == 0 {
+			m = []float64{0.1, 0.9}[i/5%2]
+		}
+		c := 2 / (4 * m * (1 - m))
+		p := betaDraw(rng, c*m, c*(1-m))
+		var k int64
+		for range 8 {
+			if rng.Float64() < p {
+				k++
+			}
+		}
+		groups = append(groups, grp{k, m})
+	}
+	const count = 4
+	l := newLikelihood()
+	for _, g := range groups {
+		l.add(g.k, 8, g.mean, count, 0)
+	}
+	// gaps returns |predicted − realised| degenerate share at ½ and in the tails.
+	gaps := func(k correction) (centre, tails float64) {
+		var pred, real, n [2]float64
+		for _, g := range groups {
+			c := 0
+			if g.mean != 0.5 {
+				c = 1
+			}
+			m, cnt := k.apply(g.mean, count, 0)
+			pred[c] += BetaBinomialDegenerate(m*cnt, (1-m)*cnt, 8)
+			if g.k == 0 || g.k == 8 {
+				real[c]++
+			}
+			n[c]++
+		}
+		return math.Abs(pred[0]-real[0]) / n[0], math.Abs(pred[1]-real[1]) / n[1]
+	}
+	withC, withT := gaps(correctionOf(l, nil, 0, true, true))
+	withoutC, withoutT := gaps(correctionOf(l, nil, 0, false, true))
+	if withC > 0.03 || withT > 0.03 {
+		t.Errorf("with η (%+v): gap %.3f at ½, %.3f in the tails; want both within 0.03", correctionOf(l, nil, 0, true, true), withC, withT)
+	}
+	if withoutT < 0.05 {
+		t.Errorf("without η (%+v): gaps %.3f at ½ and %.3f in the tails; the test needs the tails off", correctionOf(l, nil, 0, false, true), withoutC, withoutT)
+	}
+	t.Logf("with η: %.3f / %.3f, without: %.3f / %.3f", withC, withT, withoutC, withoutT)
+}
+
+// betaDraw draws from Beta(a, b) as X/(X+Y) of two gamma draws (Marsaglia and Tsang, with
+// the boost for a shape below 1).
+func betaDraw(rng *rand.Rand, a, b float64) float64 {
+	x, y := gammaDraw(rng, a), gammaDraw(rng, b)
+	return x / (x + y)
+}
+
+func gammaDraw(rng *rand.Rand, a float64) float64 {
+	if a < 1 {
+		return gammaDraw(rng, a+1) * math.Pow(rng.Float64(), 1/a)
+	}
+	d := a - 1.0/3
+	c := 1 / math.Sqrt(9*d)
+	for {
+		x := rng.NormFloat64()
+		v := 1 + c*x
+		if v <= 0 {
+			continue
+		}
+		v = v * v * v
+		if u := rng.Float64(); math.Log(u) < 0.5*x*x+d-d*v+d*math.Log(v) {
+			return d * v
+		}
+	}
+}
+
+// TestDispersionByCountDrawsCountsTogether: predictions of mean ½, most with count 2 (a
+// prior alone) and some with 6 (evidence borrowed from neighbours), whose truth is surer
+// with that evidence but less than it says (the truth's count is half of 2·(n/2)^½: 1 and
+// 1.73). One scale cannot be honest for both counts; with the power of the count (θ) the fit
+// finds the truth and both are within 0.03.
+func TestDispersionByCountDrawsCountsTogether(t *testing.T) {
+	type grp struct {
+		k     int64
+		count float64
+	}
+	rng := rand.New(rand.NewPCG(7, 3))
+	var groups []grp
+	for i := range 4000 {
+		n := 2.0
+		if i%3 == 0 {
+			n = 6
+		}
+		c := 0.5 * 2 * math.Sqrt(n/2)
+		p := betaDraw(rng, c/2, c/2)
+		var k int64
+		for range 8 {
+			if rng.Float64() < p {
+				k++
+			}
+		}
+		groups = append(groups, grp{k, n})
+	}
+	l := newLikelihood()
+	for _, g := range groups {
+		l.add(g.k, 8, 0.5, g.count, 0)
+	}
+	worst := func(k correction) float64 {
+		var pred, real, n [2]float64
+		for _, g := range groups {
+			c := 0
+			if g.count != 2 {
+				c = 1
+			}
+			m, cnt := k.apply(0.5, g.count, 0)
+			pred[c] += BetaBinomialDegenerate(m*cnt, (1-m)*cnt, 8)
+			if g.k == 0 || g.k == 8 {
+				real[c]++
+			}
+			n[c]++
+		}
+		return max(math.Abs(pred[0]-real[0])/n[0], math.Abs(pred[1]-real[1])/n[1])
+	}
+	with, without := correctionOf(l, nil, 0, true, true), correctionOf(l, nil, 0, true, false)
+	if g := worst(with); g > 0.03 {
+		t.Errorf("with θ (%+v): worst gap %.3f, want within 0.03", with, g)
+	}
+	if g := worst(without); g < 0.05 {
+		t.Errorf("without θ (%+v): worst gap %.3f; the test needs one count off", without, g)
+	}
+}
+
+// TestDispersionThroughJSONPredictsTheSame: a State whose Dispersion went through JSON (as
+// the scheduler stores it, float32 in base64) gives the same predictions, bit for bit, and the
+// same next Dispersion as the State itself; the stored form is small.
+func TestDispersionThroughJSONPredictsTheSame(t *testing.T) {
+	w := newDispersionWorld()
+	c := newChain(t, DefaultParams())
+	for round := int64(1); round <= 6; round++ {
+		c.call(t, w.g, w.tasks, round)
+		w.round(round, 1.5)
+	}
+	data, err := json.Marshal(c.st.Dispersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Dispersion
+	if err := json.Unmarshal(data, &back); err != nil {
+		t.Fatal(err)
+	}
+	if per := len(data) / (len(back.Env) + 2); per > 3000 {
+		t.Errorf("stored dispersion: %d bytes, %d per likelihood", len(data), per)
+	}
+	stored := c.st
+	stored.Dispersion = back
+	pa, na, err := c.pr.Predict(w.g, w.tasks, 7, c.st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pa = clonePreds(pa)
+	pb, nb, err := c.pr.Predict(w.g, w.tasks, 7, stored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range pa {
+		if pa[i] != pb[i] {
+			t.Fatalf("node %d: %+v through JSON, %+v without", i, pb[i], pa[i])
+		}
+	}
+	for j := range na.Dispersion.Global.LL {
+		if a, b := na.Dispersion.Global.LL[j], nb.Dispersion.Global.LL[j]; math.Float64bits(a) != math.Float64bits(b) {
+			t.Fatalf("next global log-likelihood %d: %v through JSON, %v without", j, b, a)
+		}
 	}
 }

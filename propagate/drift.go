@@ -97,6 +97,9 @@ type drift struct {
 	// and the scales of the call in progress (per environment index, and re-chosen)
 	disp          Dispersion
 	memory, prior float64
+	startScale    float64 // the scale of tasks never tried while nothing is measured
+	byMean        bool    // the count may depend on the predicted mean (η of the grid)
+	byCount       bool    // the counts may be drawn together (θ of the grid)
 	scale         []correction
 	scaleRe       correction
 }
@@ -119,6 +122,7 @@ func (d *drift) start(st State, p Params) {
 		d.re = min(max(st.Rechosen, -d.reMax), d.reMax)
 	}
 	d.memory, d.prior = p.DispersionMemory, p.DispersionPrior
+	d.startScale, d.byMean, d.byCount = p.DispersionStart, p.DispersionByMean, p.DispersionByCount
 	d.disp = Dispersion{}
 	if d.memory > 0 {
 		d.disp = st.Dispersion.clone()
@@ -126,7 +130,12 @@ func (d *drift) start(st State, p Params) {
 }
 
 // state is the State after the call, without baselines (the caller chooses them).
-func (d *drift) state() State { return State{Offsets: d.offset, Rechosen: d.re, Dispersion: d.disp} }
+// Its log-likelihoods are rounded to float32, as they are stored (see Likelihood.MarshalJSON),
+// so that the State a caller keeps in memory equals the one it would read back.
+func (d *drift) state() State {
+	d.disp.round()
+	return State{Offsets: d.offset, Rechosen: d.re, Dispersion: d.disp}
+}
 
 // active reports whether any channel corrects drift or dispersion.
 func (d *drift) active() bool { return d.rate > 0 || d.reRate > 0 || d.memory > 0 }
@@ -326,15 +335,26 @@ func (d *drift) current(g *graph.Graph) {
 	d.scale = resize(d.scale, len(g.Envs))
 	d.scaleRe = dispersionGrid[unitScale]
 	if d.memory > 0 {
-		d.scaleRe = correctionOf(d.disp.Rechose, nil, 0)
+		d.scaleRe = correctionOf(d.disp.Rechose, nil, 0, d.byMean, d.byCount)
 	}
 	for e, name := range g.Envs {
 		d.cur[e] = d.offset[name]
 		d.scale[e] = dispersionGrid[unitScale]
 		if d.memory > 0 {
-			d.scale[e] = correctionOf(d.disp.Env[name], d.disp.Global, d.prior)
+			d.scale[e] = d.newCorrection(name)
 		}
 	}
+}
+
+// newCorrection is the correction of the tasks never tried of environment env: the most
+// likely of its groups shrunk towards all environments', or, while no environment has a group
+// measured, the start correction.
+func (d *drift) newCorrection(env string) correction {
+	own := d.disp.Env[env]
+	if !own.measured() && !d.disp.Global.measured() {
+		return startCorrection(d.startScale)
+	}
+	return correctionOf(own, d.disp.Global, d.prior, d.byMean, d.byCount)
 }
 
 // correction is the dispersion correction of a node's channel: its environment's for a node

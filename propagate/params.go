@@ -77,6 +77,24 @@ type Params struct {
 	// environment's choice of scale (empirical Bayes: an environment with few groups takes
 	// the global scale).
 	DispersionPrior float64
+	// DispersionStart is the scale of the count of tasks never tried while nothing is
+	// measured yet (the first request of a database, when the correction is on): below 1 the
+	// first batch is predicted more spread out than the prior's strength κ says. Chosen on the
+	// simulator's tuning seeds over every world together, as the value whose first steps are
+	// honest across them; the measured correction replaces it from the first groups on.
+	DispersionStart float64
+	// DispersionByMean lets the correction's count depend on the predicted mean: the count
+	// of a prediction of mean m is multiplied by (4·m·(1−m))^(−η), η chosen per channel with
+	// the scale and the slope by the same likelihood (0, ½, 1 or 1½). One scale per channel
+	// cannot be honest both near ½, where selection picks, and far from it, where random
+	// slots and tasks known easy or hard sit; false fits η = 0 only.
+	DispersionByMean bool
+	// DispersionByCount lets the correction draw the counts of a channel together: a count
+	// n becomes 2·(n/2)^θ before the scale, θ chosen with the rest (1 or ½). Below 1 the
+	// evidence that makes one prediction surer than another was worth less than it says,
+	// which selection, preferring the surest informative tasks, sees and random slots do
+	// not; false fits θ = 1 only.
+	DispersionByCount bool
 	// GroupSize is the group size G for which Prediction.PDeg is filled in; PDegenerate
 	// gives any other size.
 	GroupSize int
@@ -85,22 +103,25 @@ type Params struct {
 // DefaultParams returns the parameters envsched uses unless told otherwise.
 func DefaultParams() Params {
 	return Params{
-		Decay:            stats.DefaultDecay,
-		Kappa:            2,
-		Gamma:            0.2,
-		Hops:             1,
-		MinTotalWeight:   1,
-		BorrowCap:        4,
-		VarPrior:         2,
-		DriftRate:        0.2,
-		DriftMax:         1,
-		DriftMinRollouts: 8,
-		FeatureRidge:     1,
-		RechosenRate:     0.5,
-		RechosenMax:      2,
-		DispersionMemory: 0.95,
-		DispersionPrior:  16,
-		GroupSize:        8,
+		Decay:             stats.DefaultDecay,
+		Kappa:             2,
+		Gamma:             0.2,
+		Hops:              1,
+		MinTotalWeight:    1,
+		BorrowCap:         4,
+		VarPrior:          2,
+		DriftRate:         0.2,
+		DriftMax:          1,
+		DriftMinRollouts:  8,
+		FeatureRidge:      1,
+		RechosenRate:      0.5,
+		RechosenMax:       2,
+		DispersionMemory:  0.95,
+		DispersionPrior:   16,
+		DispersionStart:   0.6,
+		DispersionByMean:  true,
+		DispersionByCount: true,
+		GroupSize:         8,
 	}
 }
 
@@ -125,6 +146,7 @@ func (p Params) Validate() error {
 		{p.RechosenMax >= 0 && finite(p.RechosenMax), "re-chosen max", "a finite number >= 0", p.RechosenMax},
 		{p.DispersionMemory >= 0 && p.DispersionMemory < 1, "dispersion memory", "in [0, 1)", p.DispersionMemory},
 		{p.DispersionPrior >= 0 && finite(p.DispersionPrior), "dispersion prior", "a finite number >= 0", p.DispersionPrior},
+		{p.DispersionStart > 0 && p.DispersionStart <= 16 && finite(p.DispersionStart), "dispersion start", "in (0, 16]", p.DispersionStart},
 		{p.GroupSize >= 1 && p.GroupSize <= 1<<16, "group size", "an integer from 1 to 65536", p.GroupSize},
 	})
 }

@@ -69,14 +69,28 @@ func TestUnseenTaskWithSolvedNeighboursIsEasy(t *testing.T) {
 	}
 }
 
+// TestUnseenTaskInUnknownEnvIsAFairCoin: with nothing known, a task's prior is Beta(κ/2, κ/2)
+// with the count scaled by the dispersion correction's start (Params.DispersionStart), the
+// first request's honest spread; with the correction off, the prior alone.
 func TestUnseenTaskInUnknownEnvIsAFairCoin(t *testing.T) {
 	g := star(2, 0.5)
-	p := mustPredict(t, g, make([]stats.Task, 3), 1, DefaultParams())[0]
-	if math.Abs(p.Mean-0.5) > 1e-9 || p.Count() != DefaultParams().Kappa {
-		t.Errorf("nothing known: want Beta(1,1)-like prior of mean 0.5, got %+v", p)
-	}
-	if want := BetaBinomialDegenerate(1, 1, 8); math.Abs(p.PDeg-want) > 1e-12 {
-		t.Errorf("PDeg %g, want %g", p.PDeg, want)
+	off := DefaultParams()
+	off.DispersionMemory = 0
+	for _, c := range []struct {
+		name  string
+		p     Params
+		count float64
+	}{
+		{"correction off", off, off.Kappa},
+		{"default", DefaultParams(), DefaultParams().Kappa * DefaultParams().DispersionStart},
+	} {
+		p := mustPredict(t, g, make([]stats.Task, 3), 1, c.p)[0]
+		if math.Abs(p.Mean-0.5) > 1e-9 || math.Abs(p.Count()-c.count) > 1e-12 {
+			t.Errorf("%s: nothing known: want a prior of mean 0.5 and count %v, got %+v", c.name, c.count, p)
+		}
+		if want := BetaBinomialDegenerate(c.count/2, c.count/2, 8); math.Abs(p.PDeg-want) > 1e-12 {
+			t.Errorf("%s: PDeg %g, want %g", c.name, p.PDeg, want)
+		}
 	}
 }
 

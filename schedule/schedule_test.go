@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"strings"
@@ -359,8 +360,11 @@ func TestPredictEnvs(t *testing.T) {
 	if envs, err = PredictEnvs(db, Options{Predict: &envOnly}, 8); err != nil {
 		t.Fatal(err)
 	}
-	if fresh := envs["new"]; fresh.Degenerate < 0.2 || fresh.Degenerate > 0.25 {
-		t.Errorf("an environment never tried, environment priors alone (Beta(1,1): 2/9 degenerate): %+v", fresh)
+	// nothing measured yet: the prior Beta(κ/2, κ/2) with its count scaled by the dispersion
+	// correction's start (Beta(0.6, 0.6): 0.344 degenerate; the prior alone, 2/9)
+	half := envOnly.Kappa * envOnly.DispersionStart / 2
+	if fresh, want := envs["new"], propagate.BetaBinomialDegenerate(half, half, 8); math.Abs(fresh.Degenerate-want) > 1e-3 {
+		t.Errorf("an environment never tried, environment priors alone: %+v, want %.3f degenerate", fresh, want)
 	}
 }
 

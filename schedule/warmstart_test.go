@@ -35,8 +35,8 @@ func rollRandom(t *testing.T, a Answer, seed uint64, dbs ...*storage.DB) {
 // The feature prior's fit starts where the last answer's ended (stored with it), and the
 // answers stay a function of the database: a scheduler that runs on (A) and one whose
 // database is closed and opened again before every request (B) give the same bytes, the
-// fit of A takes fewer iterations than a fit from zero on the same state, and the stored
-// state carries the start.
+// fit of A never takes more iterations than a fit from zero on the same state and fewer in
+// all, and the stored state carries the start.
 func TestWarmStartKeepsAnswersAFunctionOfTheDatabase(t *testing.T) {
 	dir := t.TempDir()
 	paths := []string{filepath.Join(dir, "a.db"), filepath.Join(dir, "b.db")}
@@ -50,7 +50,7 @@ func TestWarmStartKeepsAnswersAFunctionOfTheDatabase(t *testing.T) {
 	}
 	sA := newScheduler(t, dbA, Options{BuildGraph: DefaultBuildGraph})
 	body := []byte(`{"size": 200}`)
-	warmer := 0
+	warmIters, coldIters := 0, 0
 	for i := 1; i <= 6; i++ {
 		dbB.Close()
 		dbB = openFile(t, paths[1])
@@ -72,13 +72,18 @@ func TestWarmStartKeepsAnswersAFunctionOfTheDatabase(t *testing.T) {
 			if _, _, err := cold.Predict(st.g, st.tasks, st.lastStep, propagate.State{}); err != nil {
 				t.Fatal(err)
 			}
-			if sA.pred.FitIterations() < cold.FitIterations() {
-				warmer++
+			if sA.pred.FitIterations() > cold.FitIterations() {
+				t.Errorf("%s: the warm fit took %d iterations, one from zero %d", id, sA.pred.FitIterations(), cold.FitIterations())
 			}
+			warmIters += sA.pred.FitIterations()
+			coldIters += cold.FitIterations()
 		}
 		rollRandom(t, decode(t, a), uint64(i), dbA, dbB)
 	}
-	if warmer < 4 {
-		t.Errorf("the fit took fewer iterations than from zero in %d of 5 answers", warmer)
+	// The start saves a few of about 70 iterations an answer here (0-7; some answers none),
+	// so the check is that it never costs and saves in all: a fit that ignored the stored
+	// start would take as many as one from zero in every answer.
+	if warmIters >= coldIters {
+		t.Errorf("the warm fits took %d iterations in all, from zero %d", warmIters, coldIters)
 	}
 }

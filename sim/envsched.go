@@ -21,6 +21,9 @@ type EnvschedParams struct {
 	// environment priors (the daemon always attaches features; a task with no catalogue row
 	// gets an empty row, so its prior is its environment's and the intercept's part of the fit).
 	NoFeatures bool
+	// FixedExploration keeps the coverage weight of selection as given, instead of
+	// multiplying it by what exploring has measurably returned (State.ExplorationReturn).
+	FixedExploration bool
 }
 
 // DefaultEnvschedParams are the packages' own defaults: what `envsched run` uses.
@@ -169,7 +172,9 @@ func (p *envschedPolicy) Choose(v *View) ([]int, error) {
 	}
 	req := batcher.Request{Size: v.Size, GroupSize: v.Group, Step: step, Seed: mix(p.seed ^ uint64(step)<<20)}
 	sel := p.params.Select
-	sel.CoverageWeight *= p.state.ExplorationReturn() // as the scheduler does
+	if !p.params.FixedExploration {
+		sel.CoverageWeight *= p.state.ExplorationReturn() // as the scheduler does
+	}
 	b, err := batcher.Select(p.g, preds, p.tasks, req, sel)
 	if err != nil {
 		return nil, fmt.Errorf("policy %s: step %d: %w", p.name, v.Step, err)

@@ -1,0 +1,130 @@
+"""Unit tests of the acceptance harness's figures and worlds (run by acceptance_test.go)."""
+
+import os
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import harness  # noqa: E402
+import worlds  # noqa: E402
+
+
+def _tasks():
+    """A small catalogue: 3 environments of 10 tasks."""
+    rows = []
+    for e in range(3):
+        for i in range(10):
+            tools = [f"{v}_x" for v in ("get", "book", "cancel")[: 1 + (i + e) % 3]]
+            rows.append(worlds.Task(f"b{e % 2}-env{e}", str(i), "user: hi " * (1 + i % 4), tools, f"b{e % 2}"))
+    worlds._derive(rows)
+    return rows
+
+
+def _run(policy, seed, curve, degenerate=(), groups=()):
+    return harness.Run("w", policy, seed, curve=list(curve), degenerate=list(degenerate), groups=list(groups))
+
+
+class Figures(unittest.TestCase):
+    def test_parse_seeds(self):
+        self.assertEqual(harness.parse_seeds("1-3,7,2"), [1, 2, 3, 7])
+        self.assertEqual(harness.parse_seeds("5"), [5])
+
+    def test_first_reach_and_median(self):
+        self.assertEqual(harness.first_reach([0.9, 0.1, 0.5, 0.6], 0.5), 2)  # step 0 never counts
+        self.assertIsNone(harness.first_reach([0.1, 0.2], 0.5))
+        self.assertEqual(harness.median_step([3, None, 5]), 5)
+        self.assertIsNone(harness.median_step([None, None, 4]))
+
+    def test_headline_from_curves(self):
+        runs = [_run("random", 1, [0.1, 0.2, 0.3], [1, 1], [2, 2]), _run("random", 2, [0.1, 0.4, 0.2], [2, 0], [2, 2]),
+                _run("envsched", 1, [0.1, 0.35, 0.25], [0, 1], [2, 2]),
+                _run("envsched", 2, [0.1, 0.3, 0.5], [0, 0], [2, 2])]
+        h = harness.headline(runs, at=2)
+        self.assertAlmostEqual(h["envsched"]["at_step"], 0.375)  # median of 0.25 and 0.5
+        self.assertEqual(h["envsched"]["beats_random_best"], 1)  # seed 2: 0.5 > 0.4; seed 1: 0.25 < 0.3
+        self.assertEqual(h["envsched"]["reach_random_best"], 1.5)  # seed 1 at 1, seed 2 at 2
+        self.assertAlmostEqual(h["envsched"]["degenerate"], 1 / 8)
+        self.assertAlmostEqual(h["random"]["degenerate"], 4 / 8)
+
+    def test_headline_task_weighted(self):
+        runs = [_run("random", 1, [0.1, 0.2], [0], [1]), _run("envsched", 1, [0.1, 0.3], [0], [1])]
+        runs[0].curve_tasks, runs[1].curve_tasks = [0.1, 0.5], [0.1, 0.4]
+        self.assertEqual(harness.headline(runs, at=1)["envsched"]["beats_random_best"], 1)
+        self.assertEqual(harness.headline(runs, at=1, weigh="curve_tasks")["envsched"]["beats_random_best"], 0)
+
+    def test_calibration_split(self):
+        picks = [harness.Pick(1, "a", "never_tried", 0.5, 0.5, True, 1.0),
+                 harness.Pick(1, "b", "rechosen", 0.1, 0.5, False, 0.5),
+                 harness.Pick(12, "b", "rechosen", 0.3, 0.5, True, 0.0)]
+        rows = {(r["phase"], r["channel"]): r for r in harness.calibration(picks, "channel")}
+        self.assertEqual(rows[("all", "rechosen")]["picks"], 2)
+        self.assertAlmostEqual(rows[("all", "rechosen")]["predicted_degenerate"], 0.2)
+        self.assertAlmostEqual(rows[("all", "rechosen")]["realised_degenerate"], 0.5)
+        self.assertAlmostEqual(rows[("1-10", "never_tried")]["share"], 0.5)
+        self.assertNotIn(("11+", "never_tried"), rows)
+
+
+class Reasons(unittest.TestCase):
+    def test_history_contradictions(self):
+        h = harness.History()
+        a, b = ("e1", "1"), ("e1", "2")
+        self.assertIsNone(h.reason_problem(1, a, "new environment; env prior"))
+        self.assertIsNotNone(h.reason_problem(1, a, "high predicted variance"))  # never rolled out
+        h.record(1, [a])
+        self.assertIsNotNone(h.reason_problem(2, a, "never tried; env prior"))
+        self.assertIsNotNone(h.reason_problem(2, b, "new environment; env prior"))
+        self.assertIsNone(h.reason_problem(2, b, "never tried; neighbours' evidence"))
+        self.assertIsNotNone(h.reason_problem(2, a, "not chosen before"))
+        self.assertIsNone(h.reason_problem(5, a, "stale: not chosen for 4 steps"))
+        self.assertIsNotNone(h.reason_problem(5, a, "stale: not chosen for 3 steps"))
+        self.assertIsNone(h.reason_problem(5, a, "random slot"))
+
+
+class Worlds(unittest.TestCase):
+    def test_split_holds_out_each_env(self):
+        tasks = _tasks()
+        train, held = worlds.split(tasks, 3)
+        self.assertEqual(sorted(train + held), list(range(len(tasks))))
+        self.assertEqual({tasks[i].env for i in held}, {t.env for t in tasks})
+        self.assertEqual(worlds.split(tasks, 3), (train, held))
+
+    def test_learner_is_deterministic_and_learns(self):
+        tasks = _tasks()
+        for world in worlds.WORLDS:
+            a, b = worlds.Learner(world, tasks, 7), worlds.Learner(world, tasks, 7)
+            self.assertEqual([a.p(i) for i in range(len(tasks))], [b.p(i) for i in range(len(tasks))])
+            self.assertEqual(a.rollout(3, 1, 8), b.rollout(3, 1, 8))
+            self.assertNotEqual(a.heldout([0, 1, 10]), a.heldout_tasks([0, 1, 10]))  # 2 envs, 1+2 tasks
+            before = a.heldout(range(len(tasks)))
+            for step in range(1, 6):  # groups of mixed rewards on every task: a strong signal
+                a.update(step, [(i, [1.0, 0.0, 1.0, 0.0]) for i in range(len(tasks))], len(tasks))
+            self.assertGreater(a.heldout(range(len(tasks))), before, world)
+
+    def test_degenerate_groups_teach_nothing(self):
+        tasks = _tasks()
+        for world in worlds.WORLDS:
+            a, b = worlds.Learner(world, tasks, 1), worlds.Learner(world, tasks, 1)
+            a.update(1, [(i, [1.0] * 4) for i in range(len(tasks))], len(tasks))
+            b.update(1, [], len(tasks))  # the same step without any group: only drift
+            self.assertEqual(a.level, b.level, world)
+            a.update(2, [(0, [1.0, 0.0, 0.0, 0.0])], len(tasks))
+            b.update(2, [], len(tasks))
+            self.assertNotEqual(a.level, b.level, world)
+
+    def test_missing_catalogue(self):
+        with self.assertRaises(worlds.CatalogueMissing):
+            worlds.load_catalogue(os.path.join(tempfile.gettempdir(), "surely-absent-catalogue.jsonl"))
+
+    def test_features_from_text(self):
+        t = worlds.Task("ace-x", "1", "user: a system: b user: c", ["get_a", "GorillaFileSystem"], "acebench")
+        f = worlds.features(t)
+        self.assertEqual(f["turns"], 3.0)
+        self.assertEqual(f["tools"], 2.0)
+        self.assertEqual(worlds.action_word("GorillaFileSystem"), "gorilla")
+        self.assertEqual(worlds.action_word("math.factorial"), "math")
+
+
+if __name__ == "__main__":
+    unittest.main()
