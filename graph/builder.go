@@ -77,10 +77,12 @@ type Builder struct {
 	toCap    []int32   // features that crossed MaxDF during this Add
 	post     [][]posting
 	lsh      lshIndex
-	nDesc    int // described docs
-	builtAt  int // nDesc at the last full build
-	before   map[int32][]link
-	fresh    map[int32]bool
+	nDesc    int              // described docs
+	builtAt  int              // nDesc at the last full build
+	before   map[int32][]link // adjacency before the pending Flush first changed it
+	fresh    map[int32]bool   // docs new since the last Flush
+	dirty    map[int32]bool   // docs to score at the next Flush; nil when nothing is staged
+	newFrom  int32            // docs from this id on are new since the last Flush before staging
 }
 
 // NewBuilder returns an empty builder. Zero fields of opt take their defaults; a field that
@@ -144,20 +146,61 @@ func (b *Builder) Len() int { return len(b.docs) }
 // tasks has grown by more than RefreshGrowth since the last full build: then it rebuilds all
 // vectors with fresh IDF weights and all neighbour lists (amortised linear).
 func (b *Builder) Add(tasks []record.Task) (changed []NodeKey) {
-	b.before, b.fresh = map[int32][]link{}, map[int32]bool{}
-	dirty := map[int32]bool{}
+	b.Stage(tasks)
+	return b.Flush()
+}
+
+// Stage registers tasks as Add does, but scores nothing: the neighbour lists are brought up to
+// date only at the next Flush. Stage(a); Stage(b); Flush() gives the graph and the changed keys of Add(a ∪ b),
+// the rows of b winning over those of a for the same key. It lets a caller feed a catalogue in
+// pieces as it reads it (only each task's features are kept, not its text) and build once.
+func (b *Builder) Stage(tasks []record.Task) {
+	if b.dirty == nil {
+		b.before, b.fresh, b.dirty = map[int32][]link{}, map[int32]bool{}, map[int32]bool{}
+		b.newFrom = int32(len(b.docs))
+	}
 	rows := canonical(tasks)
 	feats := b.featuresOf(rows)
 	for i, t := range rows {
-		b.upsert(t, feats[i], dirty)
+		b.upsert(t, feats[i], b.dirty)
 	}
+}
+
+// IsNew reports whether key is a node that the staging of the last (or pending) Flush added.
+func (b *Builder) IsNew(key NodeKey) bool {
+	id, ok := b.byKey[key]
+	return ok && id >= b.newFrom
+}
+
+// Keys returns the key of every node, sorted by environment then task.
+func (b *Builder) Keys() []NodeKey {
+	ids := b.allSorted()
+	keys := make([]NodeKey, len(ids))
+	for i, id := range ids {
+		keys[i] = b.docs[id].key
+	}
+	return keys
+}
+
+// Staged reports whether tasks were staged since the last Flush.
+func (b *Builder) Staged() bool { return b.dirty != nil }
+
+// Flush scores what Stage registered since the last Flush (see Add) and returns the keys, sorted
+// by environment then task, of every new node and of every node whose adjacency changed.
+func (b *Builder) Flush() (changed []NodeKey) {
+	if b.dirty == nil {
+		return nil
+	}
+	// A feature that crossed MaxDF while staging and came back under it (a replaced row) is not
+	// capped: the same as one Add of the final rows.
+	b.toCap = slices.DeleteFunc(b.toCap, func(f int32) bool { return int(b.df[f]) <= b.opt.MaxDF })
 	if b.nDesc > 0 && float64(b.nDesc) > float64(b.builtAt)*(1+b.opt.RefreshGrowth) {
 		b.fullBuild()
 	} else {
-		b.incremental(b.sortedIDs(dirty))
+		b.incremental(b.sortedIDs(b.dirty))
 	}
 	changed = b.changedKeys()
-	b.before, b.fresh, b.toCap = nil, nil, nil
+	b.before, b.fresh, b.dirty, b.toCap = nil, nil, nil, nil
 	return changed
 }
 

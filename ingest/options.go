@@ -55,6 +55,22 @@ type Options struct {
 	// storage.Batch.Adjacency -> schedule.EdgeKeeper.OnTasks -> graph.Builder).
 	OnTasks func(r *storage.Reader, added, changed []record.Task) ([]storage.NodeEdges, error)
 
+	// FinishEdges, when set with OnTasks, moves the graph's edges out of the commits that add
+	// tasks: those commits carry storage.Batch.DeferEdges (OnTasks is still called in them, and
+	// should only take note of the tasks), and once every record of a scan is committed,
+	// FinishEdges is called with a Reader over the database (valid only during the call: read
+	// what is needed there) and returns the adjacency lists to store. They are stored in
+	// commits of at most 4 × MaxRecords lists, the last of which sets storage.Batch.EdgesDone.
+	// So the edges depend on the catalogue a scan reads, not on how the scan split it into
+	// commits, and no commit holds a whole graph. A process stopped between the two leaves
+	// storage.Counters.EdgesPending set: FinishEdges must then return every list of a build of
+	// the whole stored catalogue. When it fails, or a commit of its lists does,
+	// OnCommitError is called and the scan returns the error.
+	//
+	// schedule.NewIngester sets it to a schedule.EdgeKeeper's Finish (and OnTasks to its
+	// Stage).
+	FinishEdges func(r *storage.Reader) (EdgeLists, error)
+
 	// OnCommitError, when set, is called whenever a commit fails, in the goroutine that
 	// commits, before the scan returns the error. OnTasks may have run in that commit: state it
 	// keeps outside the database must be undone here (schedule.EdgeKeeper.Reset).
@@ -160,4 +176,11 @@ func (s Summary) String() string {
 	return fmt.Sprintf("%d files (%d with new bytes), %d new rollouts, %d catalogue tasks (%d new tasks), "+
 		"%d quarantined, %d duplicates, %d clipped",
 		s.Files, s.FilesRead, s.Rollouts, s.TaskRows, s.NewTasks, s.Quarantined, s.Duplicates, s.Clipped)
+}
+
+// EdgeLists are adjacency lists to store, made on demand: a whole graph's lists are never held
+// at once. Make(i, j) returns lists i to j-1 of N; the order is the maker's.
+type EdgeLists struct {
+	N    int
+	Make func(i, j int) []storage.NodeEdges
 }

@@ -41,6 +41,8 @@ type run struct {
 	// catalogChanged says a catalogue file was rewritten, replaced, found again, read whole or
 	// gone in this scan: the scan's last commit carries the tasks listed now (Batch.Listed).
 	catalogChanged bool
+	// later are the lists that the scan's only commit made but left to commits of their own
+	later *EdgeLists
 
 	sum      Summary
 	progress Progress
@@ -85,6 +87,7 @@ func (in *Ingester) batch(i int) *storage.Batch {
 	}
 	b.Reset()
 	b.Adjacency = in.opts.OnTasks
+	b.DeferEdges = in.opts.OnTasks != nil && in.opts.FinishEdges != nil
 	return b
 }
 
@@ -150,11 +153,97 @@ func (r *run) all(cands []candidate) error {
 	if r.catalogChanged {
 		r.batch.Listed = r.in.listed() // nil when a catalogue file cannot be read now: no change
 	}
+	if r.inflight == nil && r.sum.Commits == 0 && r.in.opts.FinishEdges != nil && r.in.opts.OnTasks != nil {
+		r.batch.Adjacency = r.inline(r.batch) // the scan's only commit
+	}
 	if err := r.flush(); err != nil {
 		return err
 	}
+	if err := r.wait(); err != nil {
+		return err
+	}
+	if err := r.edges(); err != nil {
+		if r.in.opts.OnCommitError != nil {
+			r.in.opts.OnCommitError() // the builder holds lists the database may not: build again
+		}
+		return err
+	}
+	return nil
+}
+
+// edges stores, after the scan's records are committed, the adjacency lists that
+// Options.FinishEdges makes, in commits of at most edgeChunk lists; the last one clears
+// Counters.EdgesPending. Nothing is committed when there are no lists and no mark to clear.
+func (r *run) edges() error {
+	fin := r.in.opts.FinishEdges
+	if fin == nil || r.in.opts.OnTasks == nil {
+		return nil
+	}
+	if r.later != nil {
+		return r.store(*r.later, true)
+	}
+	var lists EdgeLists
+	pending := false
+	err := r.in.db.View(func(rd *storage.Reader) error {
+		c, err := rd.Counters()
+		if err != nil {
+			return err
+		}
+		pending = c.EdgesPending
+		lists, err = fin(rd)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("build the task graph: %w", err)
+	}
+	return r.store(lists, pending)
+}
+
+// store commits lists in commits of at most edgeChunk × MaxRecords lists, the last with
+// EdgesDone; with no lists, a commit that only clears the mark when pending.
+func (r *run) store(lists EdgeLists, pending bool) error {
+	if lists.N == 0 && !pending {
+		return nil
+	}
+	chunk := edgeChunk * r.in.opts.MaxRecords
+	for i := 0; i == 0 || i < lists.N; i += chunk {
+		j := min(i+chunk, lists.N)
+		if j > i {
+			r.batch.Edges = lists.Make(i, j)
+		}
+		r.batch.EdgesDone = j == lists.N
+		if err := r.flush(); err != nil {
+			return err
+		}
+	}
 	return r.wait()
 }
+
+// inline is the Adjacency hook of a scan's only commit: the tasks are staged and their lists
+// made and stored in that same commit, which then clears the mark it sets (one fsync, as when
+// the edges were always built in the commit), unless there are more lists than one edge commit
+// takes: those follow in commits of their own (edges), as after a longer scan. The hook sets
+// the batch's EdgesDone, which storage reads after the hook returns.
+func (r *run) inline(b *storage.Batch) func(*storage.Reader, []record.Task, []record.Task) ([]storage.NodeEdges, error) {
+	return func(rd *storage.Reader, added, changed []record.Task) ([]storage.NodeEdges, error) {
+		if _, err := r.in.opts.OnTasks(rd, added, changed); err != nil {
+			return nil, err
+		}
+		lists, err := r.in.opts.FinishEdges(rd)
+		if err != nil {
+			return nil, err
+		}
+		if lists.N > edgeChunk*r.in.opts.MaxRecords {
+			r.later = &lists
+			return nil, nil
+		}
+		b.EdgesDone = true
+		return lists.Make(0, lists.N), nil
+	}
+}
+
+// edgeChunk times Options.MaxRecords adjacency lists at most go into one commit.
+const edgeChunk = 4
 
 // markUnseenGone marks gone the tracked files whose identity the scan did not find. Not
 // finding a file is no proof that it is gone: a file renamed while the scan ran may have been

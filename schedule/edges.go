@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/envsched/envsched/graph"
+	"github.com/envsched/envsched/ingest"
 	"github.com/envsched/envsched/record"
 	"github.com/envsched/envsched/storage"
 )
@@ -21,7 +22,11 @@ import (
 // finds nothing new never reads the catalogue nor builds anything.
 type EdgeKeeper struct {
 	opts graph.Options
-	b    *graph.Builder // nil until the first OnTasks, and again after Reset
+	b    *graph.Builder // nil until the first OnTasks or Stage, and again after Reset
+	// all says the next Finish returns every list (the stored edges are stale); extra are nodes
+	// whose lists the next Finish returns besides those the builder reports (see linkedTo)
+	all   bool
+	extra []graph.NodeKey
 }
 
 // NewEdgeKeeper returns a keeper that builds its graph with opts. It reads nothing.
@@ -36,7 +41,7 @@ func (k *EdgeKeeper) Built() bool { return k.b != nil }
 // Reset drops the graph. Call it when a commit in which OnTasks ran fails: the graph then holds
 // tasks the database does not, and a retry would find them known and store no lists for them.
 // The next commit that adds or describes tasks builds the graph again from what is committed.
-func (k *EdgeKeeper) Reset() { k.b = nil }
+func (k *EdgeKeeper) Reset() { k.b, k.all, k.extra = nil, false, nil }
 
 // OnTasks adds to the graph the tasks a commit adds and the new descriptions of known tasks
 // (changed), and returns the adjacency lists to store: those of the added and changed tasks,
@@ -73,6 +78,130 @@ func (k *EdgeKeeper) OnTasks(r *storage.Reader, added, changed []record.Task) ([
 		return k.lists(unionKeys(diff, linked)), nil
 	}
 	return k.lists(diff), nil
+}
+
+// Stage is OnTasks for an ingester that stores the edges after its scan (ingest.Options
+// FinishEdges = Finish): it only stages added and changed in the graph's builder, which keeps
+// their features, not their text, and returns no lists. Its signature is that of
+// storage.Batch.Adjacency.
+//
+// Its first call reads the tasks stored before this commit through r and builds their graph,
+// the one the stored edges describe, so that the next Finish returns only the lists that the
+// staged tasks change. When the stored edges are not those of the stored catalogue (the
+// database holds tasks but no edges, or Counters.EdgesPending is set: a process stopped
+// before it stored its lists), it builds nothing then, and the next Finish builds the whole
+// catalogue and returns every list.
+func (k *EdgeKeeper) Stage(r *storage.Reader, added, changed []record.Task) ([]storage.NodeEdges, error) {
+	now := slices.Concat(added, changed)
+	if k.b == nil {
+		if err := k.start(r, now); err != nil {
+			return nil, err
+		}
+		if len(changed) > 0 && !k.all {
+			linked, err := linkedTo(r, changed)
+			if err != nil {
+				return nil, err
+			}
+			k.extra = append(k.extra, linked...)
+		}
+	}
+	k.b.Stage(now)
+	return nil, nil
+}
+
+// start makes the builder from the tasks stored through r but those of now, streamed into it in
+// pieces, and decides whether the next Finish returns every list.
+func (k *EdgeKeeper) start(r *storage.Reader, now []record.Task) error {
+	c, err := r.Counters()
+	if err != nil {
+		return fmt.Errorf("read counters: %w", err)
+	}
+	b := graph.NewBuilder(k.opts)
+	n, hasEdges, err := stageStored(r, b, now)
+	if err != nil {
+		return err
+	}
+	k.all = c.EdgesPending || (n > 0 && !hasEdges)
+	if !k.all {
+		b.Flush() // the graph the stored edges describe
+	}
+	k.b, k.extra = b, nil
+	return nil
+}
+
+// stageStored stages into b the stored tasks that are not in now, a piece at a time, and returns
+// how many there were and whether any edges are stored.
+func stageStored(r *storage.Reader, b *graph.Builder, now []record.Task) (int, bool, error) {
+	skip := make(map[storage.TaskKey]bool, len(now))
+	for _, t := range now {
+		skip[storage.TaskKey{Env: t.Env, Task: t.Task}] = true
+	}
+	n := 0
+	piece := make([]record.Task, 0, stagePiece)
+	err := r.Tasks(true, func(ti storage.TaskInfo) error {
+		if skip[storage.TaskKey{Env: ti.Env, Task: ti.Task.Task}] {
+			return nil
+		}
+		n++
+		if piece = append(piece, ti.Task); len(piece) == stagePiece {
+			b.Stage(piece)
+			piece = piece[:0]
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, false, fmt.Errorf("read catalogue for the graph: %w", err)
+	}
+	b.Stage(piece)
+	hasEdges := false
+	err = r.Edges(func(storage.NodeEdges) error { hasEdges = true; return errStopEdges })
+	if err != nil && !errors.Is(err, errStopEdges) {
+		return 0, false, fmt.Errorf("read stored edges: %w", err)
+	}
+	return n, hasEdges, nil
+}
+
+// stagePiece is how many stored tasks are read before they are staged.
+const stagePiece = 8192
+
+// Finish is ingest.Options.FinishEdges for an ingester whose OnTasks is Stage: it scores what
+// Stage staged since the last Finish and returns the lists to store: those of the staged tasks
+// and of every task whose neighbours they change, but not the empty list of a task new to the
+// database. When the stored edges are stale (see Stage; also when no Stage ran in this process
+// and r shows Counters.EdgesPending), it builds the whole stored catalogue and returns the list
+// of every task, empty ones included, so that the stored edges become exactly those of a build
+// of the catalogue. The lists are made on demand from the builder; r is read only during the
+// call.
+func (k *EdgeKeeper) Finish(r *storage.Reader) (ingest.EdgeLists, error) {
+	if k.b == nil {
+		c, err := r.Counters()
+		if err != nil {
+			return ingest.EdgeLists{}, fmt.Errorf("read counters: %w", err)
+		}
+		if !c.EdgesPending {
+			return ingest.EdgeLists{}, nil // nothing staged, nothing stale: build nothing
+		}
+		if err := k.start(r, nil); err != nil {
+			return ingest.EdgeLists{}, err
+		}
+	}
+	if !k.b.Staged() && !k.all {
+		return ingest.EdgeLists{}, nil
+	}
+	keys := k.b.Flush()
+	if k.all {
+		keys = k.b.Keys()
+	} else {
+		keys = unionKeys(keys, k.extra)
+		keys = slices.DeleteFunc(keys, func(key graph.NodeKey) bool {
+			return k.b.IsNew(key) && len(k.b.Adjacency(key)) == 0
+		})
+	}
+	k.all, k.extra = false, nil
+	b := k.b
+	return ingest.EdgeLists{N: len(keys), Make: func(i, j int) []storage.NodeEdges {
+		return listsOf(b, keys[i:j])
+	}}, nil
 }
 
 // linkedTo returns the nodes whose stored lists name one of tasks, and those that the stored
@@ -142,10 +271,13 @@ func readGraphInput(r *storage.Reader, now []record.Task) ([]record.Task, bool, 
 // errStopEdges ends the scan for stored edges at the first one.
 var errStopEdges = errors.New("stop")
 
-func (k *EdgeKeeper) lists(keys []graph.NodeKey) []storage.NodeEdges {
+func (k *EdgeKeeper) lists(keys []graph.NodeKey) []storage.NodeEdges { return listsOf(k.b, keys) }
+
+// listsOf returns the adjacency lists of keys in b, in the form storage keeps.
+func listsOf(b *graph.Builder, keys []graph.NodeKey) []storage.NodeEdges {
 	out := make([]storage.NodeEdges, len(keys))
 	for i, key := range keys {
-		named := k.b.Adjacency(key)
+		named := b.Adjacency(key)
 		edges := make([]storage.Edge, len(named))
 		for j, e := range named {
 			edges[j] = storage.Edge{Env: e.Env, Task: e.Task, Weight: e.Weight, Sim: e.Sim, Cross: e.Cross}

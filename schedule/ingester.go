@@ -9,19 +9,24 @@ import (
 
 // NewIngester returns package ingest's Ingester over the exchange directory dir as envsched
 // runs it (the daemon, `envsched ingest` and `envsched batch` alike): parquet catalogues read by
-// package catalog, and the graph edges kept at ingest. The edges are built inside storage's
-// write transaction, through a callback, so that they commit with their tasks:
+// package catalog, and the graph edges kept at ingest by an EdgeKeeper. Each commit that adds
+// tasks or changes their descriptions stages them in the keeper, inside storage's write
+// transaction, and marks the stored edges pending; once the scan's records are committed, the
+// keeper builds once and the ingester stores the lists that changed in commits of bounded size,
+// the last of which clears the mark:
 //
-//	ingest.Options.OnTasks  ->  storage.Batch.Adjacency  ->  EdgeKeeper.OnTasks  ->  graph.Builder
+//	ingest.Options.OnTasks  ->  storage.Batch.Adjacency  ->  EdgeKeeper.Stage   ->  graph.Builder.Stage
+//	ingest.Options.FinishEdges  ->  EdgeKeeper.Finish  ->  graph.Builder.Flush  ->  storage.Batch.Edges
 //
-// each commit that adds tasks or changes their descriptions calls it with the committing
-// transaction and stores the adjacency lists it returns; a failed commit resets the keeper
-// (OnCommitError), which then rebuilds its graph from what is committed. opts gives the rest
-// (Logger, Progress, BeforeCommit, the commit bounds); its ReadCatalogFile, OnTasks and
+// So the edges are a function of what a scan read, not of how it was split into commits. A
+// failed commit resets the keeper (OnCommitError), which then rebuilds its graph from what is
+// committed; a process stopped before the mark is cleared leaves it set, and the next scan
+// stores the lists of a build of the whole stored catalogue. opts gives the rest (Logger,
+// Progress, BeforeCommit, the commit bounds); its ReadCatalogFile, OnTasks, FinishEdges and
 // OnCommitError are set here.
 func NewIngester(db *storage.DB, dir string, opts ingest.Options) (*ingest.Ingester, error) {
 	edges := NewEdgeKeeper(graph.Options{})
 	opts.ReadCatalogFile = catalog.ReadFile
-	opts.OnTasks, opts.OnCommitError = edges.OnTasks, edges.Reset
+	opts.OnTasks, opts.FinishEdges, opts.OnCommitError = edges.Stage, edges.Finish, edges.Reset
 	return ingest.New(db, dir, opts)
 }

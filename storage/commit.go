@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -160,6 +161,12 @@ func (c *committer) apply(b *Batch, res *Result) error {
 		res.Added = append(res.Added, TaskKey{t.Env, t.Task})
 	}
 	res.NewTasks = len(c.added)
+	if b.DeferEdges && (slices.ContainsFunc(c.added, described) || slices.ContainsFunc(c.changed, described)) {
+		c.counters.EdgesPending = true
+	}
+	if b.EdgesDone {
+		c.counters.EdgesPending = false
+	}
 	c.counters.CatalogWrites += int64(len(c.changed))
 	c.counters.Rollouts += int64(res.Rollouts)
 	c.counters.Duplicates += int64(res.Duplicates)
@@ -644,4 +651,9 @@ func putNested(tx *bolt.Tx, top []byte, env string, key, value []byte) error {
 		return fmt.Errorf("put %s/%s/%s: %w", top, env, key, err)
 	}
 	return nil
+}
+
+// described reports whether t says anything the graph's similarity reads.
+func described(t record.Task) bool {
+	return t.Text != "" || len(t.Tools) > 0 || len(t.Tags) > 0 || len(t.Embedding) > 0
 }

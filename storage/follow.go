@@ -43,7 +43,10 @@ func (f *Follower) View(fn func(r *Reader, changed []TaskInfo, all bool) error) 
 	f.on, f.changed = true, map[TaskKey]TaskInfo{}
 	f.db.writeMu.Unlock()
 	defer tx.Rollback()
-	if err := fn(&Reader{tx: tx, cfg: f.db.cfg, cache: &f.db.logCache}, changed, all); err != nil {
+	err = guard(f.db.name, func() error { // a damaged file is an error here too, as in db.view
+		return fn(&Reader{tx: tx, cfg: f.db.cfg, cache: &f.db.logCache}, changed, all)
+	})
+	if err != nil {
 		f.Close() // what fn was given is lost with it: the next View reads everything again
 		return err
 	}

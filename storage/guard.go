@@ -94,6 +94,20 @@ func (db *DB) checkLength() error {
 			return &DamagedError{Path: db.name, Cause: fmt.Sprintf("the file has %d bytes, its pages need %d: "+
 				"it was cut short", fi.Size(), need)}
 		}
+		spotCheck(tx)
+		return nil
+	})
+}
+
+// spotCheck reads the first and last path of every top-level bucket: a few pages, each of
+// which bbolt checks names itself, so that a file whose pages were overwritten is found at
+// open (a panic that db.view turns into a *DamagedError) rather than by whichever command
+// first reads one of them. It is a cheap spot check, not a full one (see Check).
+func spotCheck(tx *bolt.Tx) {
+	_ = tx.ForEach(func(_ []byte, b *bolt.Bucket) error {
+		c := b.Cursor()
+		c.First()
+		c.Last()
 		return nil
 	})
 }

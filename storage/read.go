@@ -427,6 +427,7 @@ var (
 	ctrRound       = []byte("round")
 	ctrEdgeWrites  = []byte("edge_writes")
 	ctrCatWrites   = []byte("catalog_writes")
+	ctrEdgesStale  = []byte("edges_pending")
 )
 
 func readCounters(tx *bolt.Tx) (Counters, error) {
@@ -441,6 +442,7 @@ func readCounters(tx *bolt.Tx) (Counters, error) {
 		Rollouts: get(ctrRollouts), Quarantined: get(ctrQuarantined), Duplicates: get(ctrDuplicates),
 		Clipped: get(ctrClipped), RequestsAnswered: get(ctrAnswered), Round: get(ctrRound),
 		EdgeWrites: get(ctrEdgeWrites), CatalogWrites: get(ctrCatWrites), LastRequest: string(b.Get(ctrLastRequest)),
+		EdgesPending: get(ctrEdgesStale) != 0,
 	}, nil
 }
 
@@ -448,7 +450,8 @@ func writeCounters(tx *bolt.Tx, c Counters) error {
 	b := tx.Bucket(bucketCounters)
 	for k, v := range map[string]int64{string(ctrRollouts): c.Rollouts, string(ctrQuarantined): c.Quarantined,
 		string(ctrDuplicates): c.Duplicates, string(ctrClipped): c.Clipped, string(ctrAnswered): c.RequestsAnswered,
-		string(ctrRound): c.Round, string(ctrEdgeWrites): c.EdgeWrites, string(ctrCatWrites): c.CatalogWrites} {
+		string(ctrRound): c.Round, string(ctrEdgeWrites): c.EdgeWrites, string(ctrCatWrites): c.CatalogWrites,
+		string(ctrEdgesStale): boolInt(c.EdgesPending)} {
 		if err := b.Put([]byte(k), u64key(uint64(v))); err != nil {
 			return fmt.Errorf("put counter %s: %w", k, err)
 		}
@@ -457,4 +460,11 @@ func writeCounters(tx *bolt.Tx, c Counters) error {
 		return fmt.Errorf("put counter last_request: %w", err)
 	}
 	return nil
+}
+
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
 }

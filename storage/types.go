@@ -133,19 +133,34 @@ type Batch struct {
 	// here (ingest.Options.OnTasks -> storage.Batch.Adjacency -> schedule.EdgeKeeper.OnTasks ->
 	// graph.Builder -> the lists stored here). Storage itself knows nothing of graphs.
 	Adjacency func(r *Reader, added, changed []record.Task) ([]NodeEdges, error)
+
+	// DeferEdges says that the adjacency lists of the tasks this batch adds or describes are
+	// stored by later commits: when it adds a task with a description (text, tools, tags or an
+	// embedding) or changes a description, the commit sets Counters.EdgesPending. Adjacency is
+	// still called (its lists are still stored). envsched's ingest builds the graph once per
+	// scan, after the scan's tasks are committed, and stores the lists in commits of bounded
+	// size: see ingest.Options.FinishEdges.
+	DeferEdges bool
+	// EdgesDone clears Counters.EdgesPending, after this batch's Edges are stored: set it on the
+	// last commit of the lists that bring the stored edges up to date. It applies after
+	// DeferEdges, so a batch with both leaves the mark cleared. Commit reads both flags after
+	// Adjacency returns: the hook may set them (ingest's hook for a scan's only commit makes its
+	// lists at once and sets EdgesDone).
+	EdgesDone bool
 }
 
 // Empty reports whether b changes nothing.
 func (b *Batch) Empty() bool {
 	return len(b.Files) == 0 && len(b.Tasks) == 0 && len(b.Rollouts) == 0 &&
-		len(b.Quarantine) == 0 && len(b.Edges) == 0 && b.Listed == nil
+		len(b.Quarantine) == 0 && len(b.Edges) == 0 && b.Listed == nil && !b.EdgesDone
 }
 
-// Reset empties b for reuse, keeping its capacity and Adjacency.
+// Reset empties b for reuse, keeping its capacity, Adjacency and DeferEdges.
 func (b *Batch) Reset() {
 	b.Files, b.Tasks, b.Rollouts = b.Files[:0], b.Tasks[:0], b.Rollouts[:0]
 	b.Quarantine, b.Edges = b.Quarantine[:0], b.Edges[:0]
 	b.Listed = nil
+	b.EdgesDone = false
 }
 
 // Result counts what a Commit stored.
@@ -173,6 +188,11 @@ type Counters struct {
 	// CatalogWrites counts the stored descriptions of known tasks replaced by other ones so
 	// far: features read before it moved are stale (a reworded task need not move EdgeWrites)
 	CatalogWrites int64
+	// EdgesPending says that a commit with Batch.DeferEdges added or described tasks whose
+	// adjacency lists no commit with Batch.EdgesDone has stored since: the stored edges are not
+	// those of the stored catalogue (a process stopped between the two), and the graph's owner
+	// must build them again from the whole catalogue.
+	EdgesPending bool
 }
 
 // TaskInfo is one task as stored: its catalogue metadata and statistics.
