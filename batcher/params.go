@@ -54,6 +54,12 @@ type Params struct {
 	// RandomShare is the share of slots given to tasks drawn uniformly from the eligible ones
 	// (rounded to the nearest whole slot), which keeps the statistics honest.
 	RandomShare float64
+	// RandomReturn multiplies RandomShare: what random slots have measurably returned as a way
+	// to explore, against the untried tasks the predictions chose (propagate.State.RandomReturn,
+	// in [0, 1]; 1 = as much, or nothing measured). A round keeps at least one random slot
+	// whenever RandomShare alone gives it one, so that the return is still measured (and the
+	// predictions still checked against random choice).
+	RandomReturn float64
 	// QuotaSmoothing is the weight of the uniform share in an environment's quota: the share is
 	// (1−s)·(its value / total value) + s/(active environments).
 	QuotaSmoothing float64
@@ -76,6 +82,7 @@ func DefaultParams() Params {
 		CoverageWeight: 0.3,
 		SimPenalty:     0.5,
 		RandomShare:    0.05,
+		RandomReturn:   1,
 		QuotaSmoothing: 0.3,
 		MinShare:       0.5,
 		MaxShare:       0.5,
@@ -94,6 +101,7 @@ func (p Params) Validate() error {
 		{p.CoverageWeight >= 0 && finite(p.CoverageWeight), "coverage weight", "a finite number >= 0", p.CoverageWeight},
 		{p.SimPenalty >= 0 && finite(p.SimPenalty), "similarity penalty", "a finite number >= 0", p.SimPenalty},
 		{p.RandomShare >= 0 && p.RandomShare <= 1, "random share", "in [0, 1]", p.RandomShare},
+		{p.RandomReturn >= 0 && finite(p.RandomReturn), "random return", "a finite number >= 0", p.RandomReturn},
 		{p.QuotaSmoothing >= 0 && p.QuotaSmoothing <= 1, "quota smoothing", "in [0, 1]", p.QuotaSmoothing},
 		{p.MinShare >= 0 && p.MinShare <= 1, "min share", "in [0, 1]", p.MinShare},
 		{p.MaxShare > 0 && p.MaxShare <= 1, "max share", "in (0, 1]", p.MaxShare},

@@ -11,12 +11,21 @@ import (
 func (s *selector) round(k int, repeat bool) {
 	s.reset()
 	quota := s.roundQuotas(k)
-	nRandom := int(math.Round(s.p.RandomShare * float64(k)))
-	random := s.randomSlots(nRandom, quota)
+	random := s.randomSlots(s.p.randomSlots(k), quota)
 	s.greedy(quota, repeat)
 	for _, i := range random {
 		s.pick(int(i), true, repeat)
 	}
+}
+
+// randomSlots is the number of random slots of a round of k: round(RandomShare·RandomReturn·k),
+// at least one when round(RandomShare·k) is, at most k.
+func (p Params) randomSlots(k int) int {
+	n := int(math.Round(p.RandomShare * p.RandomReturn * float64(k)))
+	if n < 1 && math.Round(p.RandomShare*float64(k)) >= 1 {
+		n = 1
+	}
+	return min(n, k)
 }
 
 // reset forgets the takes and penalties of the previous round.

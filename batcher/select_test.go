@@ -360,3 +360,44 @@ func TestRepeatRoundsDoNotScaleWithTheGraph(t *testing.T) {
 			"each round pays for environments it cannot choose from", large, small)
 	}
 }
+
+// TestRandomSlotsFollowTheirReturn: a batch has round(RandomShare·RandomReturn·size) random
+// slots, but at least one whenever RandomShare alone gives one, so that what random choice
+// returns is still measured; none when RandomShare gives none.
+func TestRandomSlotsFollowTheirReturn(t *testing.T) {
+	w := randomWorld(t, 2000, 8, 3, 0.5)
+	cases := []struct {
+		share, ret float64
+		size, want int
+	}{
+		{0.05, 1, 64, 3},
+		{0.05, 0.6, 64, 2},
+		{0.05, 0.4, 64, 1},
+		{0.05, 0, 64, 1},  // the floor: still measured
+		{0.05, 2, 64, 6},  // a caller may give more than the share
+		{0.05, 0.5, 8, 0}, // round(0.4) is no slot with or without the return
+		{0, 1, 64, 0},
+		{0.5, 2, 16, 16}, // never more than the round
+	}
+	for _, c := range cases {
+		p := DefaultParams()
+		p.RandomShare, p.RandomReturn = c.share, c.ret
+		req := Request{Size: c.size, GroupSize: 8, Step: w.step, Seed: 11}
+		b := w.sel(t, req, p)
+		checkBatch(t, w, req, p, b)
+		got := 0
+		for _, pk := range b.Picks {
+			if pk.Random {
+				got++
+			}
+		}
+		if got != c.want {
+			t.Errorf("share %v, return %v, size %d: %d random slots, want %d", c.share, c.ret, c.size, got, c.want)
+		}
+	}
+	p := DefaultParams()
+	p.RandomReturn = -1
+	if err := p.Validate(); !errors.Is(err, ErrParams) {
+		t.Errorf("random return -1: %v, want ErrParams", err)
+	}
+}

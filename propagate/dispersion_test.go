@@ -399,3 +399,75 @@ func TestDispersionThroughJSONPredictsTheSame(t *testing.T) {
 		}
 	}
 }
+
+func TestRandomReturn(t *testing.T) {
+	cases := []struct {
+		name      string
+		new, rand *Signal
+		want      float64
+	}{
+		{"nothing measured", nil, nil, 1},
+		{"no random slot measured", &Signal{Sum: 20, N: 40}, nil, 1},
+		{"too few random groups", &Signal{Sum: 20, N: 80}, &Signal{Sum: 0, N: 31}, 1},
+		{"too few chosen groups", &Signal{Sum: 20, N: 70}, &Signal{Sum: 10, N: 40}, 1},
+		// chosen untried groups: 50 − 10 = 40 signal over 80 − 40 = 40 groups; random: 10 over 40
+		{"random slots return a quarter", &Signal{Sum: 50, N: 80}, &Signal{Sum: 10, N: 40}, 0.25},
+		{"random slots return more: the configured share stays", &Signal{Sum: 50, N: 80}, &Signal{Sum: 40, N: 40}, 1},
+		{"chosen groups return nothing", &Signal{Sum: 10, N: 80}, &Signal{Sum: 10, N: 40}, 1},
+	}
+	for _, c := range cases {
+		st := State{Dispersion: Dispersion{NewSignal: c.new, ReSignal: &Signal{Sum: 30, N: 40}, RandSignal: c.rand}}
+		if got := st.RandomReturn(); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestRandomReturnIsMeasured: the groups of untried tasks whose baselines are marked random
+// measure what random slots return, against the other untried groups. In the dispersion
+// world the "split" environment's groups are nearly all degenerate and the "even" one's
+// informative: marked in "split", random slots return far less than the rest; marked in
+// "even", more; unmarked, nothing is measured. Tried tasks' groups never count: their
+// random marks measure nothing.
+func TestRandomReturnIsMeasured(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		env  int32 // the environment whose baselines are marked random, -1 none
+		ok   func(float64) bool
+	}{
+		{"split marked", 0, func(r float64) bool { return r < 0.3 }},
+		{"even marked", 1, func(r float64) bool { return r == 1 }}, // more, capped
+		{"none marked", -1, func(r float64) bool { return r == 1 }},
+	} {
+		w := newDispersionWorld()
+		ch := newChain(t, DefaultParams())
+		for round := int64(1); round <= 16; round++ {
+			ch.call(t, w.g, w.tasks, round)
+			for i := range ch.st.Baseline {
+				ch.st.Baseline[i].Random = w.g.Nodes[i].Env == c.env
+			}
+			if round < 16 {
+				w.round(round, 0)
+			}
+		}
+		rs := ch.st.Dispersion.RandSignal
+		if c.env >= 0 && (rs == nil || rs.N < minSignalGroups) {
+			t.Fatalf("%s: random signal %+v, want at least %d groups", c.name, rs, minSignalGroups)
+		}
+		// each round rolls out 10 untried tasks of each environment (and 10 tried, which
+		// must not count): the random groups are exactly half of the untried ones
+		if n := ch.st.Dispersion.NewSignal; c.env >= 0 && math.Abs(rs.N-n.N/2) > 1e-9 {
+			t.Errorf("%s: %v random groups of %v untried ones, want half", c.name, rs.N, n.N)
+		}
+		if n := ch.st.Dispersion.NewSignal; c.env == 1 && !(rs.mean() > 1.5*(n.Sum-rs.Sum)/(n.N-rs.N)) {
+			t.Errorf("%s: random slots' signal %v against the other untried groups' %v: want far more, so that the cap shows",
+				c.name, rs.mean(), (n.Sum-rs.Sum)/(n.N-rs.N))
+		}
+		if c.env < 0 && rs != nil && rs.N != 0 {
+			t.Errorf("%s: random signal %+v measured from no random slot", c.name, rs)
+		}
+		if got := ch.st.RandomReturn(); !c.ok(got) {
+			t.Errorf("%s: random return %v", c.name, got)
+		}
+	}
+}

@@ -45,6 +45,10 @@ type Baseline struct {
 	// rollouts then measure the re-chosen offset, else its environment's. A caller that
 	// brings Rollouts and Sum up to date keeps Tried and Mean.
 	Tried bool `json:"tried,omitempty"`
+	// Random says the task was a random slot of its answer (batcher.Pick.Random): its group
+	// measures what random choice returns (State.RandomReturn). Baselines leaves it false;
+	// the caller that knows the picks sets it.
+	Random bool `json:"random,omitempty"`
 	// Pred, Count and Centre are the mean predicted for the task (after the offsets) and its
 	// posterior's count, both before the dispersion correction, and the logit of its
 	// environment's mean then: what the dispersion correction measures. 0 Count measures
@@ -277,7 +281,10 @@ func (d *drift) measureDispersion(groups []group) {
 	if d.disp.ReSignal == nil {
 		d.disp.ReSignal = &Signal{}
 	}
-	for _, sg := range []*Signal{d.disp.NewSignal, d.disp.ReSignal} {
+	if d.disp.RandSignal == nil {
+		d.disp.RandSignal = &Signal{}
+	}
+	for _, sg := range []*Signal{d.disp.NewSignal, d.disp.ReSignal, d.disp.RandSignal} {
 		sg.Sum, sg.N = sg.Sum*d.memory, sg.N*d.memory
 	}
 	ll := groupsLL(groups)
@@ -289,6 +296,9 @@ func (d *drift) measureDispersion(groups []group) {
 			d.disp.ReSignal.add(gr.k, gr.n)
 		} else {
 			d.disp.NewSignal.add(gr.k, gr.n)
+		}
+		if gr.b.Random && !gr.b.Tried {
+			d.disp.RandSignal.add(gr.k, gr.n)
 		}
 	}
 }

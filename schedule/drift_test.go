@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/envsched/envsched/record"
@@ -101,8 +102,11 @@ func TestDriftOffsetsSurviveARestart(t *testing.T) {
 	dbB = openFile(t, filepath.Join(dir, "b.db"))
 	defer dbB.Close()
 	sB = newScheduler(t, dbB, Options{})
-	if got := stateOf(sB); !sameState(got, want) {
+	if got := stateOf(sB); !sameState(got, want) || !reflect.DeepEqual(got.Baseline, want.Baseline) {
 		t.Fatalf("state after the restart %+v, want %+v (the uninterrupted scheduler's)", got, want)
+	}
+	if !slices.ContainsFunc(want.Baseline, func(e baselineEntry) bool { return e.Random }) {
+		t.Fatal("no baseline marked as a random slot, so the restart of that mark is not shown")
 	}
 	if _, err := sB.Answer("r3", body); err != nil {
 		t.Fatal(err)
@@ -433,5 +437,54 @@ func TestSelectionFollowsExplorationReturn(t *testing.T) {
 	}
 	if got := selectParams(p, propagate.State{}); got != p {
 		t.Errorf("nothing measured: %+v, want %+v", got, p)
+	}
+	// random slots of untried tasks: 10 signal over 40 groups against the other untried
+	// groups' 40 over 40
+	quarter := propagate.State{Dispersion: propagate.Dispersion{NewSignal: &propagate.Signal{Sum: 50, N: 80},
+		ReSignal: &propagate.Signal{Sum: 40, N: 40}, RandSignal: &propagate.Signal{Sum: 10, N: 40}}}
+	if got := selectParams(p, quarter).RandomReturn; got != p.RandomReturn/4 {
+		t.Errorf("random slots returned a quarter of the chosen untried tasks' signal: random return %v, want %v", got, p.RandomReturn/4)
+	}
+}
+
+// TestRandomSlotsAreMarkedInTheBaseline: the baseline stored with an answer marks the tasks
+// that were its random slots, and only those, so that the next answer measures what random
+// slots return; entries carried from older answers keep their mark.
+func TestRandomSlotsAreMarkedInTheBaseline(t *testing.T) {
+	_, dbA, _, sA, _ := twinSchedulers(t)
+	body := []byte(`{"size": 40}`)
+	a := decode(t, must(sA.Answer("r1", body)))
+	random := map[string]bool{}
+	for _, task := range a.Tasks {
+		if task.Reason == batcher.ReasonRandom {
+			random[task.Env+"/"+task.TaskID] = true
+		}
+	}
+	if len(random) != 2 {
+		t.Fatalf("%d random slots in a batch of 40, want 2", len(random))
+	}
+	st := storedState(t, dbA)
+	marked := 0
+	for _, e := range st.Baseline {
+		if e.Random != random[e.Env+"/"+e.Task] {
+			t.Errorf("baseline of %s/%s marked random %v", e.Env, e.Task, e.Random)
+		}
+		if e.Random {
+			marked++
+		}
+	}
+	if marked != len(random) {
+		t.Errorf("%d baselines marked random, want %d", marked, len(random))
+	}
+	rollChosen(t, a, dbA)
+	must(sA.Answer("r2", []byte(`{"size": 4}`)))
+	carried := 0
+	for _, e := range storedState(t, dbA).Baseline {
+		if e.Age == 1 && e.Random {
+			carried++
+		}
+	}
+	if carried == 0 {
+		t.Error("no baseline carried from r1 kept its random mark")
 	}
 }

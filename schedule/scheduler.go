@@ -313,8 +313,12 @@ func (s *Scheduler) choose(id string, req Request) (*Answer, []storage.TaskKey, 
 	for i, pk := range b.Picks {
 		nodes[i] = pk.Node
 	}
+	picked := propagate.Baselines(st.g, st.tasks, preds, nodes)
+	for i, pk := range b.Picks {
+		picked[i].Random = pk.Random
+	}
 	saved := savedState{DriftOffsets: next.Offsets, Rechosen: next.Rechosen, Dispersion: &next.Dispersion,
-		Baseline: s.nextBaseline(st, propagate.Baselines(st.g, st.tasks, preds, nodes))}
+		Baseline: s.nextBaseline(st, picked)}
 	if saved.PriorStart, err = next.Warm.MarshalBinary(); err != nil {
 		return nil, nil, savedState{}, fmt.Errorf("encode the feature prior's warm start: %w", err)
 	}
@@ -351,10 +355,12 @@ func (s *Scheduler) nextBaseline(st *state, picked []propagate.Baseline) []basel
 }
 
 // selectParams are the selection parameters of a request: p with its coverage weight
-// multiplied by what exploring has measurably returned (propagate.State.ExplorationReturn of
-// the state the prediction left), so that the share of exploration follows its return.
+// multiplied by what exploring has measurably returned and its random slots by what they
+// returned (propagate.State.ExplorationReturn and RandomReturn of the state the prediction
+// left), so that the share of exploration follows its return.
 func selectParams(p batcher.Params, next propagate.State) batcher.Params {
 	p.CoverageWeight *= next.ExplorationReturn()
+	p.RandomReturn *= next.RandomReturn()
 	return p
 }
 

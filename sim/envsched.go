@@ -171,22 +171,30 @@ func (p *envschedPolicy) Choose(v *View) ([]int, error) {
 		p.useTruth(preds, v)
 	}
 	req := batcher.Request{Size: v.Size, GroupSize: v.Group, Step: step, Seed: mix(p.seed ^ uint64(step)<<20)}
-	sel := p.params.Select
-	if !p.params.FixedExploration {
-		sel.CoverageWeight *= p.state.ExplorationReturn() // as the scheduler does
-	}
-	b, err := batcher.Select(p.g, preds, p.tasks, req, sel)
+	b, err := batcher.Select(p.g, preds, p.tasks, req, p.selectParams())
 	if err != nil {
 		return nil, fmt.Errorf("policy %s: step %d: %w", p.name, v.Step, err)
 	}
 	out := make([]int, 0, len(b.Picks))
 	for _, pk := range b.Picks {
+		p.state.Baseline[pk.Node].Random = pk.Random // the baselines are every node's, by index
 		p.calib.pick(p.task[pk.Node], channelOf(pk, &p.tasks[pk.Node]), preds[pk.Node].PDegenerate(v.Group))
 		p.tasks[pk.Node].Chosen++
 		p.tasks[pk.Node].LastChosen = step
 		out = append(out, p.task[pk.Node])
 	}
 	return out, nil
+}
+
+// selectParams are the selection parameters of the next batch, moved by what the state the
+// last prediction left has measured, as the scheduler moves them.
+func (p *envschedPolicy) selectParams() batcher.Params {
+	sel := p.params.Select
+	if !p.params.FixedExploration {
+		sel.CoverageWeight *= p.state.ExplorationReturn()
+	}
+	sel.RandomReturn *= p.state.RandomReturn()
+	return sel
 }
 
 // channelOf is the calibration channel of a pick of a task with statistics t.

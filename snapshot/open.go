@@ -142,8 +142,12 @@ func request(ctx context.Context, folder string, opts Options) (string, error) {
 		return "", fmt.Errorf("ask for a snapshot: %w", err)
 	}
 	path, err := await(ctx, folder, name, opts)
+	// The daemon removes NAME.want only after NAME.db or NAME.error has appeared, so the reader
+	// can see its answer first: it removes its own request, so that nothing is left once it
+	// returns (the daemon tolerates the request being gone).
+	os.Remove(want)
 	if err != nil { // interrupted or timed out: leave nothing, not even a copy answered meanwhile
-		for _, suffix := range []string{wantSuffix, dbSuffix, errorSuffix} {
+		for _, suffix := range []string{dbSuffix, errorSuffix} {
 			os.Remove(filepath.Join(folder, name+suffix))
 		}
 	}

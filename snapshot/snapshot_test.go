@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -290,4 +291,72 @@ func deadPID(t *testing.T) int {
 		t.Fatal(err)
 	}
 	return cmd.Process.Pid
+}
+
+// TestNothingLeftWhenTheAnswerComesFirst stands in for a daemon paused between publishing its
+// answer and removing the request (the daemon renames NAME.db or writes NAME.error first, then
+// removes NAME.want): the reader must not leave its request behind when it returns.
+func TestNothingLeftWhenTheAnswerComesFirst(t *testing.T) {
+	for _, answer := range []string{".db", ".error"} {
+		t.Run(answer, func(t *testing.T) {
+			dir, path, _ := held(t)
+			folder := snapshot.Dir(dir)
+			if err := os.Mkdir(folder, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			copyOf, err := os.ReadFile(path) // no writer runs: the file is a committed state
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var wg sync.WaitGroup
+			defer wg.Wait()
+			defer cancel()
+			wg.Go(func() { answerWithoutRemoving(ctx, t, folder, answer, copyOf) })
+			r, err := snapshot.Open(ctx, dir, path, snapshot.Options{PollInterval: 2 * time.Millisecond, Wait: 30 * time.Second})
+			switch answer {
+			case ".db":
+				if err != nil {
+					t.Fatal(err)
+				}
+				r.Close()
+			case ".error":
+				if !errors.Is(err, snapshot.ErrFailed) {
+					t.Fatalf("error answer: %v", err)
+				}
+			}
+			if left, _ := os.ReadDir(folder); len(left) != 0 {
+				t.Fatalf("files left in the snapshot folder: %v", left)
+			}
+		})
+	}
+}
+
+// answerWithoutRemoving answers the first NAME.want in folder with NAME+answer and leaves the
+// request where it is.
+func answerWithoutRemoving(ctx context.Context, t *testing.T, folder, answer string, db []byte) {
+	for ctx.Err() == nil {
+		entries, _ := os.ReadDir(folder)
+		for _, e := range entries {
+			name, ok := strings.CutSuffix(e.Name(), ".want")
+			if !ok {
+				continue
+			}
+			body := []byte("the copy failed\n")
+			if answer == ".db" {
+				body = db
+			}
+			tmp := filepath.Join(folder, ".tmp-"+name)
+			if err := os.WriteFile(tmp, body, 0o600); err != nil {
+				t.Error(err)
+				return
+			}
+			if err := os.Rename(tmp, filepath.Join(folder, name+answer)); err != nil {
+				t.Error(err)
+			}
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
