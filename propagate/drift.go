@@ -66,7 +66,7 @@ func Baselines(g *graph.Graph, tasks []stats.Task, preds []Prediction, nodes []i
 	one := func(i int) Baseline {
 		nd := g.Nodes[i]
 		return Baseline{Env: g.Envs[nd.Env], Task: nd.Task, Rollouts: tasks[i].Rollouts, Sum: tasks[i].Sum,
-			Mean: preds[i].base, Tried: tasks[i].Rollouts > 0, Pred: preds[i].pre, Count: preds[i].count, Centre: preds[i].centre}
+			Mean: preds[i].base, Tried: tasks[i].Rollouts > 0, Pred: preds[i].preMean(), Count: preds[i].count, Centre: preds[i].centre}
 	}
 	if nodes == nil {
 		out := make([]Baseline, len(tasks))
@@ -367,19 +367,13 @@ func (d *drift) newCorrection(env string) correction {
 	return correctionOf(own, d.disp.Global, d.prior, d.byMean, d.byCount)
 }
 
-// spread corrects a posterior by the measured dispersion of its channel (the environment's
-// for a node never rolled out, the re-chosen one's for the others): its mean moved by the
-// slope about centre, its count scaled.
-func (d *drift) spread(env int32, alpha, beta, centre float64, tried bool) (float64, float64) {
-	k := d.scale[env]
+// correction is the dispersion correction of a node's channel: its environment's for a node
+// never rolled out, the re-chosen one's for the others (see Predictor.adjust).
+func (d *drift) correction(env int32, tried bool) correction {
 	if tried {
-		k = d.scaleRe
+		return d.scaleRe
 	}
-	if k == unitCorrection {
-		return alpha, beta
-	}
-	m, n := k.apply(alpha/(alpha+beta), alpha+beta, centre)
-	return m * n, (1 - m) * n
+	return d.scale[env]
 }
 
 func (d *drift) update(env string, realised, predicted, n float64) {
@@ -388,20 +382,14 @@ func (d *drift) update(env string, realised, predicted, n float64) {
 	d.offset[env] = min(max(off, -d.maxOff), d.maxOff)
 }
 
-// shift moves a Beta posterior on the logit scale, keeping its effective count: a node rolled
-// out before by the re-chosen offset when that channel is on, else by a share stale of its
-// environment's offset.
-func (d *drift) shift(env int32, alpha, beta float64, tried bool, stale float64) (float64, float64) {
-	off := d.cur[env] * stale
+// offsetOf is the logit offset of a node's channel: the re-chosen offset for a node rolled out
+// before when that channel is on, else a share stale of its environment's offset (see
+// Predictor.adjust).
+func (d *drift) offsetOf(env int32, tried bool, stale float64) float64 {
 	if d.reRate > 0 && tried {
-		off = d.re
+		return d.re
 	}
-	if off == 0 {
-		return alpha, beta
-	}
-	n := alpha + beta
-	m := sigmoid(logit(alpha/n) + off)
-	return m * n, (1 - m) * n
+	return d.cur[env] * stale
 }
 
 func resize[T any](s []T, n int) []T {

@@ -21,7 +21,10 @@ type Predictor struct {
 	envs  []envSums
 	pow   []float64 // pow[k] = λ^k
 	drift drift
-	prior featurePrior
+	// e^(−offset) of each environment and of the re-chosen channel, for this call (see expNeg)
+	expEnv []float64
+	expRe  float64
+	prior  featurePrior
 }
 
 // evidence is a node's decayed successes and failures. float32 keeps the arrays that the
@@ -83,6 +86,7 @@ func (pr *Predictor) Predict(g *graph.Graph, tasks []stats.Task, round int64, st
 	pr.grow(n, len(g.Envs))
 	pr.drift.start(st, pr.p)
 	pr.drift.measure(g, tasks, st.Baseline)
+	pr.expOffsets()
 	pr.ownEvidence(g, tasks, round)
 	pr.envPriors()
 	pr.prior.start = st.Warm
@@ -256,14 +260,78 @@ func (pr *Predictor) finish(g *graph.Graph, tasks []stats.Task, round int64, lo,
 		a, b := t.A*f, t.B*f
 		ba, bb := pr.borrowed(g, i)
 		alpha, beta := pr.posterior(i, env, a, b, ba, bb)
-		base, count := alpha/(alpha+beta), alpha+beta
-		alpha, beta = pr.drift.shift(env, alpha, beta, t.Rollouts > 0, stale(t, f))
-		pre, centre := alpha/(alpha+beta), pr.envs[env].centre
-		alpha, beta = pr.drift.spread(env, alpha, beta, centre, t.Rollouts > 0)
+		base, count, centre := alpha/(alpha+beta), alpha+beta, pr.envs[env].centre
+		alpha, beta, pre, lazy := pr.adjust(env, alpha, beta, base, centre, t.Rollouts > 0, stale(t, f))
 		pr.out[i] = pr.prediction(t, env, alpha, beta, f)
 		o := &pr.out[i]
-		o.Own, o.Borrowed, o.base, o.count, o.pre, o.centre = a+b, ba+bb, base, count, pre, centre
+		o.Own, o.Borrowed, o.base, o.count, o.pre, o.preLogit, o.centre = a+b, ba+bb, base, count, pre, lazy, centre
 	}
+}
+
+// adjust moves a posterior (alpha, beta) of mean base by its channel's drift offset on the
+// logit scale, keeping its count, then corrects it by its channel's dispersion correction
+// about the environment's centre logit. It returns the new posterior and pre, the mean
+// after the offset and before the correction, or, when lazy, the logit of that mean (see
+// Prediction.preMean: only the chosen nodes' baselines need it).
+//
+// The offset alone is applied as α / (α + β·e^(−off)), which equals the sigmoid of the shifted
+// logit but for rounding, and needs no logarithm (nor, for a node never rolled out or in the
+// re-chosen channel, an exponential); where logit would clamp the mean it is the sigmoid of
+// the clamped logit, as before. When an offset and a slope both apply, the slope acts on the
+// shifted logit itself instead of the logit of the shifted mean (one sigmoid and one
+// logarithm fewer per node; the two differ by rounding only, the logit clamped as logit
+// clamps), the rest of the correction as correction.apply does it, on the count before the
+// shift's rounding. Without an offset it
+// computes exactly as the correction did.
+func (pr *Predictor) adjust(env int32, alpha, beta, base, centre float64, tried bool, stale float64) (a, b, pre float64, lazy bool) {
+	off, k := pr.drift.offsetOf(env, tried, stale), pr.drift.correction(env, tried)
+	n := alpha + beta
+	if off != 0 && k.slope != 1 {
+		l := logit(base) + off
+		m := sigmoid(centre + k.slope*(min(max(l, minLogit), maxLogit)-centre))
+		flat := k // the slope is applied: the rest of the correction (clamp, count) as apply does it
+		flat.slope = 1
+		m, n = flat.apply(m, n, centre)
+		return m * n, (1 - m) * n, l, true
+	}
+	if off != 0 {
+		var m float64
+		if base >= 1e-6 && base <= 1-1e-6 { // where logit does not clamp
+			// sigmoid(logit(α/n) + off) = α / (α + β·e^(−off)), without the logarithm
+			m = alpha / (alpha + beta*pr.expNeg(env, tried, stale, off))
+		} else {
+			m = sigmoid(logit(base) + off)
+		}
+		alpha, beta = m*n, (1-m)*n
+	}
+	pre = alpha / (alpha + beta)
+	if k != dispersionGrid[unitScale] {
+		m, kn := k.apply(pre, alpha+beta, centre)
+		alpha, beta = m*kn, (1-m)*kn
+	}
+	return alpha, beta, pre, false
+}
+
+// expNeg is e^(−off) for the offset off of a node's channel: kept per call for the re-chosen
+// offset and each environment's whole offset (a node never rolled out), worked out for a
+// share of it.
+func (pr *Predictor) expNeg(env int32, tried bool, stale, off float64) float64 {
+	switch {
+	case pr.drift.reRate > 0 && tried:
+		return pr.expRe
+	case stale == 1:
+		return pr.expEnv[env]
+	}
+	return math.Exp(-off)
+}
+
+// expOffsets keeps e^(−offset) of the re-chosen channel and of each environment for expNeg.
+func (pr *Predictor) expOffsets() {
+	pr.expEnv = resize(pr.expEnv, len(pr.drift.cur))
+	for e, off := range pr.drift.cur {
+		pr.expEnv[e] = math.Exp(-off)
+	}
+	pr.expRe = math.Exp(-pr.drift.re)
 }
 
 // posterior is the prior plus own and borrowed evidence. The prior mean is the feature

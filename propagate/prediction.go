@@ -28,12 +28,13 @@ type Prediction struct {
 	// Continuous is true when the node's rewards are not all 0 or 1; then PDeg and Var are
 	// approximations (see PDegenerate).
 	Continuous bool
+	preLogit   bool // pre holds the logit of the mean after the offsets (see preMean)
 
 	degShare, degGroups float32 // observed share of degenerate groups and their number
 	varPrior            float32 // weight of the Beta-Binomial against degShare
 	base                float64 // the mean before the drift offset: what drift is measured against
 	count               float64 // Alpha+Beta before the dispersion correction
-	pre                 float64 // the mean after the offsets, before the dispersion correction
+	pre                 float64 // the mean after the offsets, before the dispersion correction, or its logit
 	centre              float64 // the logit of the environment's mean
 }
 
@@ -106,3 +107,18 @@ func logit(p float64) float64 {
 }
 
 func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
+
+// minLogit and maxLogit are the bounds of what logit returns.
+var minLogit, maxLogit = logit(0), logit(1)
+
+// preMean is the mean after the drift offset and before the dispersion correction, the same
+// number whether Predictor.adjust kept it or its logit: the shifted posterior's mean,
+// rounded as the posterior m·count, (1−m)·count rounds it.
+func (p *Prediction) preMean() float64 {
+	if !p.preLogit {
+		return p.pre
+	}
+	m := sigmoid(p.pre)
+	a, b := m*p.count, (1-m)*p.count
+	return a / (a + b)
+}

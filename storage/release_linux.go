@@ -7,7 +7,8 @@ import (
 )
 
 // releaseMapped advises the kernel that the whole mapping of tx's database is not needed.
-// The transaction holds bbolt's mapping lock, so the mapping cannot move meanwhile.
+// The mapping cannot move meanwhile: a read transaction holds bbolt's mapping lock, and in a
+// write transaction (the commit's dedupe scan) only the writer's own goroutine, this one, remaps.
 func releaseMapped(tx *bolt.Tx) {
 	size := tx.Size()
 	if size <= 0 {
