@@ -11,8 +11,9 @@ import (
 	"runtime"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/envsched/envsched/internal/testbin"
 )
 
 // smoke is the harness's --smoke setting: steps, batch size, group size (harness.py, parse_args).
@@ -91,41 +92,10 @@ func needPython(t *testing.T) string {
 	return py
 }
 
-// binary is the envsched binary, built once per test process.
-var binary struct {
-	once sync.Once
-	dir  string
-	path string
-	err  error
-}
-
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if binary.dir != "" {
-		os.RemoveAll(binary.dir)
-	}
+	testbin.Remove()
 	os.Exit(code)
-}
-
-// buildEnvsched builds the real binary (once per test process) and returns its path.
-func buildEnvsched(t *testing.T) string {
-	t.Helper()
-	binary.once.Do(func() {
-		binary.dir, binary.err = os.MkdirTemp("", "envsched-acceptance-")
-		if binary.err != nil {
-			return
-		}
-		binary.path = filepath.Join(binary.dir, "envsched")
-		cmd := exec.Command("go", "build", "-o", binary.path, ".")
-		cmd.Dir = filepath.Join(here(t), "..", "..")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			binary.err = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if binary.err != nil {
-		t.Fatal(binary.err)
-	}
-	return binary.path
 }
 
 // catalogue is the real catalogue when ../shared has it, else a small one of the same layout
@@ -193,7 +163,7 @@ func runHarnessEnv(t *testing.T, env []string, py, bin, cat string, args ...stri
 // calibration ledger agrees with what the harness measured.
 func TestSmokeAgainstDaemon(t *testing.T) {
 	py := needPython(t)
-	s, table := runHarness(t, py, buildEnvsched(t), catalogue(t))
+	s, table := runHarness(t, py, testbin.Envsched(t), catalogue(t))
 	if len(s.Worlds) != 3 {
 		t.Fatalf("worlds in the summary: %d, want 3 (sharp, chain, tools)", len(s.Worlds))
 	}
@@ -306,7 +276,7 @@ func maxAfterStart(c []float64) float64 {
 // same curve as a run against a daemon that kept running, and counts every rollout once.
 func TestSameAnswersAfterCrash(t *testing.T) {
 	py := needPython(t)
-	bin, cat := buildEnvsched(t), catalogue(t)
+	bin, cat := testbin.Envsched(t), catalogue(t)
 	args := []string{"--world", "sharp", "--policies", "envsched", "--steps", "10"}
 	a, _ := runHarness(t, py, bin, cat, args...)
 	b, _ := runHarness(t, py, bin, cat, append(args, "--crash-at", "5")...)
@@ -326,7 +296,7 @@ func TestSameAnswersAfterCrash(t *testing.T) {
 // harness's environment holds, and a --daemon-flag does reach it.
 func TestDaemonDefaultsOnly(t *testing.T) {
 	py := needPython(t)
-	bin, cat := buildEnvsched(t), catalogue(t)
+	bin, cat := testbin.Envsched(t), catalogue(t)
 	args := []string{"--world", "sharp", "--policies", "envsched"}
 	curve := func(s summary) string { return fmt.Sprint(s.Worlds["sharp"].Curves["envsched/1"]) }
 	plain, _ := runHarness(t, py, bin, cat, args...)

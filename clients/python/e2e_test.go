@@ -11,10 +11,11 @@ import (
 	"runtime"
 	"sort"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/envsched/envsched/internal/testbin"
 )
 
 // waitLimit bounds every wait for the daemon or the trainer; it only turns a hang into a
@@ -37,41 +38,10 @@ func needPython(t *testing.T) string {
 	return py
 }
 
-// binary is the envsched binary built once for the package's tests.
-var binary struct {
-	once sync.Once
-	dir  string
-	path string
-	err  error
-}
-
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if binary.dir != "" {
-		os.RemoveAll(binary.dir)
-	}
+	testbin.Remove()
 	os.Exit(code)
-}
-
-// buildEnvsched builds the real binary (once per test process) and returns its path.
-func buildEnvsched(t *testing.T) string {
-	t.Helper()
-	binary.once.Do(func() {
-		binary.dir, binary.err = os.MkdirTemp("", "envsched-bin-")
-		if binary.err != nil {
-			return
-		}
-		binary.path = filepath.Join(binary.dir, "envsched")
-		cmd := exec.Command("go", "build", "-o", binary.path, ".")
-		cmd.Dir = repoRoot(t)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			binary.err = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if binary.err != nil {
-		t.Fatal(binary.err)
-	}
-	return binary.path
 }
 
 // daemon is a running `envsched run`.
@@ -188,7 +158,7 @@ func trainerCmd(py, root, dir, work string, delay string) *exec.Cmd {
 func TestPythonTrainerKilledAndResumed(t *testing.T) {
 	py := needPython(t)
 	root := repoRoot(t)
-	bin := buildEnvsched(t)
+	bin := testbin.Envsched(t)
 	dir, work := t.TempDir(), t.TempDir()
 	d := startDaemon(t, bin, dir)
 
@@ -342,7 +312,7 @@ func barrierStatus(t *testing.T, dir string) status {
 // ENVSCHED_BIN set, so that their real-daemon cases run too.
 func TestPythonUnitTestsAgainstDaemon(t *testing.T) {
 	py := needPython(t)
-	bin := buildEnvsched(t)
+	bin := testbin.Envsched(t)
 	cmd := exec.Command(py, "-m", "unittest", "discover", "-s", "tests", "-v")
 	cmd.Dir = filepath.Join(repoRoot(t), "clients", "python")
 	cmd.Env = append(os.Environ(), "ENVSCHED_BIN="+bin, "PYTHONDONTWRITEBYTECODE=1")

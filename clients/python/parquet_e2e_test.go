@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/envsched/envsched/internal/testbin"
 )
 
 // The columns of a verl training file (verl's examples/data_preprocess scripts write them through
@@ -74,7 +76,7 @@ func runCmd(bin string, args ...string) (string, int) {
 }
 
 func TestCatalogImportParquetCommand(t *testing.T) {
-	bin := buildEnvsched(t)
+	bin := testbin.Envsched(t)
 	src, dir := t.TempDir(), t.TempDir()
 	bad := filepath.Join(src, "train.parquet")
 	writeVerlParquet(t, bad, 30, 6, 21)
@@ -111,7 +113,7 @@ func TestCatalogImportParquetCommand(t *testing.T) {
 // TestDaemonReadsParquetCatalogue: a verl parquet catalogue gives envsched the right envs, ids and
 // texts; a bad parquet file is quarantined and changes nothing else.
 func TestDaemonReadsParquetCatalogue(t *testing.T) {
-	bin := buildEnvsched(t)
+	bin := testbin.Envsched(t)
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "catalog"), 0o755)
 	writeVerlParquet(t, filepath.Join(dir, "catalog", "train.parquet"), 40)
@@ -174,7 +176,7 @@ func askBatch(t *testing.T, dir, id, body string) []batchTask {
 
 // TestIngestCommandReadsParquet: the one-shot `envsched ingest` reads parquet catalogues too.
 func TestIngestCommandReadsParquet(t *testing.T) {
-	bin := buildEnvsched(t)
+	bin := testbin.Envsched(t)
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "catalog"), 0o755)
 	writeVerlParquet(t, filepath.Join(dir, "catalog", "train.parquet"), 40)

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/envsched/envsched/ingest"
+	"github.com/envsched/envsched/internal/testbin"
 	"github.com/envsched/envsched/storage"
 	"github.com/envsched/envsched/storage/storagetest"
 )
@@ -267,7 +268,7 @@ func checkReplayedSteps(t *testing.T, rs []exportedRollout, attempts ...string) 
 // daemon, then the same steps replayed by a resumed run: nothing depends on verl's dump.
 func TestVerlWrapperLinesThroughDaemon(t *testing.T) {
 	py := needPython(t)
-	bin := buildEnvsched(t)
+	bin := testbin.Envsched(t)
 	dir, ckpt := t.TempDir(), t.TempDir()
 	writeFlowCatalog(t, dir)
 	d := startDaemon(t, bin, dir)
@@ -288,7 +289,7 @@ func TestVerlWrapperLinesThroughDaemon(t *testing.T) {
 // requests answered by the Python stand-in), and a second ingest that finds nothing new.
 func TestVerlWrapperLinesThroughIngest(t *testing.T) {
 	py := needPython(t)
-	bin := buildEnvsched(t)
+	bin := testbin.Envsched(t)
 	dir, ckpt := t.TempDir(), t.TempDir()
 	a := runFlow(t, py, dir, ckpt, "--responder")
 	b := runFlow(t, py, dir, ckpt, "--responder")
@@ -363,7 +364,7 @@ func checkLegacyReplay(t *testing.T, rs []exportedRollout) {
 // TestVerlLegacyReplayedStepIngest: a resumed legacy run rewrites {step}.jsonl with the replayed
 // step's samples (longer outputs, same first bytes); `envsched ingest` before and after.
 func TestVerlLegacyReplayedStepIngest(t *testing.T) {
-	bin := buildEnvsched(t)
+	bin := testbin.Envsched(t)
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "rollouts", "verl"), 0o755)
 	path := filepath.Join(dir, "rollouts", "verl", "5.jsonl")
@@ -381,7 +382,7 @@ func TestVerlLegacyReplayedStepIngest(t *testing.T) {
 
 // TestVerlLegacyReplayedStepDaemon: the same while the daemon runs.
 func TestVerlLegacyReplayedStepDaemon(t *testing.T) {
-	bin := buildEnvsched(t)
+	bin := testbin.Envsched(t)
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "rollouts", "verl"), 0o755)
 	path := filepath.Join(dir, "rollouts", "verl", "5.jsonl")
