@@ -354,6 +354,30 @@ type daemon struct {
 	dir  string
 }
 
+// startAnswering writes the request "first" with body into the exchange folder dir, starts the
+// daemon on db and waits for that request's batch file; it returns the running daemon (the
+// caller stops it) and the time from start to the batch file.
+func startAnswering(bin, dir, db, body string) (*daemon, time.Duration, error) {
+	reqs := filepath.Join(dir, "requests")
+	if err := os.MkdirAll(reqs, 0o755); err != nil {
+		return nil, 0, err
+	}
+	if err := os.WriteFile(filepath.Join(reqs, "first.json"), []byte(body), 0o644); err != nil {
+		return nil, 0, err
+	}
+	begin := time.Now()
+	d, err := startDaemon(bin, dir, db)
+	if err != nil {
+		return nil, 0, err
+	}
+	first, err := d.wait("first", begin)
+	if err != nil {
+		d.stop()
+		return nil, 0, err
+	}
+	return d, first, nil
+}
+
 func startDaemon(bin, dir, db string, extra ...string) (*daemon, error) {
 	d := &daemon{log: &lockedBuffer{}, done: make(chan struct{}), dir: dir}
 	args := append([]string{"run", "--dir", dir, "--db", db, "--log-format", "json"}, extra...)
@@ -494,23 +518,11 @@ func daemonRun(b binary, dir, base string, k, requests int, parts map[string]boo
 		return err
 	}
 	defer os.Remove(db)
-	reqs := filepath.Join(full, "requests")
-	if err := os.MkdirAll(reqs, 0o755); err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(reqs, "first.json"), []byte(`{"size": 512}`), 0o644); err != nil {
-		return err
-	}
-	begin := time.Now()
-	d, err := startDaemon(b.path, full, db)
+	d, first, err := startAnswering(b.path, full, db, `{"size": 512}`)
 	if err != nil {
 		return err
 	}
 	defer d.stop()
-	first, err := d.wait("first", begin)
-	if err != nil {
-		return err
-	}
 	if parts["first"] {
 		f.add(b.label("first answer after start ms"), ms(first))
 		f.add(b.label("the daemon's CPU until then ms"), d.cpu())
@@ -678,22 +690,11 @@ func restartRun(b binary, ex, db, base string, k int, f *figures) error {
 	if err := os.WriteFile(filepath.Join(ex, "rollouts", "stream-new.jsonl"), []byte(lines.String()), 0o644); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Join(ex, "requests"), 0o755); err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(ex, "requests", "first.json"), []byte(`{}`), 0o644); err != nil {
-		return err
-	}
-	begin := time.Now()
-	d, err := startDaemon(b.path, ex, db)
+	d, first, err := startAnswering(b.path, ex, db, `{}`)
 	if err != nil {
 		return err
 	}
 	defer d.stop()
-	first, err := d.wait("first", begin)
-	if err != nil {
-		return err
-	}
 	f.add(b.label("first answer, 1,000 new lines waiting ms"), ms(first))
 	f.add(b.label("the daemon's CPU until then ms"), d.cpu())
 	for end := time.Now().Add(5 * time.Second); len(answered(d.log.String(), "ms", "first")) == 0 && time.Now().Before(end); {
