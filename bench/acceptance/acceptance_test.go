@@ -85,11 +85,7 @@ func here(t *testing.T) string {
 
 func needPython(t *testing.T) string {
 	t.Helper()
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("python3 is not installed: skipping the acceptance harness's tests")
-	}
-	return py
+	return testbin.Python(t, "the acceptance harness's tests")
 }
 
 func TestMain(m *testing.M) {

@@ -31,11 +31,7 @@ func repoRoot(t *testing.T) string {
 
 func needPython(t *testing.T) string {
 	t.Helper()
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("python3 is not installed: skipping the Python client's end-to-end tests")
-	}
-	return py
+	return testbin.Python(t, "the Python client's end-to-end tests")
 }
 
 func TestMain(m *testing.M) {

@@ -54,3 +54,13 @@ func Remove() {
 		os.RemoveAll(built.dir)
 	}
 }
+
+// Python returns the path of python3, or skips the test, saying that what needs it is skipped.
+func Python(t testing.TB, what string) string {
+	t.Helper()
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 is not installed: skipping " + what)
+	}
+	return py
+}
