@@ -49,23 +49,24 @@ func WriteTable(w io.Writer, res Result) error {
 // of random's best over the run.
 func headline(res Result) string {
 	es, ok := res.Summary.find("envsched")
-	at40, has40 := es.ScoreAt[40]
-	if !ok || !has40 || math.IsNaN(res.Summary.RandomBest.Median) {
-		return "(the headline needs envsched and random and at least 40 steps)"
-	}
-	return fmt.Sprintf("envsched at step 40: %.3f; random best in %d steps: %.3f (envsched ahead in %s of seeds)",
-		at40.Median, res.Config.Steps, res.Summary.RandomBest.Median, pct(float64(es.BeatsRandomBest)))
+	return claim(res, "", "headline", ok, es.ScoreAt, res.Summary.RandomBest, es.BeatsRandomBest)
 }
 
 // taskHeadline is headline with the held-out score that weighs every catalogue task the same.
 func taskHeadline(res Result) string {
 	es, ok := res.Summary.find("envsched")
-	at40, has40 := es.TaskScoreAt[40]
-	if !ok || !has40 || math.IsNaN(res.Summary.RandomTaskBest.Median) {
-		return "(the per-task headline needs envsched and random and at least 40 steps)"
+	return claim(res, "per task: ", "per-task headline", ok, es.TaskScoreAt, res.Summary.RandomTaskBest, es.TaskBeatsRandomBest)
+}
+
+// claim writes a headline from envsched's scores (found says whether envsched ran), random's
+// best and the share of seeds ahead.
+func claim(res Result, prefix, name string, found bool, scoreAt map[int]Interval, randomBest Interval, beats Share) string {
+	at40, has40 := scoreAt[40]
+	if !found || !has40 || math.IsNaN(randomBest.Median) {
+		return "(the " + name + " needs envsched and random and at least 40 steps)"
 	}
-	return fmt.Sprintf("per task: envsched at step 40: %.3f; random best in %d steps: %.3f (envsched ahead in %s of seeds)",
-		at40.Median, res.Config.Steps, res.Summary.RandomTaskBest.Median, pct(float64(es.TaskBeatsRandomBest)))
+	return fmt.Sprintf("%senvsched at step 40: %.3f; random best in %d steps: %.3f (envsched ahead in %s of seeds)",
+		prefix, at40.Median, res.Config.Steps, randomBest.Median, pct(float64(beats)))
 }
 
 // taskColumnStep is the step of the table's per-task score column: 40, or the last report
