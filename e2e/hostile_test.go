@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -61,6 +62,46 @@ func TestStepAtTheBound(t *testing.T) {
 		if got := answerStep(t, waitAnswer(t, d, id)); got != 1000000000 {
 			t.Errorf("%s: step %d; want 1000000000 (the default holds at the bound)", id, got)
 		}
+	}
+	if code := d.signal(syscall.SIGTERM); code != 0 {
+		t.Errorf("SIGTERM: exit %d", code)
+	}
+}
+
+// TestNamesAreBytes: names are compared as bytes, never normalised, so that every answer hands
+// back exactly the bytes the trainer wrote (a trainer looks its tasks up by them). "café" in
+// NFC (é one code point) and in NFD (e + combining accent) are two environments.
+func TestNamesAreBytes(t *testing.T) {
+	dir := t.TempDir()
+	nfc, nfd := "caf\u00e9", "cafe\u0301"
+	var cat strings.Builder
+	for i := range 6 {
+		fmt.Fprintf(&cat, `{"env":%q,"task_id":"t%d","text":"task %d"}`+"\n", nfc, i, i)
+		fmt.Fprintf(&cat, `{"env":%q,"task_id":"t%d","text":"task %d"}`+"\n", nfd, i, i)
+	}
+	must(t, os.MkdirAll(filepath.Join(dir, "catalog"), 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "catalog", "tasks.jsonl"), []byte(cat.String()), 0o644))
+	d := start(t, dir, opts{})
+	d.waitReady()
+	for _, env := range []string{nfc, nfd} {
+		id := fmt.Sprintf("only-%x", env)
+		writeRequest(t, dir, id, fmt.Sprintf(`{"size": 6, "envs": [%q]}`, env))
+		var a struct {
+			Envs  map[string]int
+			Tasks []struct{ Env string }
+		}
+		must(t, json.Unmarshal(waitAnswer(t, d, id), &a))
+		if len(a.Envs) != 1 || a.Envs[env] != 6 {
+			t.Errorf("envs [%+q]: answer's envs %v; want 6 tasks of exactly that name", env, a.Envs)
+		}
+		for _, task := range a.Tasks {
+			if task.Env != env {
+				t.Errorf("envs [%+q]: a task of %+q", env, task.Env)
+			}
+		}
+	}
+	if st := waitStatus(t, d, "two environments", func(s status) bool { return s.Tasks == 12 }); st.Envs != 2 {
+		t.Errorf("status: %d environments; want 2 (NFC and NFD are two names)", st.Envs)
 	}
 	if code := d.signal(syscall.SIGTERM); code != 0 {
 		t.Errorf("SIGTERM: exit %d", code)
