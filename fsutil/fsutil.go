@@ -66,9 +66,7 @@ func Replace(path string, fill func(tmp string) error, h Hooks) error {
 	if dir == "" {
 		dir = "."
 	}
-	var rnd [8]byte
-	rand.Read(rnd[:])
-	tmp := filepath.Join(dir, TempName(name, hex.EncodeToString(rnd[:])))
+	tmp := tempPath(dir, name)
 	if err := fill(tmp); err != nil {
 		os.Remove(tmp)
 		return err
@@ -109,6 +107,14 @@ func writeNew(path string, perm os.FileMode, fill func(io.Writer) error) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// tempPath is a fresh temporary file's path for the target name in dir (TempName with a random
+// suffix).
+func tempPath(dir, name string) string {
+	var rnd [8]byte
+	rand.Read(rnd[:])
+	return filepath.Join(dir, TempName(name, hex.EncodeToString(rnd[:])))
 }
 
 // TempName returns the name of a temporary file for the target name with the given suffix:
