@@ -130,3 +130,15 @@ func TestStepBounds(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestNumKeepsHugeFinite: an answer's number is rounded to 6 decimals, a non-finite one is 0,
+// and a finite one too large for decimals stays finite (rounding 1e308 gave +Inf, which JSON
+// cannot hold: the answer failed to encode).
+func TestNumKeepsHugeFinite(t *testing.T) {
+	for x, want := range map[float64]float64{0.1234567: 0.123457, -2.5e-7: -0, 1e308: 1e308, -1e308: -1e308,
+		math.Inf(1): 0, math.NaN(): 0, 1e15: 1e15} {
+		if got := num(x); got != want || math.IsInf(got, 0) {
+			t.Errorf("num(%g) = %g; want %g", x, got, want)
+		}
+	}
+}
