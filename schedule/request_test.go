@@ -142,3 +142,27 @@ func TestNumKeepsHugeFinite(t *testing.T) {
 		}
 	}
 }
+
+// TestDuplicateFieldRefused: a field given twice is refused (which value was meant cannot be
+// known; json.Unmarshal kept the last silently), also when the second spells the key with an
+// escape. Repeated values inside a field are the field's business.
+func TestDuplicateFieldRefused(t *testing.T) {
+	for body, refused := range map[string]bool{
+		`{"size": 2, "size": 3}`:                      true,
+		`{"size": 2, "s\u0069ze": 3}`:                 true,
+		`{"envs": ["a"], "size": 2, "envs": ["b"]}`:   true,
+		`{"seed": null, "seed": 4}`:                   true,
+		`{"size": 2, "envs": ["a", "a"]}`:             false,
+		`{"size": 2, "group_size": 2, "step": 2}`:     false,
+		`{"envs": ["size", "size"], "size": 2}`:       false,
+		`{"size": 2, "exclude_envs": [], "envs": []}`: true, // refused for envs being empty
+	} {
+		_, err := ParseRequest([]byte(body), 64, 8)
+		if (err != nil) != refused {
+			t.Errorf("%s: %v; want refused %v", body, err, refused)
+		}
+		if err != nil && refused && strings.Contains(body, `"size": 3`) && !strings.Contains(err.Error(), "twice") {
+			t.Errorf("%s: %v; want a message saying the field is given twice", body, err)
+		}
+	}
+}
