@@ -30,10 +30,15 @@ func (e *UnknownEnvError) Error() string {
 // allowed.
 type TooFewTasksError struct {
 	Size, Eligible int
+	Retired        int // tasks of the environments asked for that no catalogue lists any more
 }
 
 // Error says how many tasks are eligible and how to ask for a batch that fits.
 func (e *TooFewTasksError) Error() string {
+	if e.Eligible == 0 && e.Retired > 0 {
+		return fmt.Sprintf("no task is eligible for a batch of %d: the %d tasks of the environments asked for are all "+
+			"retired (no file in DIR/catalog lists them any more); list them in a catalogue file again", e.Size, e.Retired)
+	}
 	if e.Eligible == 0 {
 		return fmt.Sprintf("no task is eligible for a batch of %d: envs and exclude_envs leave no environment", e.Size)
 	}

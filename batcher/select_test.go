@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/envsched/envsched/graph"
@@ -288,6 +289,17 @@ func TestErrors(t *testing.T) {
 			}
 			t.Log(err)
 		})
+	}
+	// Every task retired (the catalogue emptied): the message says so, not that envs and
+	// exclude_envs left nothing (the request named neither).
+	all := make([]bool, w.g.Len())
+	for i := range all {
+		all[i] = true
+	}
+	_, err := Select(w.g, w.preds, w.tasks, Request{Size: 1, GroupSize: 8, Retired: all}, DefaultParams())
+	var few *TooFewTasksError
+	if !errors.As(err, &few) || few.Retired != 50 || !strings.Contains(err.Error(), "retired") {
+		t.Errorf("every task retired: %v; want a TooFewTasksError naming the 50 retired tasks", err)
 	}
 	empty := graph.New(nil, nil, nil)
 	if _, err := Select(empty, nil, nil, Request{Size: 1, GroupSize: 8}, DefaultParams()); !errors.Is(err, ErrEmptyCatalogue) {
