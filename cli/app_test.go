@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -34,6 +35,12 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		{"run", "--dir", t.TempDir(), "--reward-min", "-1e308", "--reward-max", "1e308"},
 		{"ingest", "--dir", t.TempDir(), "--reward-max", "Inf"},
 		{"ingest", "--dir", t.TempDir(), "--reward-min", "-Inf"},
+		{"stats", "--dir", t.TempDir(), "--group-size", "0"},
+		{"stats", "--dir", t.TempDir(), "--snapshot-wait", "-1s"},
+		{"export", "--dir", t.TempDir(), "--what", "tasks", "--snapshot-wait", "-1s"},
+		{"report", "--dir", t.TempDir(), "--out", filepath.Join(t.TempDir(), "r.html"), "--snapshot-wait", "-1s"},
+		{"status", "--dir", t.TempDir(), "--stale-after", "-1s"},
+		{"status", "--dir", t.TempDir(), "--stale-after", "0s"},
 	}
 	for _, args := range cases {
 		if code, _, errs := runCLI(args...); code != exitUsage {
