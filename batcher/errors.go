@@ -23,7 +23,16 @@ func (e *UnknownEnvError) Error() string {
 	if len(known) > 10 {
 		known, more = known[:10], fmt.Sprintf(" and %d more", len(e.Known)-10)
 	}
-	return fmt.Sprintf("%s names unknown environment %q: known are %s%s", e.Field, e.Env, strings.Join(known, ", "), more)
+	return fmt.Sprintf("%s names unknown environment %s: known are %s%s", e.Field, quoteCut(e.Env), strings.Join(known, ", "), more)
+}
+
+// quoteCut quotes a name for a message, cut to its first 100 bytes with its length said: a
+// request may name a 100 KB environment, and its error file and log line need not repeat it.
+func quoteCut(name string) string {
+	if len(name) <= 100 {
+		return fmt.Sprintf("%q", name)
+	}
+	return fmt.Sprintf("%q… (%d bytes)", name[:100], len(name))
 }
 
 // TooFewTasksError means fewer tasks are eligible than the batch size and repeats are not

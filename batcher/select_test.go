@@ -301,6 +301,11 @@ func TestErrors(t *testing.T) {
 	if !errors.As(err, &few) || few.Retired != 50 || !strings.Contains(err.Error(), "retired") {
 		t.Errorf("every task retired: %v; want a TooFewTasksError naming the 50 retired tasks", err)
 	}
+	long := strings.Repeat("x", 100000)
+	_, err = Select(w.g, w.preds, w.tasks, Request{Size: 1, GroupSize: 8, Envs: []string{long}}, DefaultParams())
+	if err == nil || len(err.Error()) > 1000 || !strings.Contains(err.Error(), "100000 bytes") {
+		t.Errorf("a 100 KB unknown environment: a message of %d bytes; want it cut, saying its length", len(fmt.Sprint(err)))
+	}
 	empty := graph.New(nil, nil, nil)
 	if _, err := Select(empty, nil, nil, Request{Size: 1, GroupSize: 8}, DefaultParams()); !errors.Is(err, ErrEmptyCatalogue) {
 		t.Errorf("empty catalogue: got %v", err)
