@@ -1,11 +1,15 @@
 package daemon
 
 import (
+	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/envsched/envsched/fsutil"
 )
 
 // readyRequest picks only request files that can be read now; everything else waits for the
@@ -67,5 +71,33 @@ func TestRenamedRequestSkipsTheDebounce(t *testing.T) {
 	writeRequest(t, dir, "u1.json", `{}`)
 	if got := rolloutsSeen(t, r.batch("u1")); got != 40 {
 		t.Errorf("rollouts_seen %d; want the 40 lines written before the request", got)
+	}
+}
+
+// A batch file written early into a folder the trainer removed (and publish made again) is
+// written again at once, not left to the next sweep.
+func TestEarlyBatchInARemovedFolder(t *testing.T) {
+	dir := t.TempDir()
+	writeTestCatalog(t, dir)
+	d, err := New(testConfig(dir, false), nil, testParts()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	answer := []byte(`{"id":"x"}` + "\n")
+	file, err := fsutil.Prepare(filepath.Join(d.dirs.batches, "x.json"), 0o644, func(w io.Writer) error {
+		_, err := w.Write(answer)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	must(t, os.RemoveAll(d.dirs.batches))
+	ok, err := d.publish("x", answer, timing{seen: time.Now()}, file)
+	if !ok || err != nil {
+		t.Fatalf("publish = %v, %v; want the batch written", ok, err)
+	}
+	if got, err := os.ReadFile(filepath.Join(d.dirs.batches, "x.json")); err != nil || !bytes.Equal(got, answer) {
+		t.Errorf("batch file holds %q (%v), want %q", got, err, answer)
 	}
 }

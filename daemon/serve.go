@@ -75,7 +75,8 @@ func (d *Daemon) publish(id string, answer []byte, tm timing, file *fsutil.Prepa
 	var err error
 	if file != nil {
 		err = file.Publish(publishHooks(&d.crash))
-	} else {
+	}
+	if file == nil || tampered(err) { // the folder made again since: its temporary file is gone
 		err = writeAtomic(d.dirs.batches, batchFileName(id), answer, &d.crash)
 	}
 	if err != nil {
