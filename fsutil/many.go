@@ -70,16 +70,15 @@ func WriteFilesAtomic(dir string, files []File, perm os.FileMode) []error {
 	return errs
 }
 
-// stage writes f to a new temporary file beside its target and fsyncs it, returning its path;
-// on an error nothing is left behind.
+// stage writes f to a new temporary file beside its target and fsyncs it (Prepare), returning
+// its path; on an error nothing is left behind.
 func stage(dir string, f File, perm os.FileMode) (string, error) {
-	tmp := tempPath(dir, f.Name)
-	err := writeNew(tmp, perm, func(w io.Writer) error {
+	p, err := Prepare(filepath.Join(dir, f.Name), perm, func(w io.Writer) error {
 		_, err := w.Write(f.Data)
 		return err
 	})
 	if err != nil {
-		os.Remove(tmp)
+		return "", err
 	}
-	return tmp, err
+	return p.tmp, nil
 }
