@@ -95,6 +95,14 @@ type Params struct {
 	// which selection, preferring the surest informative tasks, sees and random slots do
 	// not; false fits θ = 1 only.
 	DispersionByCount bool
+	// DispersionMatch matches the re-chosen channel's count to what came back: each call
+	// finds the factor of the count under which the share of degenerate groups predicted
+	// for the tasks tried before that selection picked (not random slots) equals the share
+	// realised, and moves the stored factor a fifth of the way there (on the log scale). The
+	// likelihood fit is made over every re-chosen group as predicted; selection then picks
+	// the tasks whose corrected prediction looks most informative, a winner's curse that the
+	// fitted correction does not see and the factor does. false keeps the factor at 1.
+	DispersionMatch bool
 	// GroupSize is the group size G for which Prediction.PDeg is filled in; PDegenerate
 	// gives any other size.
 	GroupSize int
@@ -121,6 +129,7 @@ func DefaultParams() Params {
 		DispersionStart:   0.6,
 		DispersionByMean:  true,
 		DispersionByCount: true,
+		DispersionMatch:   true,
 		GroupSize:         8,
 	}
 }

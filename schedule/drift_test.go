@@ -80,7 +80,7 @@ func sameState(a, b savedState) bool {
 // answer r6 exactly as A does.
 func TestDriftOffsetsSurviveARestart(t *testing.T) {
 	dir, dbA, dbB, sA, sB := twinSchedulers(t)
-	body := []byte(`{"size": 12}`)
+	body := []byte(`{"size": 20}`)
 	for i := 1; i <= 5; i++ {
 		id := fmt.Sprintf("r%d", i)
 		a := answerBoth(t, sA, sB, id, body)
@@ -91,6 +91,9 @@ func TestDriftOffsetsSurviveARestart(t *testing.T) {
 	want := stateOf(sA)
 	if len(want.DriftOffsets) == 0 || want.Rechosen == 0 || want.Dispersion == nil || want.Dispersion.Global == nil || want.Dispersion.Rechose == nil {
 		t.Fatalf("predictor state %+v: want environment offsets, a re-chosen offset and measured dispersion, else this test proves nothing", want)
+	}
+	if want.Dispersion.Random == nil || want.Dispersion.RechosenFactor == 0 {
+		t.Fatalf("dispersion %+v: want random slots and the re-chosen factor measured, else their restart is not shown", want.Dispersion)
 	}
 	if got := storedState(t, dbB); !sameState(got, want) {
 		t.Errorf("stored state %+v, want %+v", got, want)
@@ -486,5 +489,51 @@ func TestRandomSlotsAreMarkedInTheBaseline(t *testing.T) {
 	}
 	if carried == 0 {
 		t.Error("no baseline carried from r1 kept its random mark")
+	}
+}
+
+// TestRandomSlotsAreAnsweredByWhatRandomSlotsMeasured: two schedulers in the same state but
+// for what random slots measured (B forgets it before r6) choose the same tasks in r6 and
+// predict every pick alike except the random slots, whose predictions follow what random
+// slots measured: in this world (an environment always solved, one never) it makes them
+// surer to be degenerate.
+func TestRandomSlotsAreAnsweredByWhatRandomSlotsMeasured(t *testing.T) {
+	_, dbA, dbB, sA, sB := twinSchedulers(t)
+	body := []byte(`{"size": 20}`)
+	for i := 1; i <= 5; i++ {
+		rollChosen(t, decode(t, answerBoth(t, sA, sB, fmt.Sprintf("r%d", i), body)), dbA, dbB)
+	}
+	if sB.saved.Dispersion == nil || sB.saved.Dispersion.Random == nil {
+		t.Fatalf("dispersion %+v: no random slot measured", sB.saved.Dispersion)
+	}
+	forgot := *sB.saved.Dispersion
+	forgot.Random = nil
+	sB.saved.Dispersion = &forgot
+	a6, b6 := decode(t, must(sA.Answer("r6", body))), decode(t, must(sB.Answer("r6", body)))
+	if len(a6.Tasks) != len(b6.Tasks) {
+		t.Fatalf("r6: %d and %d tasks", len(a6.Tasks), len(b6.Tasks))
+	}
+	slots := 0
+	for i, ta := range a6.Tasks {
+		tb := b6.Tasks[i]
+		if ta.Env != tb.Env || ta.TaskID != tb.TaskID || ta.Reason != tb.Reason {
+			t.Fatalf("pick %d: %s/%s (%s) and %s/%s (%s): what random slots measured changed the choice",
+				i, ta.Env, ta.TaskID, ta.Reason, tb.Env, tb.TaskID, tb.Reason)
+		}
+		if ta.Reason != batcher.ReasonRandom {
+			if ta.PDegenerate != tb.PDegenerate || ta.PredictedMean != tb.PredictedMean {
+				t.Errorf("pick %d (%s): p_degenerate %v and %v, mean %v and %v: want the same", i, ta.Reason,
+					ta.PDegenerate, tb.PDegenerate, ta.PredictedMean, tb.PredictedMean)
+			}
+			continue
+		}
+		slots++
+		if !(ta.PDegenerate > tb.PDegenerate) {
+			t.Errorf("random slot %s/%s: p_degenerate %v with what random slots measured, %v without: want more",
+				ta.Env, ta.TaskID, ta.PDegenerate, tb.PDegenerate)
+		}
+	}
+	if slots == 0 {
+		t.Fatal("no random slot in r6")
 	}
 }

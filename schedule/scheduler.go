@@ -308,7 +308,13 @@ func (s *Scheduler) choose(id string, req Request) (*Answer, []storage.TaskKey, 
 	if err != nil {
 		return nil, nil, savedState{}, selectError(err)
 	}
-	ans := newAnswer(id, step, s.opts.Now(), breq, st, preds, b)
+	predOf := func(pk batcher.Pick) propagate.Prediction {
+		if pk.Random { // a random slot is predicted by what random slots measured
+			return s.pred.RandomSlot(next, preds[pk.Node], st.tasks[pk.Node].Rollouts > 0)
+		}
+		return preds[pk.Node]
+	}
+	ans := newAnswer(id, step, s.opts.Now(), breq, st, predOf, b)
 	nodes := make([]int, len(b.Picks))
 	for i, pk := range b.Picks {
 		nodes[i] = pk.Node
