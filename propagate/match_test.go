@@ -167,3 +167,19 @@ func TestDispersionMatchCorrectsTheWinnersCurse(t *testing.T) {
 		t.Errorf("with the factor the gap is %.3f, without %.3f: want less than half", gOn, gOff)
 	}
 }
+
+// BenchmarkMatchFactor is the re-chosen factor's cost per request for 512 re-chosen groups
+// (one thread), to be read beside BenchmarkGroupsLL/products, the likelihoods of as many
+// groups under the whole grid that every request computes anyway.
+func BenchmarkMatchFactor(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	groups := make([]group, 512)
+	for i := range groups {
+		groups[i] = group{b: Baseline{Pred: 0.05 + 0.9*rng.Float64(), Count: 2 + 30*rng.Float64(), Centre: rng.NormFloat64(), Tried: true},
+			k: rng.Int64N(9), n: 8}
+	}
+	k := correction{0.5, 0.7, 0.5, 1}
+	for b.Loop() {
+		matchFactor(groups, k)
+	}
+}
