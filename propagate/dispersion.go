@@ -100,11 +100,11 @@ type Dispersion struct {
 	Rechose *Likelihood            `json:"rechosen,omitempty"`
 	// Random measures the groups of random slots (Baseline.Random), tried or not, apart as
 	// well: the channels' corrections are fitted mostly on picks that selection preferred,
-	// random slots are drawn whatever their prediction (see Predictor.RandomSlot).
+	// random slots are drawn whatever their prediction (see Predictor.Pick).
 	Random *Likelihood `json:"random,omitempty"`
-	// RechosenFactor multiplies the count of the re-chosen channel's correction (0 means 1):
-	// what makes the share of degenerate groups predicted for selection's picks of tasks
-	// tried before match the share that came back (see Params.DispersionMatch).
+	// RechosenFactor multiplies the count of the re-chosen correction for selection's picks
+	// of tasks tried before (0: none measured): what makes the share of degenerate groups
+	// predicted for them match the share that came back (see Params.DispersionMatch).
 	RechosenFactor float64 `json:"rechosen_factor,omitempty"`
 	// NewSignal and ReSignal are the learning signal that groups of tasks never tried
 	// (exploration) and of tasks tried before returned (see State.ExplorationReturn).

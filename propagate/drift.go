@@ -104,7 +104,7 @@ type drift struct {
 	startScale    float64 // the scale of tasks never tried while nothing is measured
 	byMean        bool    // the count may depend on the predicted mean (η of the grid)
 	byCount       bool    // the counts may be drawn together (θ of the grid)
-	match         bool    // the re-chosen count is matched to its picks' degenerate share
+	match         bool    // the re-chosen factor is measured (Params.DispersionMatch)
 	scale         []correction
 	scaleRe       correction
 }
@@ -357,9 +357,6 @@ func (d *drift) current(g *graph.Graph) {
 	d.scaleRe = dispersionGrid[unitScale]
 	if d.memory > 0 {
 		d.scaleRe = correctionOf(d.disp.Rechose, nil, 0, d.byMean, d.byCount)
-		if d.match {
-			d.scaleRe.scale *= d.disp.rechosenFactor()
-		}
 	}
 	for e, name := range g.Envs {
 		d.cur[e] = d.offset[name]

@@ -142,7 +142,7 @@ func curseGap(t *testing.T, p Params) float64 {
 		}
 		for _, i := range chosen {
 			dn, ds := w.tasks[i].Rollouts-before[i].Rollouts, w.tasks[i].Sum-before[i].Sum
-			pred += preds[i].PDeg
+			pred += c.pr.Pick(c.st, preds[i], true, false).PDeg
 			if ds == 0 || ds == float64(dn) {
 				real++
 			}

@@ -78,7 +78,7 @@ func runSlots(t *testing.T, p Params, mark bool) (slot, channel float64) {
 		}
 	}
 	for _, i := range w.random {
-		slot += c.pr.RandomSlot(c.st, preds[i], false).PDeg
+		slot += c.pr.Pick(c.st, preds[i], false, true).PDeg
 		channel += preds[i].PDeg
 	}
 	n := float64(len(w.random))

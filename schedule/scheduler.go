@@ -308,11 +308,8 @@ func (s *Scheduler) choose(id string, req Request) (*Answer, []storage.TaskKey, 
 	if err != nil {
 		return nil, nil, savedState{}, selectError(err)
 	}
-	predOf := func(pk batcher.Pick) propagate.Prediction {
-		if pk.Random { // a random slot is predicted by what random slots measured
-			return s.pred.RandomSlot(next, preds[pk.Node], st.tasks[pk.Node].Rollouts > 0)
-		}
-		return preds[pk.Node]
+	predOf := func(pk batcher.Pick) propagate.Prediction { // corrected for how it was picked
+		return s.pred.Pick(next, preds[pk.Node], st.tasks[pk.Node].Rollouts > 0, pk.Random)
 	}
 	ans := newAnswer(id, step, s.opts.Now(), breq, st, predOf, b)
 	nodes := make([]int, len(b.Picks))
