@@ -61,7 +61,7 @@ func (w *slotWorld) group(i int, round int64) {
 }
 
 // runSlots runs the slot world for 15 rounds, the baselines of the second kind marked
-// random when mark, and returns the mean chance of a degenerate group that RandomSlot gives
+// random when mark, and returns the mean chance of a degenerate group that Pick gives
 // the untried tasks of the second kind and that their channel's prediction gives.
 func runSlots(t *testing.T, p Params, mark bool) (slot, channel float64) {
 	t.Helper()
@@ -89,7 +89,7 @@ func runSlots(t *testing.T, p Params, mark bool) (slot, channel float64) {
 // of an environment whose correction is fitted mostly on coin flips are predicted, by what
 // random slots measured, far closer to how degenerate they are (0.85) than their channel's
 // prediction (under 0.1); shrunk towards the channel while random slots are few, not all the
-// way. Without random slots marked, or with the correction off, RandomSlot changes
+// way. Without random slots marked, or with the correction off, Pick changes
 // nothing.
 func TestRandomSlotIsPredictedByRandomSlots(t *testing.T) {
 	truth := math.Pow(0.98, 8) + math.Pow(0.02, 8)
@@ -103,11 +103,11 @@ func TestRandomSlotIsPredictedByRandomSlots(t *testing.T) {
 			slot, channel, truth)
 	}
 	if slot, channel := runSlots(t, DefaultParams(), false); slot != channel {
-		t.Errorf("no random slot measured: RandomSlot gives %v, the channel %v", slot, channel)
+		t.Errorf("no random slot measured: Pick gives %v, the channel %v", slot, channel)
 	}
 	off := DefaultParams()
 	off.DispersionMemory = 0
 	if slot, channel := runSlots(t, off, true); slot != channel {
-		t.Errorf("correction off: RandomSlot gives %v, the channel %v", slot, channel)
+		t.Errorf("correction off: Pick gives %v, the channel %v", slot, channel)
 	}
 }
