@@ -56,7 +56,7 @@ func (b *Builder) index(id int32) {
 // docs in key order so that the result does not depend on the order of insertion.
 func (b *Builder) fullBuild() {
 	for id := range b.n() {
-		if !b.fresh[int32(id)] {
+		if !b.fresh(int32(id)) {
 			b.touch(int32(id))
 		}
 	}
@@ -76,10 +76,11 @@ func (b *Builder) fullBuild() {
 		}
 		b.index(id)
 	}
-	res := b.queryAll(order, false)
-	for i, id := range order {
-		b.doc(id).intra, b.doc(id).cross = res[i].intra, res[i].cross
-	}
+	// Each worker stores a doc's picks itself, in that doc alone (no list of all results).
+	b.queryEach(order, false, func(i int, r queryResult) {
+		d := b.doc(order[i])
+		d.intra, d.cross = r.intra, r.cross
+	})
 	for _, id := range order {
 		for _, l := range b.picks(id) {
 			b.doc(l.to).in = append(b.doc(l.to).in, link{id, l.sim})
@@ -163,14 +164,20 @@ func (b *Builder) incremental(dirty []int32) {
 // queryAll scores ids in parallel; the index is only read meanwhile.
 func (b *Builder) queryAll(ids []int32, keepCands bool) []queryResult {
 	res := make([]queryResult, len(ids))
+	b.queryEach(ids, keepCands, func(i int, r queryResult) { res[i] = r })
+	return res
+}
+
+// queryEach scores ids in parallel and hands the result for ids[i] to put(i, r), called from
+// several goroutines at once, once for each i; the index is only read meanwhile.
+func (b *Builder) queryEach(ids []int32, keepCands bool, put func(i int, r queryResult)) {
 	scs := make([]*scratch, b.workers(len(ids)))
 	for w := range scs {
 		scs[w] = &scratch{acc: make([]float32, b.n())}
 	}
 	b.parallel(len(ids), func(w, i int) {
-		res[i] = b.query(ids[i], scs[w], keepCands)
+		put(i, b.query(ids[i], scs[w], keepCands))
 	})
-	return res
 }
 
 // picks returns the doc's own picks, intra then cross.
@@ -253,11 +260,11 @@ func (b *Builder) adjacency(id int32) []link {
 func (b *Builder) changedKeys() []NodeKey {
 	var ids []int32
 	for id, old := range b.before {
-		if b.fresh[id] || !slices.Equal(old, b.adjacency(id)) {
+		if b.fresh(id) || !slices.Equal(old, b.adjacency(id)) {
 			ids = append(ids, id)
 		}
 	}
-	for id := range b.fresh {
+	for id := b.newFrom; int(id) < b.n(); id++ {
 		if _, ok := b.before[id]; !ok {
 			ids = append(ids, id)
 		}

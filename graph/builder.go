@@ -112,9 +112,8 @@ type Builder struct {
 	nDesc    int              // described docs
 	builtAt  int              // nDesc at the last full build
 	before   map[int32][]link // adjacency before the pending Flush first changed it
-	fresh    map[int32]bool   // docs new since the last Flush
-	dirty    map[int32]bool   // docs to score at the next Flush; nil when nothing is staged
-	newFrom  int32            // docs from this id on are new since the last Flush before staging
+	dirty    *idSet           // docs to score at the next Flush; nil when nothing is staged
+	newFrom  int32            // docs from this id on are new since the last Flush (fresh) while staging
 }
 
 // NewBuilder returns an empty builder. Zero fields of opt take their defaults; a field that
@@ -188,7 +187,7 @@ func (b *Builder) Add(tasks []record.Task) (changed []NodeKey) {
 // pieces as it reads it (only each task's features are kept, not its text) and build once.
 func (b *Builder) Stage(tasks []record.Task) {
 	if b.dirty == nil {
-		b.before, b.fresh, b.dirty = map[int32][]link{}, map[int32]bool{}, map[int32]bool{}
+		b.before, b.dirty = map[int32][]link{}, &idSet{}
 		b.newFrom = int32(b.n())
 	}
 	rows := canonical(tasks)
@@ -229,10 +228,10 @@ func (b *Builder) Flush() (changed []NodeKey) {
 	if b.nDesc > 0 && float64(b.nDesc) > float64(b.builtAt)*(1+b.opt.RefreshGrowth) {
 		b.fullBuild()
 	} else {
-		b.incremental(b.sortedIDs(b.dirty))
+		b.incremental(b.sortedIDs(b.dirty.ids))
 	}
 	changed = b.changedKeys()
-	b.before, b.fresh, b.dirty, b.toCap = nil, nil, nil, nil
+	b.before, b.dirty, b.toCap = nil, nil, nil
 	return changed
 }
 
@@ -267,7 +266,7 @@ func compareKey(a, b NodeKey) int {
 
 // upsert adds t as a new doc or replaces a changed doc's content, marking what must be
 // scored again in dirty.
-func (b *Builder) upsert(t record.Task, raw []rawFeature, dirty map[int32]bool) {
+func (b *Builder) upsert(t record.Task, raw []rawFeature, dirty *idSet) {
 	key := NodeKey{t.Env, t.Task}
 	h := contentHash(t)
 	id, ok := b.byKey[key]
@@ -281,7 +280,7 @@ func (b *Builder) upsert(t record.Task, raw []rawFeature, dirty map[int32]bool) 
 	}
 	b.doc(id).hash = h
 	b.setContent(id, t, raw)
-	dirty[id] = true
+	dirty.add(id)
 }
 
 func (b *Builder) newDoc(key NodeKey) int32 {
@@ -296,7 +295,6 @@ func (b *Builder) newDoc(key NodeKey) int32 {
 	b.docs.push(doc{key: key, env: env})
 	b.meta = append(b.meta, docMeta{env: env})
 	b.byKey[key] = id
-	b.fresh[id] = true
 	return id
 }
 
@@ -349,7 +347,7 @@ func sortParallel(feats []int32, raw []float32) {
 
 // detach removes doc id from the index and from every neighbour list; docs that had picked it
 // must find new neighbours and become dirty.
-func (b *Builder) detach(id int32, dirty map[int32]bool) {
+func (b *Builder) detach(id int32, dirty *idSet) {
 	d := b.doc(id)
 	b.touch(id)
 	for _, f := range d.feats {
@@ -369,7 +367,7 @@ func (b *Builder) detach(id int32, dirty map[int32]bool) {
 		o := b.doc(l.to)
 		b.touch(l.to)
 		o.intra, o.cross = dropLink(o.intra, id), dropLink(o.cross, id)
-		dirty[l.to] = true
+		dirty.add(l.to)
 	}
 	d.in = nil
 	d.feats, d.raw, d.w, d.emb = nil, nil, nil, nil
@@ -388,13 +386,31 @@ func dropLink(ls []link, id int32) []link {
 	return slices.DeleteFunc(ls, func(l link) bool { return l.to == id })
 }
 
-func (b *Builder) sortedIDs(set map[int32]bool) []int32 {
-	ids := make([]int32, 0, len(set))
-	for id := range set {
-		ids = append(ids, id)
-	}
+func (b *Builder) sortedIDs(set []int32) []int32 {
+	ids := slices.Clone(set)
 	slices.SortFunc(ids, b.compareDocs)
 	return ids
+}
+
+// fresh reports whether doc id is new since the last Flush (only while staging or flushing).
+func (b *Builder) fresh(id int32) bool { return b.dirty != nil && id >= b.newFrom }
+
+// idSet is a set of doc ids: a flag per id and the ids in order of addition (a map of a
+// million ids costs tens of megabytes; this a byte and four a doc).
+type idSet struct {
+	has []bool
+	ids []int32
+}
+
+func (s *idSet) add(id int32) {
+	if int(id) >= len(s.has) {
+		n := max(int(id)+1, 2*len(s.has))
+		s.has = slices.Grow(s.has, n-len(s.has))[:n]
+	}
+	if !s.has[id] {
+		s.has[id] = true
+		s.ids = append(s.ids, id)
+	}
 }
 
 func (b *Builder) compareDocs(x, y int32) int { return compareKey(b.doc(x).key, b.doc(y).key) }
