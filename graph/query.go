@@ -19,6 +19,7 @@ type scratch struct {
 	open         []int
 	links        []link
 	los          []float64
+	qw           []float32 // the query's weights by feature id, zero elsewhere
 }
 
 func (sc *scratch) add(id int32, x float32) {
@@ -79,8 +80,10 @@ func (b *Builder) query(id int32, sc *scratch, keepCands bool) (r queryResult) {
 		cands := append(slices.Clone(intra), cross...)
 		defer func() { r.cands = cands }()
 	}
+	sc.spread(d, len(b.df))
 	r.intra = b.best(d, intra, b.opt.K, b.opt.MinSim, sc)
 	r.cross = b.best(d, cross, b.opt.KCross, b.opt.MinSimCross, sc)
+	sc.unspread(d)
 	return r
 }
 
@@ -148,7 +151,7 @@ func (b *Builder) best(q *doc, cands []cand, k int, thr float64, sc *scratch) []
 	sc.heap = top
 	out := sc.links[:0]
 	for _, c := range top {
-		if s := b.exact(q, b.doc(c.to)); s >= thr && s > 0 {
+		if s := b.exactSpread(q, b.doc(c.to), sc); s >= thr && s > 0 {
 			out = append(out, link{c.to, float32(s)})
 		}
 	}
@@ -211,6 +214,39 @@ func (b *Builder) exact(q, o *doc) float64 {
 		s = sparseDot(q, o)
 	}
 	return float64(float32(min(s, 1)))
+}
+
+// exactSpread is exact(q, o) with q's weights spread in sc (see scratch.spread): the same
+// products summed in the same (feature) order, so the same value to the bit, without merging
+// two sorted lists.
+func (b *Builder) exactSpread(q, o *doc, sc *scratch) float64 {
+	if q.emb != nil && o.emb != nil && len(q.emb) == len(o.emb) {
+		return b.exact(q, o)
+	}
+	s := 0.0
+	for j, f := range o.feats {
+		if qw := sc.qw[f]; qw != 0 {
+			s += float64(qw) * float64(o.w[j])
+		}
+	}
+	return float64(float32(min(s, 1)))
+}
+
+// spread writes q's weights into the dense per-feature array qw (of nf features) for
+// exactSpread; unspread clears them again.
+func (sc *scratch) spread(q *doc, nf int) {
+	if len(sc.qw) < nf {
+		sc.qw = make([]float32, nf)
+	}
+	for i, f := range q.feats {
+		sc.qw[f] = q.w[i]
+	}
+}
+
+func (sc *scratch) unspread(q *doc) {
+	for _, f := range q.feats {
+		sc.qw[f] = 0
+	}
 }
 
 func (b *Builder) cmpLinks(x, y link) int {
