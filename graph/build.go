@@ -125,12 +125,19 @@ func (b *Builder) weightBlock(ids []int32) {
 	}
 }
 
+// allSorted returns every doc id sorted by key. The slice is kept until a doc is added (keys
+// never change and docs are only appended), so that a full build, its changed keys and Keys
+// sort a million keys once; callers must not modify it.
 func (b *Builder) allSorted() []int32 {
+	if len(b.sorted) == b.n() {
+		return b.sorted
+	}
 	ids := make([]int32, b.n())
 	for i := range ids {
 		ids[i] = int32(i)
 	}
 	slices.SortFunc(ids, b.compareDocs)
+	b.sorted = ids
 	return ids
 }
 
@@ -269,7 +276,11 @@ func (b *Builder) changedKeys() []NodeKey {
 			ids = append(ids, id)
 		}
 	}
-	slices.SortFunc(ids, b.compareDocs)
+	if len(ids) == b.n() {
+		ids = b.allSorted() // every doc changed (each id once): the cached order
+	} else {
+		slices.SortFunc(ids, b.compareDocs)
+	}
 	keys := make([]NodeKey, len(ids))
 	for i, id := range ids {
 		keys[i] = b.doc(id).key

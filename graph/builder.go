@@ -99,6 +99,7 @@ type Builder struct {
 	opt      Options
 	docs     docBlocks
 	meta     []docMeta // what the candidate loop reads of each doc, kept compact
+	sorted   []int32   // every doc id sorted by key, when it has as many as there are docs
 	byKey    map[NodeKey]int32
 	envID    map[string]int32
 	envNames []string
