@@ -41,9 +41,15 @@ func (b *Builder) weigh(id int32) {
 	}
 }
 
-// index adds doc id, weighted, to the posting lists and LSH buckets.
+// index adds doc id, weighted, to the posting lists and LSH buckets, unless it is there
+// already: a doc scored again only because a neighbour changed keeps its entries (its
+// weights are the same: the IDF of a feature is fixed once set).
 func (b *Builder) index(id int32) {
 	d := b.doc(id)
+	if d.indexed {
+		return
+	}
+	d.indexed = true
 	for i, f := range d.feats {
 		b.post[f] = append(b.post[f], posting{id, d.w[i]})
 	}
@@ -70,7 +76,7 @@ func (b *Builder) fullBuild() {
 	b.weightBlock(order)
 	for _, id := range order {
 		d := b.doc(id)
-		d.intra, d.cross, d.in = nil, nil, nil
+		d.intra, d.cross, d.in, d.indexed = nil, nil, nil, false
 		if len(d.feats) > 0 {
 			b.weigh(id)
 		}

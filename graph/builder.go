@@ -28,17 +28,18 @@ type link struct {
 
 // doc is one node of the builder, with its feature vector and its neighbour picks.
 type doc struct {
-	key   NodeKey
-	env   int32     // index into Builder.envNames
-	hash  uint64    // of the task's content; an unchanged re-add is a no-op
-	feats []int32   // feature ids, ascending
-	raw   []float32 // weight of each feature before IDF
-	w     []float32 // unit-length TF-IDF weights, parallel to feats
-	emb   []float64 // unit-length embedding, nil when none was given
-	left2 float64   // squared norm of the weights of capped features
-	intra []link    // own picks in its environment, best first, at most K
-	cross []link    // own picks in other environments, best first, at most KCross
-	in    []link    // docs that picked this one, unordered
+	key     NodeKey
+	env     int32     // index into Builder.envNames
+	indexed bool      // in the posting lists and LSH buckets (at most once; index is a no-op then)
+	hash    uint64    // of the task's content; an unchanged re-add is a no-op
+	feats   []int32   // feature ids, ascending
+	raw     []float32 // weight of each feature before IDF
+	w       []float32 // unit-length TF-IDF weights, parallel to feats
+	emb     []float64 // unit-length embedding, nil when none was given
+	left2   float64   // squared norm of the weights of capped features
+	intra   []link    // own picks in its environment, best first, at most K
+	cross   []link    // own picks in other environments, best first, at most KCross
+	in      []link    // docs that picked this one, unordered
 }
 
 // docBlocks holds the docs in blocks of fixed size: growing never copies the docs already
@@ -353,13 +354,14 @@ func (b *Builder) detach(id int32, dirty *idSet) {
 	b.touch(id)
 	for _, f := range d.feats {
 		b.df[f]--
-		if d.w != nil {
+		if d.indexed {
 			b.post[f] = removePosting(b.post[f], id)
 		}
 	}
-	if d.emb != nil {
+	if d.emb != nil && d.indexed {
 		b.lsh.remove(id, d.emb)
 	}
+	d.indexed = false
 	if d.described() {
 		b.nDesc--
 	}
