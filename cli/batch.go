@@ -80,7 +80,7 @@ func batchAction(c *cli.Context) error {
 // ingestNew reads what is new in DIR, as the daemon does before it answers, and says what on
 // standard error.
 func ingestNew(c *cli.Context, db *storage.DB, dir string, log *slog.Logger) error {
-	in, err := schedule.NewIngester(db, dir, ingest.Options{Logger: log})
+	in, err := schedule.NewOneShotIngester(db, dir, ingest.Options{Logger: log})
 	if err != nil {
 		return err
 	}

@@ -66,7 +66,7 @@ func ingestAction(c *cli.Context) error {
 	}
 	defer db.Close()
 	bar := newIngestBar(os.Stderr)
-	in, err := schedule.NewIngester(db, dir, ingest.Options{Logger: log, Progress: bar.update})
+	in, err := schedule.NewOneShotIngester(db, dir, ingest.Options{Logger: log, Progress: bar.update})
 	if err != nil {
 		return err
 	}

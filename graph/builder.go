@@ -116,6 +116,7 @@ type Builder struct {
 	before   map[int32][]link // adjacency before the pending Flush first changed it
 	dirty    *idSet           // docs to score at the next Flush; nil when nothing is staged
 	newFrom  int32            // docs from this id on are new since the last Flush (fresh) while staging
+	dropped  bool             // DropIndex ran: the builder only answers about the graph it holds
 }
 
 // NewBuilder returns an empty builder. Zero fields of opt take their defaults; a field that
@@ -188,6 +189,9 @@ func (b *Builder) Add(tasks []record.Task) (changed []NodeKey) {
 // the rows of b winning over those of a for the same key. It lets a caller feed a catalogue in
 // pieces as it reads it (only each task's features are kept, not its text) and build once.
 func (b *Builder) Stage(tasks []record.Task) {
+	if b.dropped {
+		panic("graph: Stage or Add after DropIndex")
+	}
 	if b.dirty == nil {
 		b.before, b.dirty = map[int32][]link{}, &idSet{}
 		b.newFrom = int32(b.n())
@@ -213,6 +217,27 @@ func (b *Builder) Keys() []NodeKey {
 		keys[i] = b.doc(id).key
 	}
 	return keys
+}
+
+// DropIndex frees what scoring new tasks needs (posting lists, LSH buckets, every task's
+// features, weights and embedding, the feature dictionary) and keeps the graph: Len, Keys,
+// IsNew, Adjacency and Snapshot answer as before. At a million tasks that is hundreds of
+// megabytes a one-shot ingest no longer holds while it stores the edge lists. Stage and Add
+// panic afterwards, and a Flush with something staged must come before it (Flush then panics);
+// a caller that needs to add tasks again builds a new Builder.
+func (b *Builder) DropIndex() {
+	if b.dirty != nil {
+		panic("graph: DropIndex with tasks staged")
+	}
+	b.dropped = true
+	for i := range b.docs.blocks {
+		for j := range b.docs.blocks[i] {
+			d := &b.docs.blocks[i][j]
+			d.feats, d.raw, d.w, d.emb, d.indexed = nil, nil, nil, nil, false
+		}
+	}
+	b.post, b.lsh, b.meta, b.featID = nil, lshIndex{}, nil, nil
+	b.df, b.idf, b.capped, b.toCap = nil, nil, nil, nil
 }
 
 // Staged reports whether tasks were staged since the last Flush.

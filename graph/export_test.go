@@ -61,3 +61,20 @@ func CheckIndex(b *Builder) error {
 	}
 	return nil
 }
+
+// IndexEntries counts what scoring holds: postings, LSH entries, and the features, raw
+// weights, weights and embedding values of every doc.
+func IndexEntries(b *Builder) int {
+	n := 0
+	for _, ps := range b.post {
+		n += len(ps)
+	}
+	for _, ids := range b.lsh.buckets {
+		n += len(ids)
+	}
+	for id := range int32(b.n()) {
+		d := b.doc(id)
+		n += len(d.feats) + len(d.raw) + len(d.w) + len(d.emb)
+	}
+	return n + len(b.featID) + len(b.df) + len(b.idf) + len(b.meta)
+}

@@ -3,6 +3,7 @@ package graph_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/envsched/envsched/graph"
@@ -51,6 +52,58 @@ func TestIncrementalAddIndexesEachDocOnce(t *testing.T) {
 					t.Fatalf("%s: %v", fmt.Sprintf("after replacing round %d", round), err)
 				}
 			}
+		})
+	}
+}
+
+// TestDropIndexKeepsTheGraph drops the index of a builder after a full build and after an
+// incremental Add: the graph (keys, adjacency, snapshot, new nodes) is the same, the index is
+// gone, and adding again panics rather than scoring against nothing.
+func TestDropIndexKeepsTheGraph(t *testing.T) {
+	all := withEmbeddings(graphtest.Catalog(1300, 4, 31), 5)
+	for _, tc := range []struct {
+		name string
+		adds [][]record.Task
+	}{
+		{"one Add", [][]record.Task{all}},
+		{"an incremental Add last", [][]record.Task{all[:1280], all[1280:]}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := graph.NewBuilder(graph.Options{})
+			for _, add := range tc.adds {
+				b.Add(add)
+			}
+			keys, snap := b.Keys(), dump(b.Snapshot())
+			adj := adjacencies(b, all)
+			last := tc.adds[len(tc.adds)-1]
+			isNew := b.IsNew(graph.NodeKey{Env: last[0].Env, Task: last[0].Task})
+			if graph.IndexEntries(b) == 0 {
+				t.Fatal("setup: the builder holds no index")
+			}
+			b.DropIndex()
+			if n := graph.IndexEntries(b); n != 0 {
+				t.Errorf("%d index entries after DropIndex, want 0", n)
+			}
+			if !slices.Equal(keys, b.Keys()) || !sameDump(snap, dump(b.Snapshot())) {
+				t.Error("keys or snapshot changed by DropIndex")
+			}
+			for k, es := range adjacencies(b, all) {
+				if !slices.Equal(es, adj[k]) {
+					t.Fatalf("%v: adjacency %v after DropIndex, %v before", k, es, adj[k])
+				}
+			}
+			if b.IsNew(graph.NodeKey{Env: last[0].Env, Task: last[0].Task}) != isNew {
+				t.Error("IsNew changed by DropIndex")
+			}
+			if b.Flush() != nil {
+				t.Error("Flush with nothing staged returned keys")
+			}
+			defer func() {
+				if recover() == nil {
+					t.Error("Add after DropIndex did not panic")
+				}
+			}()
+			b.Add(all[:1])
 		})
 	}
 }

@@ -27,6 +27,9 @@ type EdgeKeeper struct {
 	// whose lists the next Finish returns besides those the builder reports (see linkedTo)
 	all   bool
 	extra []graph.NodeKey
+	// once says the keeper serves one scan (a one-shot ingest): Finish drops the builder's
+	// index (graph.Builder.DropIndex) before the lists are stored, and the keeper forgets it
+	once bool
 }
 
 // NewEdgeKeeper returns a keeper that builds its graph with opts. It reads nothing.
@@ -199,6 +202,12 @@ func (k *EdgeKeeper) Finish(r *storage.Reader) (ingest.EdgeLists, error) {
 	}
 	k.all, k.extra = false, nil
 	b := k.b
+	if k.once {
+		// The lists are made from b's adjacency alone; a later Stage (none in a one-shot
+		// ingest) builds again from the database.
+		b.DropIndex()
+		k.b = nil
+	}
 	return ingest.EdgeLists{N: len(keys), Make: func(i, j int) []storage.NodeEdges {
 		return listsOf(b, keys[i:j])
 	}}, nil

@@ -12,6 +12,7 @@ import (
 
 	"github.com/envsched/envsched/graph/graphtest"
 	"github.com/envsched/envsched/ingest"
+	"github.com/envsched/envsched/record"
 	"github.com/envsched/envsched/schedule"
 	"github.com/envsched/envsched/storage"
 )
@@ -165,4 +166,99 @@ func TestStoppedIngestResumesToTheSameEdges(t *testing.T) {
 		t.Fatalf("only %d of %d stops happened", stopped, sum.Commits)
 	}
 	t.Logf("%d commits; stopped and resumed after each of %d", sum.Commits, stopped)
+}
+
+// appendCatalog writes tasks as another catalogue file of dir.
+func appendCatalog(t *testing.T, dir, name string, tasks []record.Task) {
+	t.Helper()
+	var buf []byte
+	for _, task := range tasks {
+		row, err := json.Marshal(map[string]any{"env": task.Env, "task_id": task.Task, "text": task.Text, "tools": task.Tools})
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf = append(append(buf, row...), '\n')
+	}
+	if err := os.WriteFile(filepath.Join(dir, "catalog", name), buf, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestOneShotIngesterStoresTheSameEdges: the one-shot ingester, whose builder drops its index
+// before the lists are stored, stores the lists the daemon's ingester stores, in one commit and
+// in many; and a second scan of the same ingester (which must build the graph again from the
+// database) stores the lists the daemon's second scan stores from the builder it kept.
+func TestOneShotIngesterStoresTheSameEdges(t *testing.T) {
+	for name, opts := range map[string]ingest.Options{
+		"one": {MaxRecords: 1 << 20, MaxBytes: 1 << 40, MaxDelay: time.Hour},
+		"97":  {MaxRecords: 97, MaxDelay: time.Hour},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := writeCatalog(t, 2000)
+			more := graphtest.Catalog(60, 4, 8)
+			for i := range more {
+				more[i].Task = "more-" + more[i].Task
+			}
+			var want [2]map[storage.TaskKey][]storage.Edge
+			for i, newIn := range []func(*storage.DB, string, ingest.Options) (*ingest.Ingester, error){
+				schedule.NewIngester, schedule.NewOneShotIngester,
+			} {
+				os.Remove(filepath.Join(dir, "catalog", "d.jsonl"))
+				path := filepath.Join(t.TempDir(), "e.db")
+				db, err := storage.Open(path, storage.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				in, err := newIn(db, dir, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := in.Scan(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				first := dbLists(t, db)
+				appendCatalog(t, dir, "d.jsonl", more)
+				if _, err := in.Scan(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				second := dbLists(t, db)
+				if err := db.Close(); err != nil {
+					t.Fatal(err)
+				}
+				if len(first) < 1000 || len(second) <= len(first) {
+					t.Fatalf("%d lists after the first scan, %d after the second", len(first), len(second))
+				}
+				if i == 0 {
+					want = [2]map[storage.TaskKey][]storage.Edge{first, second}
+					continue
+				}
+				if !reflect.DeepEqual(first, want[0]) {
+					t.Errorf("first scan: the one-shot ingester stored other lists than the daemon's (%d vs %d)", len(first), len(want[0]))
+				}
+				if !reflect.DeepEqual(second, want[1]) {
+					t.Errorf("second scan: the one-shot ingester stored other lists than the daemon's (%d vs %d)", len(second), len(want[1]))
+				}
+			}
+		})
+	}
+}
+
+// dbLists returns every adjacency list stored in db, and fails when the edges are marked pending.
+func dbLists(t *testing.T, db *storage.DB) map[storage.TaskKey][]storage.Edge {
+	t.Helper()
+	out := map[storage.TaskKey][]storage.Edge{}
+	err := db.View(func(r *storage.Reader) error {
+		c, err := r.Counters()
+		if err != nil {
+			return err
+		}
+		if c.EdgesPending {
+			return errors.New("edges pending after a scan")
+		}
+		return r.Edges(func(ne storage.NodeEdges) error { out[ne.Node] = ne.Edges; return nil })
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

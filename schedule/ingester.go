@@ -25,7 +25,21 @@ import (
 // Progress, BeforeCommit, the commit bounds); its ReadCatalogFile, OnTasks, FinishEdges and
 // OnCommitError are set here.
 func NewIngester(db *storage.DB, dir string, opts ingest.Options) (*ingest.Ingester, error) {
+	return newIngester(db, dir, opts, false)
+}
+
+// NewOneShotIngester is NewIngester for a process that scans once and exits (`envsched ingest`,
+// `envsched batch`): once the graph is built, its builder drops the index that scoring new
+// tasks needs (at a million tasks, hundreds of megabytes) before the edge lists are stored,
+// which lowers the process's peak memory. Another Scan of the same ingester works but builds
+// the graph again from the database; the daemon, which scans again and again, uses NewIngester.
+func NewOneShotIngester(db *storage.DB, dir string, opts ingest.Options) (*ingest.Ingester, error) {
+	return newIngester(db, dir, opts, true)
+}
+
+func newIngester(db *storage.DB, dir string, opts ingest.Options, once bool) (*ingest.Ingester, error) {
 	edges := NewEdgeKeeper(graph.Options{})
+	edges.once = once
 	opts.ReadCatalogFile = catalog.ReadFile
 	opts.OnTasks, opts.FinishEdges, opts.OnCommitError = edges.Stage, edges.Finish, edges.Reset
 	return ingest.New(db, dir, opts)
