@@ -341,8 +341,25 @@ func TestAdjacencyMatchesSnapshot(t *testing.T) {
 			t.Fatalf("%v: Adjacency %v, snapshot %v", k, b.Adjacency(k), es)
 		}
 	}
-	if b.Adjacency(graph.NodeKey{Env: "nope", Task: "x"}) != nil {
+	if b.Adjacency(graph.NodeKey{Env: "nope", Task: "x"}) != nil || b.Linked(graph.NodeKey{Env: "nope", Task: "x"}) {
 		t.Fatal("unknown node has adjacency")
+	}
+	// Linked says whether Adjacency is not empty, also after a task loses its description.
+	b.Add([]record.Task{{Env: tasks[0].Env, Task: tasks[0].Task}})
+	linked, lone := 0, 0
+	for _, tk := range tasks {
+		k := graph.NodeKey{Env: tk.Env, Task: tk.Task}
+		if b.Linked(k) != (len(b.Adjacency(k)) > 0) {
+			t.Fatalf("%v: Linked %v, %d neighbours", k, b.Linked(k), len(b.Adjacency(k)))
+		}
+		if b.Linked(k) {
+			linked++
+		} else {
+			lone++
+		}
+	}
+	if linked == 0 || lone == 0 {
+		t.Fatalf("%d linked and %d lone nodes: both kinds must be checked", linked, lone)
 	}
 }
 

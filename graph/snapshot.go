@@ -45,6 +45,17 @@ func (b *Builder) weight(sim float32, cross bool) float32 {
 	return sim
 }
 
+// Linked reports whether a node has a neighbour: whether Adjacency(key) is not empty, without
+// making the list.
+func (b *Builder) Linked(key NodeKey) bool {
+	id, ok := b.byKey[key]
+	if !ok {
+		return false
+	}
+	d := b.doc(id)
+	return len(d.intra)+len(d.cross)+len(d.in) > 0
+}
+
 // Adjacency returns the neighbours of a node by name, sorted by environment then task: the
 // list to persist for the node. It is nil for an unknown node or a node with no edges.
 func (b *Builder) Adjacency(key NodeKey) []NamedEdge {

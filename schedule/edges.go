@@ -197,7 +197,7 @@ func (k *EdgeKeeper) Finish(r *storage.Reader) (ingest.EdgeLists, error) {
 	} else {
 		keys = unionKeys(keys, k.extra)
 		keys = slices.DeleteFunc(keys, func(key graph.NodeKey) bool {
-			return k.b.IsNew(key) && len(k.b.Adjacency(key)) == 0
+			return k.b.IsNew(key) && !k.b.Linked(key)
 		})
 	}
 	k.all, k.extra = false, nil
@@ -238,16 +238,32 @@ func linkedTo(r *storage.Reader, tasks []record.Task) ([]graph.NodeKey, error) {
 }
 
 // unionKeys returns the keys of a and b, sorted by environment then task, without repeats.
+// When b is empty and a is strictly increasing (as Flush's keys are), a itself is returned: a
+// million keys neither copied nor sorted again.
 func unionKeys(a, b []graph.NodeKey) []graph.NodeKey {
-	out := slices.Concat(a, b)
-	cmpKeys := func(x, y graph.NodeKey) int {
-		if c := cmp.Compare(x.Env, y.Env); c != 0 {
-			return c
-		}
-		return cmp.Compare(x.Task, y.Task)
+	if len(b) == 0 && increasing(a) {
+		return a
 	}
-	slices.SortFunc(out, cmpKeys)
+	out := slices.Concat(a, b)
+	slices.SortFunc(out, cmpNodeKeys)
 	return slices.CompactFunc(out, func(x, y graph.NodeKey) bool { return x == y })
+}
+
+func cmpNodeKeys(x, y graph.NodeKey) int {
+	if c := cmp.Compare(x.Env, y.Env); c != 0 {
+		return c
+	}
+	return cmp.Compare(x.Task, y.Task)
+}
+
+// increasing reports whether keys are sorted by environment then task without repeats.
+func increasing(keys []graph.NodeKey) bool {
+	for i := 1; i < len(keys); i++ {
+		if cmpNodeKeys(keys[i-1], keys[i]) >= 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // readGraphInput returns the stored tasks that are not in now (the tasks the commit adds or
