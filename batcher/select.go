@@ -17,7 +17,7 @@ import (
 // (PROTOCOL.md "Requests and batches").
 type Request struct {
 	Size         int      // tasks in the batch, >= 1
-	GroupSize    int      // rollouts per task, >= 1 (used by ExploitInformative)
+	GroupSize    int      // rollouts per task, >= 1 (used by ExploitInformative and ExploitSpread)
 	Step         int64    // the training step the batch is for; staleness counts from it
 	Envs         []string // only these environments; nil means all
 	ExcludeEnvs  []string // never these environments
@@ -314,10 +314,16 @@ func (s *selector) values(i int) values {
 		newEnv:     !s.envSeen[s.g.Nodes[i].Env],
 		borrowed:   pr.Borrowed >= 1,
 	}
-	if s.p.Exploit == ExploitInformative {
+	switch s.p.Exploit {
+	case ExploitInformative:
 		v.exploit = clamp01(1 - pr.PDegenerate(s.req.GroupSize))
-	} else {
+	case ExploitSpread:
+		v.exploit = ExpectedSpread(pr, s.req.GroupSize)
+	default:
 		v.exploit = clamp01(4 * pr.Var)
+	}
+	if d := s.p.Transfer; d > 0 {
+		v.exploit *= 1 - d + d*float64(s.req.GroupSize)/(float64(s.req.GroupSize)+s.neighbourLoad(i))
 	}
 	if t.LastChosen > 0 {
 		v.chosenBefore = true
@@ -331,6 +337,20 @@ func (s *selector) values(i int) values {
 		v.novel += 0.5
 	}
 	return v
+}
+
+// neighbourLoad is the similarity-weighted mean decayed rollouts of node i's neighbours: how
+// much the tasks around it have been trained lately (0 with no neighbours).
+func (s *selector) neighbourLoad(i int) float64 {
+	var sum, w float64
+	for _, e := range s.g.Neighbors(i) {
+		sum += float64(e.Sim) * s.preds[e.To].Own
+		w += float64(e.Sim)
+	}
+	if w == 0 {
+		return 0
+	}
+	return sum / w
 }
 
 // mix is the splitmix64 finaliser: a seeded, well spread tie-break per node.
