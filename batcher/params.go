@@ -96,7 +96,8 @@ type Params struct {
 	// trained: it is multiplied by 1 − d + d·G/(G + L), where L is the mean decayed number of
 	// rollouts of its graph neighbours (weighted by similarity) and G the group size. A task
 	// whose neighbours are untried teaches what nothing else in the recent batches taught;
-	// one in a well-trained neighbourhood teaches skills already trained (0: off).
+	// one in a well-trained neighbourhood teaches skills already trained (0: off; 0.3 by
+	// default, chosen on the simulator's tuning seeds: BENCHMARKS.md, "The headline at step 40").
 	Transfer float64
 }
 
@@ -114,6 +115,7 @@ func DefaultParams() Params {
 		MaxShare:       0.5,
 		StaleRounds:    10,
 		UncertainCount: 4,
+		Transfer:       0.3,
 	}
 }
 

@@ -105,6 +105,8 @@ func TestBatchCommandErrors(t *testing.T) {
 		{[]string{"--step", "1000000001"}, 2, "--step 1000000001"},
 		{[]string{"--dispersion-memory", "1"}, 2, "dispersion memory"},
 		{[]string{"--quota-size", "1.5"}, 2, "quota size"},
+		{[]string{"--transfer", "-0.1"}, 2, "transfer"},
+		{[]string{"--exploit", "spreads"}, 2, "variance, informative or spread"},
 	}
 	for _, c := range cases {
 		code, _, msg := runApp(append([]string{"batch", "--dir", dir}, c.args...)...)
