@@ -6,12 +6,13 @@
 // (the effective number of skills trained), how much of it went to skills that the held-out
 // score weighs, and the level gain that resulted. A measurement, not a test:
 //
-//	HL_SCENARIO=default go test -tags analysis -run AnalysisSkillSpread -v ./sim/
+//	HL_SCENARIO=default HL_SEEDS=3 go test -tags analysis -run AnalysisSkillSpread -v ./sim/
+//
+// HL_SEED_BASE (1000), HL_SEEDS (6); HL_PEN, HL_COV and HL_TRANSFER override envsched's
+// similarity penalty, coverage weight and transfer factor; HL_ONLY=NAME runs that policy alone.
 package sim
 
 import (
-	"context"
-	"math"
 	"os"
 	"strconv"
 	"testing"
@@ -101,7 +102,6 @@ func TestAnalysisSkillSpread(t *testing.T) {
 	cfg.Envsched = &ep
 	seeds := envInt("HL_SEEDS", 6)
 	base := uint64(envInt("HL_SEED_BASE", 1000))
-	_ = context.Background
 	for k := range seeds {
 		w := NewWorld(sc, base+uint64(k))
 		for _, pol := range pols {
@@ -110,5 +110,4 @@ func TestAnalysisSkillSpread(t *testing.T) {
 				base+uint64(k), pol, st.signal, st.eff, st.valued, st.gain, st.heldGain, st.envSpread, st.eval, st.evalTasks)
 		}
 	}
-	_ = math.Abs
 }
