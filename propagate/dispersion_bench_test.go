@@ -11,7 +11,8 @@ import (
 // corrections are running, against the same call with them off: a State whose baseline
 // holds a batch of 512 tasks, each with a new group of 8 (so every call measures drift and
 // dispersion), and whose dispersion picks a scale and slope other than 1 in every channel
-// (so every node is corrected). Figure: ms/op.
+// (so every node is corrected); "nomatch" is the corrections without the re-chosen factor
+// (Params.DispersionMatch). Figure: ms/op.
 func BenchmarkPredictCorrected(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
 		g, tasks := benchCatalogue(n)
@@ -30,12 +31,16 @@ func BenchmarkPredictCorrected(b *testing.B) {
 			}
 		}
 		st.Dispersion = skewed(st)
-		for _, on := range []bool{true, false} {
+		for _, c := range []struct {
+			name      string
+			on, match bool
+		}{{"true", true, true}, {"nomatch", true, false}, {"false", false, false}} {
 			p := DefaultParams()
-			if !on {
+			p.DispersionMatch = c.match
+			if !c.on {
 				p.DispersionMemory = 0
 			}
-			b.Run(fmt.Sprintf("N=%d/corrections=%v", n, on), func(b *testing.B) {
+			b.Run(fmt.Sprintf("N=%d/corrections=%s", n, c.name), func(b *testing.B) {
 				pr, _ := NewPredictor(p)
 				for b.Loop() {
 					if _, _, err := pr.Predict(g, after, 22, st); err != nil {

@@ -104,6 +104,7 @@ type drift struct {
 	startScale    float64 // the scale of tasks never tried while nothing is measured
 	byMean        bool    // the count may depend on the predicted mean (η of the grid)
 	byCount       bool    // the counts may be drawn together (θ of the grid)
+	match         bool    // the re-chosen factor is measured (Params.DispersionMatch)
 	scale         []correction
 	scaleRe       correction
 }
@@ -127,6 +128,7 @@ func (d *drift) start(st State, p Params) {
 	}
 	d.memory, d.prior = p.DispersionMemory, p.DispersionPrior
 	d.startScale, d.byMean, d.byCount = p.DispersionStart, p.DispersionByMean, p.DispersionByCount
+	d.match = p.DispersionMatch
 	d.disp = Dispersion{}
 	if d.memory > 0 {
 		d.disp = st.Dispersion.clone()
@@ -270,7 +272,7 @@ func (d *drift) measureDispersion(groups []group) {
 	for _, l := range d.disp.Env {
 		l.decay(d.memory)
 	}
-	for _, l := range []*Likelihood{d.disp.Global, d.disp.Rechose} {
+	for _, l := range []*Likelihood{d.disp.Global, d.disp.Rechose, d.disp.Random} {
 		if l != nil {
 			l.decay(d.memory)
 		}
@@ -287,10 +289,19 @@ func (d *drift) measureDispersion(groups []group) {
 	for _, sg := range []*Signal{d.disp.NewSignal, d.disp.ReSignal, d.disp.RandSignal} {
 		sg.Sum, sg.N = sg.Sum*d.memory, sg.N*d.memory
 	}
+	if d.match {
+		d.matchRechosen(groups)
+	}
 	ll := groupsLL(groups)
 	for i, gr := range groups {
 		for _, l := range d.channel(gr.b) {
 			l.addLL(ll[i*len(dispersionGrid) : (i+1)*len(dispersionGrid)])
+		}
+		if gr.b.Random {
+			if d.disp.Random == nil {
+				d.disp.Random = newLikelihood()
+			}
+			d.disp.Random.addLL(ll[i*len(dispersionGrid) : (i+1)*len(dispersionGrid)])
 		}
 		if gr.b.Tried {
 			d.disp.ReSignal.add(gr.k, gr.n)
