@@ -2,6 +2,7 @@ package propagate
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"strings"
 
@@ -106,6 +107,7 @@ type drift struct {
 	byCount       bool    // the counts may be drawn together (θ of the grid)
 	scale         []correction
 	scaleRe       correction
+	ratio, logs   []float64 // groupsRatios' buffers, kept between calls
 }
 
 // start takes the State of a call: offsets clamped to ±DriftMax and the re-chosen offset to
@@ -287,10 +289,19 @@ func (d *drift) measureDispersion(groups []group) {
 	for _, sg := range []*Signal{d.disp.NewSignal, d.disp.ReSignal, d.disp.RandSignal} {
 		sg.Sum, sg.N = sg.Sum*d.memory, sg.N*d.memory
 	}
-	ll := groupsLL(groups)
+	d.ratio, d.logs = groupsRatios(groups, d.ratio, d.logs)
+	ratio, logs := d.ratio, d.logs
+	G := len(dispersionGrid)
+	sums := map[*Likelihood]*llSums{}
 	for i, gr := range groups {
 		for _, l := range d.channel(gr.b) {
-			l.addLL(ll[i*len(dispersionGrid) : (i+1)*len(dispersionGrid)])
+			s := sums[l]
+			if s == nil {
+				s = newLLSums()
+				sums[l] = s
+			}
+			s.add(ratio[i*G:(i+1)*G], logs[i*G:(i+1)*G])
+			l.N++
 		}
 		if gr.b.Tried {
 			d.disp.ReSignal.add(gr.k, gr.n)
@@ -301,21 +312,71 @@ func (d *drift) measureDispersion(groups []group) {
 			d.disp.RandSignal.add(gr.k, gr.n)
 		}
 	}
+	for l, s := range sums { // each channel's sums are its own: the order of the map does not matter
+		s.addTo(l.LL)
+	}
 }
 
-// groupsLL returns the log-likelihoods of every group under every correction of the grid
-// (groupLL), group-major: worked out once per group whatever its channels, on every CPU, and
-// added up by the caller in the groups' order, so that the sums do not depend on the split.
-func groupsLL(groups []group) []float64 {
+// groupsRatios returns the likelihoods of every group under every correction of the grid
+// (groupRatios: ratios, and log-likelihoods where a ratio is not used), group-major: worked
+// out once per group whatever its channels, on every CPU, and multiplied and added up by the
+// caller in the groups' order, so that the sums do not depend on the split.
+// The slices are ratio and logs, grown as needed (they are overwritten, not read).
+func groupsRatios(groups []group, ratio, logs []float64) ([]float64, []float64) {
 	G := len(dispersionGrid)
-	out := make([]float64, len(groups)*G)
+	ratio, logs = resize(ratio, len(groups)*G), resize(logs, len(groups)*G)
 	par.Ranges(len(groups), 64, func(lo, hi int) {
+		work := make([]float64, 2*G)
 		for i := lo; i < hi; i++ {
 			b := groups[i].b
-			groupLL(out[i*G:(i+1)*G], groups[i].k, groups[i].n, b.Pred, b.Count, b.Centre)
+			groupRatios(ratio[i*G:(i+1)*G], logs[i*G:(i+1)*G], work, groups[i].k, groups[i].n, b.Pred, b.Count, b.Centre)
 		}
 	})
-	return out
+	return ratio, logs
+}
+
+// llSums sums the log-likelihoods of many groups under each correction of the grid with one
+// logarithm per correction instead of one per group: for each correction the product of the
+// groups' likelihood ratios, kept as a mantissa and a power of two so that it never leaves
+// float64's range, and the sum of the log-likelihoods groupRatios gives instead of a ratio.
+// The result is the sum of the groups' betaBinomialLL to within rounding (the product is the
+// more accurate: one rounding a group of about 1e-16 of the product, against one a group of
+// about 1e-16 of the growing sum).
+type llSums struct {
+	prod []float64
+	exp  []int
+	logs []float64
+}
+
+func newLLSums() *llSums {
+	G := len(dispersionGrid)
+	s := &llSums{prod: make([]float64, G), exp: make([]int, G), logs: make([]float64, G)}
+	for j := range s.prod {
+		s.prod[j] = 1
+	}
+	return s
+}
+
+// add counts one group (see groupRatios): every ratio is in [2^−400, 2^400], so a product
+// kept within [2^−500, 2^500] stays a normal float64 after one more factor.
+func (s *llSums) add(ratio, logs []float64) {
+	for j, r := range ratio {
+		p := s.prod[j] * r
+		if p < 0x1p-500 || p > 0x1p500 {
+			var e int
+			p, e = math.Frexp(p)
+			s.exp[j] += e
+		}
+		s.prod[j] = p
+		s.logs[j] += logs[j]
+	}
+}
+
+// addTo adds the sums to ll, one per correction of the grid.
+func (s *llSums) addTo(ll []float64) {
+	for j := range ll {
+		ll[j] += s.logs[j] + (math.Log(s.prod[j]) + float64(s.exp[j])*math.Ln2)
+	}
 }
 
 // channel returns the likelihoods a group of b's task measures, made when first needed.
