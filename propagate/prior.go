@@ -232,14 +232,18 @@ func (fp *featurePrior) columns(g *graph.Graph) {
 	}
 }
 
-// apply sets out = (Xᵀ W X + λ I) v. Each chunk of rows works out its u = W X v and scatters
-// it in one pass, while the rows' features are in cache; the sums are those of xt.
+// apply sets out = (Xᵀ W X + λ I) v. Each row of a chunk works out its u = w·x·v (as xrow)
+// and scatters it at once, while the row's features are in cache; the sums are those of xt
+// (each unknown adds the rows' u in row order, as scatter does).
 func (fp *featurePrior) apply(g *graph.Graph, v, out []float64, lambda float64) {
 	fp.chunked(out, func(part []float64, lo, hi int) {
+		clear(part)
 		for k := lo; k < hi; k++ {
-			fp.u[k] = fp.w[k] * fp.xrow(k, v)
+			u := fp.w[k] * fp.xrow(k, v)
+			for _, c := range fp.ids[fp.off[k]:fp.off[k+1]] {
+				part[c] += u
+			}
 		}
-		fp.scatter(fp.u, part, lo, hi)
 	})
 	for k := range out {
 		out[k] += lambda * v[k]
