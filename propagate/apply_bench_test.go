@@ -3,7 +3,10 @@ package propagate
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
+
+	"github.com/envsched/envsched/stats"
 )
 
 // BenchmarkPriorApply is one conjugate-gradient iteration's product (Xᵀ W X + λ I)·v of the
@@ -56,6 +59,33 @@ func TestPriorApplyIsXtOfWXv(t *testing.T) {
 			if math.Float64bits(got[k]) != math.Float64bits(want[k]) {
 				t.Fatalf("unknown %d: %v, want %v", k, got[k], want[k])
 			}
+		}
+	}
+}
+
+// collectRows, in pieces on every CPU, gives the rows and rounds of the serial pass over every
+// node: nodes with rollouts and evidence, in node order, over several pieces and a ragged end.
+func TestCollectRowsIsTheSerialPass(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 2))
+	for _, n := range []int{0, 1, chunk - 1, chunk, 3*chunk + 77} {
+		tasks, own := make([]stats.Task, n), make([]evidence, n)
+		var wantRows []int32
+		var wantRounds []int64
+		for i := range tasks {
+			if rng.IntN(3) > 0 {
+				tasks[i].Rollouts, tasks[i].Round = int64(1+rng.IntN(9)), int64(rng.IntN(50))
+			}
+			if rng.IntN(5) > 0 {
+				own[i] = evidence{float32(rng.IntN(4)), float32(rng.IntN(2))}
+			}
+			if tasks[i].Rollouts > 0 && own[i].a+own[i].b > 0 {
+				wantRows, wantRounds = append(wantRows, int32(i)), append(wantRounds, tasks[i].Round)
+			}
+		}
+		var fp featurePrior
+		fp.collectRows(tasks, own)
+		if !slices.Equal(fp.rows, wantRows) || !slices.Equal(fp.rowRound, wantRounds) {
+			t.Fatalf("n %d: %d rows, want %d, or in another order", n, len(fp.rows), len(wantRows))
 		}
 	}
 }

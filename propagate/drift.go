@@ -203,8 +203,11 @@ type nodeBaseline struct {
 // not be found that way, by a pass over every node, so that a graph in another order gives
 // the same.
 func baselineNodes(g *graph.Graph, base []Baseline) []nodeBaseline {
-	out := make([]nodeBaseline, 0, len(base))
-	for _, x := range base {
+	// sorted by node, then by place in base (a stable sort by node, on small keys: moving the
+	// baselines themselves about cost more than finding them)
+	type key struct{ node, at int }
+	keys := make([]key, 0, len(base))
+	for at, x := range base {
 		if !finite(x.Sum) || !finite(x.Mean) {
 			continue
 		}
@@ -212,17 +215,22 @@ func baselineNodes(g *graph.Graph, base []Baseline) []nodeBaseline {
 		if !ok {
 			return baselineNodesByScan(g, base)
 		}
-		out = append(out, nodeBaseline{i, x})
+		keys = append(keys, key{i, at})
 	}
-	slices.SortStableFunc(out, func(x, y nodeBaseline) int { return cmp.Compare(x.node, y.node) })
-	kept := out[:0]
-	for k, x := range out {
-		if k+1 < len(out) && out[k+1].node == x.node {
+	slices.SortFunc(keys, func(x, y key) int {
+		if c := cmp.Compare(x.node, y.node); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.at, y.at)
+	})
+	out := make([]nodeBaseline, 0, len(keys))
+	for k, x := range keys {
+		if k+1 < len(keys) && keys[k+1].node == x.node {
 			continue // a later baseline of the same node wins
 		}
-		kept = append(kept, x)
+		out = append(out, nodeBaseline{x.node, base[x.at]})
 	}
-	return kept
+	return out
 }
 
 // findNode returns the node of (env, task), by binary search over g's sorted nodes.

@@ -38,6 +38,8 @@ type featurePrior struct {
 	envRows         []int32     // scratch: rows kept per environment by the cut
 	roundAt, sorted []int32     // scratch of byRecency
 	rowRound        []int64     // scratch of chooseRows: the round of each row
+	pieceRows       [][]int32   // scratch of collectRows: the rows of each piece of nodes
+	pieceRounds     [][]int64   // and their rounds
 	w, y, u         []float64   // per row: weight, target, scratch
 	beta, r, p, ap  []float64   // per unknown: the fit, the residual, the direction, A times it
 	z, diag         []float64   // per unknown: the preconditioned residual, A's diagonal
@@ -140,13 +142,7 @@ func (fp *featurePrior) fit(g *graph.Graph, tasks []stats.Task, own []evidence, 
 // when they are more than fitRows, the most recently rolled out (ties by node, so that the
 // cut is deterministic), after the fitEnvRows most recent of each environment.
 func (fp *featurePrior) chooseRows(g *graph.Graph, tasks []stats.Task, own []evidence) {
-	fp.rows, fp.rowRound = fp.rows[:0], fp.rowRound[:0]
-	for i := range tasks {
-		if a, b := own[i].a, own[i].b; tasks[i].Rollouts > 0 && a+b > 0 {
-			fp.rows = append(fp.rows, int32(i))
-			fp.rowRound = append(fp.rowRound, tasks[i].Round)
-		}
-	}
+	fp.collectRows(tasks, own)
 	if len(fp.rows) <= fitRows {
 		return
 	}
@@ -166,6 +162,31 @@ func (fp *featurePrior) chooseRows(g *graph.Graph, tasks []stats.Task, own []evi
 	n := min(fitRows, kept+len(rest))
 	fp.rows = append(fp.rows[:kept], rest[:n-kept]...)
 	slices.Sort(fp.rows)
+}
+
+// collectRows sets rows to every node with evidence, in node order, and rowRound to their
+// rounds: in pieces of chunk nodes on every CPU (a pass over every task's statistics), the
+// pieces joined in order.
+func (fp *featurePrior) collectRows(tasks []stats.Task, own []evidence) {
+	pieces := (len(tasks) + chunk - 1) / chunk
+	fp.pieceRows, fp.pieceRounds = resize(fp.pieceRows, pieces), resize(fp.pieceRounds, pieces)
+	par.Ranges(pieces, 4, func(lo, hi int) {
+		for c := lo; c < hi; c++ {
+			rows, rounds := fp.pieceRows[c][:0], fp.pieceRounds[c][:0]
+			for i := c * chunk; i < min(len(tasks), (c+1)*chunk); i++ {
+				if a, b := own[i].a, own[i].b; tasks[i].Rollouts > 0 && a+b > 0 {
+					rows = append(rows, int32(i))
+					rounds = append(rounds, tasks[i].Round)
+				}
+			}
+			fp.pieceRows[c], fp.pieceRounds[c] = rows, rounds
+		}
+	})
+	fp.rows, fp.rowRound = fp.rows[:0], fp.rowRound[:0]
+	for c := range pieces {
+		fp.rows = append(fp.rows, fp.pieceRows[c]...)
+		fp.rowRound = append(fp.rowRound, fp.pieceRounds[c]...)
+	}
 }
 
 // byRecency sorts rows by round, latest first, ties by node. rows are in node order, so a
