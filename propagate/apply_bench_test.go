@@ -89,3 +89,42 @@ func TestCollectRowsIsTheSerialPass(t *testing.T) {
 		}
 	}
 }
+
+// columns, on every CPU, numbers the features and writes the rows' unknowns as the serial
+// pass over the rows in order does: over several chunks, and with no rows at all.
+func TestColumnsIsTheSerialPass(t *testing.T) {
+	g, tasks := benchCatalogue(15_000)
+	pr, _ := NewPredictor(DefaultParams())
+	if _, _, err := pr.Predict(g, tasks, 21, State{}); err != nil {
+		t.Fatal(err)
+	}
+	fp := &pr.prior
+	allRows := slices.Clone(fp.rows)
+	for _, rows := range [][]int32{allRows, allRows[:3*fitChunk+5], nil} {
+		fp.rows = rows
+		fp.columns(g)
+		col := make([]int32, g.Feat.Dim)
+		for f := range col {
+			col[f] = -1
+		}
+		nf, off, ids := 0, []int32{0}, []int32{}
+		for _, i := range rows {
+			ids = append(ids, 0, 0)
+			for _, f := range g.Feat.Row(int(i)) {
+				if col[f] < 0 {
+					col[f] = int32(nf)
+					nf++
+				}
+				ids = append(ids, col[f])
+			}
+			off = append(off, int32(len(ids)))
+		}
+		for k, i := range rows {
+			ids[off[k]] = int32(nf) + g.Nodes[i].Env
+			ids[off[k]+1] = int32(nf + len(g.Envs))
+		}
+		if fp.nf != nf || !slices.Equal(fp.col, col) || !slices.Equal(fp.off, off) || !slices.Equal(fp.ids, ids) {
+			t.Fatalf("%d rows: %d features numbered, want %d, or other columns, offsets or unknowns", len(rows), fp.nf, nf)
+		}
+	}
+}

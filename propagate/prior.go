@@ -39,6 +39,7 @@ type featurePrior struct {
 	roundAt, sorted []int32     // scratch of byRecency
 	rowRound        []int64     // scratch of chooseRows: the round of each row
 	pieceRows       [][]int32   // scratch of collectRows: the rows of each piece of nodes
+	firstFeat       [][]int32   // scratch of columns: each chunk's features, first seen first
 	pieceRounds     [][]int64   // and their rounds
 	w, y, u         []float64   // per row: weight, target, scratch
 	beta, r, p, ap  []float64   // per unknown: the fit, the residual, the direction, A times it
@@ -228,29 +229,61 @@ func (fp *featurePrior) byRecency(tasks []stats.Task) {
 // columns numbers the features of the fitted rows in order of first appearance and writes
 // the rows as unknowns: row k is its environment's unknown, the intercept's, then its
 // features' (so that the passes over the rows read nothing but ids).
+//
+// The rows are read in chunks of fitChunk on every CPU: each chunk lists its features in order
+// of first appearance within it; the lists, taken in chunk order, number the features (a
+// feature's first appearance overall is its first in the first chunk that has it, so the
+// numbering is the serial one); then each chunk writes its rows' unknowns.
 func (fp *featurePrior) columns(g *graph.Graph) {
 	fp.col = resize(fp.col, g.Feat.Dim)
 	for f := range fp.col {
 		fp.col[f] = -1
 	}
-	fp.off = append(fp.off[:0], 0)
-	fp.ids = fp.ids[:0]
+	rows := len(fp.rows)
+	fp.off = resize(fp.off, rows+1)
+	fp.off[0] = 0
+	for k, i := range fp.rows {
+		fp.off[k+1] = fp.off[k] + int32(2+len(g.Feat.Row(int(i))))
+	}
+	fp.ids = resize(fp.ids, int(fp.off[rows]))
+	chunks := (rows + fitChunk - 1) / fitChunk
+	fp.firstFeat = resize(fp.firstFeat, chunks)
+	par.Ranges(chunks, 2, func(lo, hi int) {
+		seen := make([]uint64, (g.Feat.Dim+63)/64)
+		for c := lo; c < hi; c++ {
+			clear(seen)
+			first := fp.firstFeat[c][:0]
+			for _, i := range fp.rows[c*fitChunk : min(rows, (c+1)*fitChunk)] {
+				for _, f := range g.Feat.Row(int(i)) {
+					if seen[f/64]&(1<<(f%64)) == 0 {
+						seen[f/64] |= 1 << (f % 64)
+						first = append(first, f)
+					}
+				}
+			}
+			fp.firstFeat[c] = first
+		}
+	})
 	fp.nf = 0
-	for _, i := range fp.rows {
-		fp.ids = append(fp.ids, 0, 0) // environment and intercept, once nf is known
-		for _, f := range g.Feat.Row(int(i)) {
+	for _, first := range fp.firstFeat[:chunks] {
+		for _, f := range first {
 			if fp.col[f] < 0 {
 				fp.col[f] = int32(fp.nf)
 				fp.nf++
 			}
-			fp.ids = append(fp.ids, fp.col[f])
 		}
-		fp.off = append(fp.off, int32(len(fp.ids)))
 	}
-	for k, i := range fp.rows {
-		fp.ids[fp.off[k]] = int32(fp.nf) + g.Nodes[i].Env
-		fp.ids[fp.off[k]+1] = int32(fp.nf + len(g.Envs))
-	}
+	nf, E := int32(fp.nf), int32(len(g.Envs))
+	par.Ranges(chunks, 2, func(lo, hi int) {
+		for k := lo * fitChunk; k < min(rows, hi*fitChunk); k++ {
+			i := int(fp.rows[k])
+			row := fp.ids[fp.off[k]:fp.off[k+1]]
+			row[0], row[1] = nf+g.Nodes[i].Env, nf+E // environment and intercept
+			for j, f := range g.Feat.Row(i) {
+				row[2+j] = fp.col[f]
+			}
+		}
+	})
 }
 
 // apply sets out = (Xᵀ W X + λ I) v. Each row of a chunk works out its u = w·x·v (as xrow)
