@@ -1,11 +1,16 @@
 package propagate
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/envsched/envsched/graph"
+	"github.com/envsched/envsched/graph/graphtest"
+	"github.com/envsched/envsched/record"
 	"github.com/envsched/envsched/stats"
 )
 
@@ -27,31 +32,33 @@ func BenchmarkPriorApply(b *testing.B) {
 
 // apply, which scatters each row's w·x·v as soon as it is worked out, gives bit for bit the
 // two passes it replaced: u = W X v for every row (xrow), then Xᵀ u (xt), plus λ v; over
-// several chunks of rows and with random directions.
+// several chunks of rows and a ragged last one, with random rows, weights and directions.
 func TestPriorApplyIsXtOfWXv(t *testing.T) {
-	g, tasks := benchCatalogue(15_000)
-	pr, _ := NewPredictor(DefaultParams())
-	if _, _, err := pr.Predict(g, tasks, 21, State{}); err != nil {
-		t.Fatal(err)
-	}
-	fp := &pr.prior
-	if chunks := (len(fp.rows) + fitChunk - 1) / fitChunk; chunks < 3 {
-		t.Fatalf("%d chunks of rows: the test wants several", chunks)
-	}
 	rng := rand.New(rand.NewPCG(9, 9))
+	const nf, envs = 3000, 7
+	var fp featurePrior
+	fp.nf, fp.off = nf, []int32{0}
+	for k := range 3*fitChunk + 77 {
+		fp.ids = append(fp.ids, int32(nf+rng.IntN(envs)), nf+envs)
+		for range 1 + rng.IntN(20) {
+			fp.ids = append(fp.ids, int32(rng.IntN(nf)))
+		}
+		fp.off = append(fp.off, int32(len(fp.ids)))
+		fp.rows, fp.w = append(fp.rows, int32(k)), append(fp.w, rng.Float64())
+	}
 	for range 5 {
-		v := make([]float64, len(fp.beta))
+		v := make([]float64, nf+envs+1)
 		for k := range v {
 			v[k] = rng.NormFloat64()
 		}
 		lambda := rng.Float64() * 3
 		got, want := make([]float64, len(v)), make([]float64, len(v))
-		fp.apply(g, v, got, lambda)
+		fp.apply(nil, v, got, lambda)
 		u := make([]float64, len(fp.rows))
 		for k := range u {
 			u[k] = fp.w[k] * fp.xrow(k, v)
 		}
-		fp.xt(g, u, want)
+		fp.xt(nil, u, want)
 		for k := range want {
 			want[k] += lambda * v[k]
 		}
@@ -91,16 +98,30 @@ func TestCollectRowsIsTheSerialPass(t *testing.T) {
 }
 
 // columns, on every CPU, numbers the features and writes the rows' unknowns as the serial
-// pass over the rows in order does: over several chunks, and with no rows at all.
+// pass over the rows in order does: over several chunks and a ragged last one, a few rows,
+// and none at all.
 func TestColumnsIsTheSerialPass(t *testing.T) {
-	g, tasks := benchCatalogue(15_000)
-	pr, _ := NewPredictor(DefaultParams())
-	if _, _, err := pr.Predict(g, tasks, 21, State{}); err != nil {
-		t.Fatal(err)
+	const n = 4*fitChunk + 500
+	g := graphtest.Random(n, 6, 2, 5)
+	rng := rand.New(rand.NewPCG(6, 5))
+	zipf := rand.NewZipf(rng, 1.1, 2, 2999)
+	cat := make([]record.Task, n)
+	for i := range cat {
+		words := make([]string, 3+rng.IntN(12))
+		for k := range words {
+			words[k] = fmt.Sprintf("w%d", zipf.Uint64())
+		}
+		cat[i] = record.Task{Text: strings.Join(words, " "), Tools: []string{fmt.Sprintf("tool%d", rng.IntN(9))}}
 	}
-	fp := &pr.prior
-	allRows := slices.Clone(fp.rows)
-	for _, rows := range [][]int32{allRows, allRows[:3*fitChunk+5], nil} {
+	g = g.WithFeatures(graph.TextFeatures(cat))
+	var all []int32
+	for i := range n {
+		if rng.IntN(8) > 0 {
+			all = append(all, int32(i))
+		}
+	}
+	var fp featurePrior
+	for _, rows := range [][]int32{all, all[:3*fitChunk+5], all[:10], nil} {
 		fp.rows = rows
 		fp.columns(g)
 		col := make([]int32, g.Feat.Dim)
