@@ -60,6 +60,9 @@ type Config struct {
 	// OverflowEvery is a test-only knob: every n-th watcher event becomes a simulated event
 	// overflow that loses the pending hints. main reads it from ENVSCHED_TEST_OVERFLOW_EVERY.
 	OverflowEvery int
+
+	// debounce, when set (by tests), replaces the watcher's debounce (watch.DefaultDebounce).
+	debounce time.Duration
 }
 
 // withDefaults returns c with every zero field set to its default.

@@ -15,7 +15,11 @@ import (
 const (
 	// CrashBeforeCommit is just before the answer to a request is committed to the database.
 	CrashBeforeCommit = "before-commit"
-	// CrashAfterCommit is after the answer is committed and before its batch file is written.
+	// CrashBeforeStore is after a new answer's temporary batch file is written and fsync'd
+	// (while the answer is stored, see EarlyAnswerer), just before the answer's commit.
+	CrashBeforeStore = "before-store"
+	// CrashAfterCommit is after the answer is committed and before its batch file is renamed
+	// into place (its temporary file may be written already).
 	CrashAfterCommit = "after-commit"
 	// CrashBeforeRename is after the temporary batch file is written and fsync'd, before the
 	// rename that makes it visible.
@@ -26,7 +30,7 @@ const (
 	CrashBeforeIngestCommit = "before-ingest-commit"
 )
 
-var crashPoints = []string{CrashBeforeCommit, CrashAfterCommit, CrashBeforeRename, CrashBeforeDirSync,
+var crashPoints = []string{CrashBeforeCommit, CrashBeforeStore, CrashAfterCommit, CrashBeforeRename, CrashBeforeDirSync,
 	CrashBeforeIngestCommit}
 
 // crasher kills the process the n-th time a named point is reached. The zero value never does.
@@ -57,6 +61,15 @@ func parseCrashPoint(s string) (crasher, error) {
 	}
 	return crasher{}, fmt.Errorf("crash point %q: unknown; known points are %s", s,
 		strings.Join(crashPoints, ", "))
+}
+
+// afterWait is at for a point reached while other work runs: when point is the one that will
+// kill now, it first waits for that work (wait) to end, so that the crash finds it done.
+func (c *crasher) afterWait(point string, wait func()) {
+	if c != nil && c.name == point && c.hits+1 == c.n {
+		wait()
+	}
+	c.at(point)
 }
 
 // at kills the process, as a crash would (no deferred calls, no buffers flushed), when point is

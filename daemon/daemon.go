@@ -227,6 +227,8 @@ func (d *Daemon) open(p parts) error {
 		PollInterval:   d.cfg.PollInterval,
 		SafetyInterval: d.cfg.SafetyInterval,
 		OverflowEvery:  d.cfg.OverflowEvery,
+		Debounce:       d.cfg.debounce,
+		Urgent:         d.readyRequest,
 		Logger:         d.log,
 	})
 	if err != nil {

@@ -16,10 +16,15 @@ func writeAtomic(dir, name string, data []byte, crash *crasher) error {
 	return fsutil.WriteAtomic(filepath.Join(dir, name), 0o644, func(w io.Writer) error {
 		_, err := w.Write(data)
 		return err
-	}, fsutil.Hooks{
+	}, publishHooks(crash))
+}
+
+// publishHooks are the crash points of a publication. crash may be nil.
+func publishHooks(crash *crasher) fsutil.Hooks {
+	return fsutil.Hooks{
 		BeforeRename:  func() { crash.at(CrashBeforeRename) },
 		BeforeDirSync: func() { crash.at(CrashBeforeDirSync) },
-	})
+	}
 }
 
 // sameContent reports whether path holds exactly data (a missing file does not).

@@ -32,6 +32,22 @@ func requestID(name string) (string, bool) {
 	return id, ok && id != ""
 }
 
+// readyRequest reports whether path, just created or renamed into DIR/requests, is a request
+// that can be read now: a request name, a regular file, not empty. The watcher then hands it
+// over without its debounce (a trainer waits on the answer). A file created empty (a writer
+// that opens the final name, then writes) is left to the debounce as before, so that it is
+// not read before its bytes are there. It runs in the watcher's goroutine.
+func (d *Daemon) readyRequest(path string) bool {
+	if filepath.Dir(path) != d.dirs.requests {
+		return false
+	}
+	if _, ok := requestID(filepath.Base(path)); !ok {
+		return false
+	}
+	fi, err := os.Lstat(path)
+	return err == nil && fi.Mode().IsRegular() && fi.Size() > 0
+}
+
 // errRequestGone means the request file went away before it was read: nothing to answer.
 var errRequestGone = errors.New("request file is gone")
 

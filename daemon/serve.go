@@ -46,8 +46,11 @@ func (d *Daemon) handle(name string, tm timing) (bool, error) {
 	}
 	d.crash.at(CrashBeforeCommit)
 	start := time.Now()
-	answer, err := d.answer.Answer(id, body)
+	answer, early, err := d.answerEarly(id, body)
 	tm.choose = time.Since(start)
+	if err != nil {
+		early.discard()
+	}
 	if isBadRequest(err) {
 		return false, d.reject(id, err.Error())
 	}
@@ -55,18 +58,27 @@ func (d *Daemon) handle(name string, tm timing) (bool, error) {
 		return false, fmt.Errorf("answer request %s: %w", id, err)
 	}
 	d.crash.at(CrashAfterCommit)
-	return d.publish(id, answer, tm)
+	return d.publish(id, answer, tm, early.take(answer))
 }
 
 // publish writes the answer as DIR/batches/ID.json unless that file already holds it, and
-// removes an error file left by an earlier, bad version of the request.
-func (d *Daemon) publish(id string, answer []byte, tm timing) (bool, error) {
+// removes an error file left by an earlier, bad version of the request. file, when not nil,
+// is the answer's temporary batch file written already (see EarlyAnswerer): publish renames it
+// into place, or removes it when the answer is not to be written.
+func (d *Daemon) publish(id string, answer []byte, tm timing, file *fsutil.Prepared) (bool, error) {
 	path := filepath.Join(d.dirs.batches, batchFileName(id))
 	if sameContent(path, answer) || !d.canPublish(batchFileName(id)) {
+		file.Discard()
 		return false, nil // stored: published by a later sweep once it can be
 	}
 	start := time.Now()
-	err := writeAtomic(d.dirs.batches, batchFileName(id), answer, &d.crash)
+	var err error
+	if file != nil {
+		err = file.Publish(publishHooks(&d.crash))
+	}
+	if file == nil || tampered(err) { // the folder made again since: its temporary file is gone
+		err = writeAtomic(d.dirs.batches, batchFileName(id), answer, &d.crash)
+	}
 	if err != nil {
 		return false, d.published(path, err)
 	}

@@ -62,6 +62,29 @@ func WriteAtomic(path string, perm os.FileMode, fill func(io.Writer) error, h Ho
 // file (bbolt's compaction); WriteAtomic otherwise. The temporary file is removed on any error
 // before the rename, and path is then unchanged.
 func Replace(path string, fill func(tmp string) error, h Hooks) error {
+	p, err := prepareWith(path, fill)
+	if err != nil {
+		return err
+	}
+	return p.Publish(h)
+}
+
+// Prepared is the first half of an atomic write: the whole temporary file, written, fsync'd
+// and closed beside its target, which is not yet changed. Publish makes it the target; Discard
+// removes it. Splitting the write lets a caller do it while something it must wait for before
+// the file may be seen (an answer's database commit) is under way.
+type Prepared struct {
+	tmp, path string
+	done      bool // published or discarded
+}
+
+// Prepare does steps 1 to 3 of WriteAtomic (the temporary file, written by fill and
+// fsync'd); on an error the temporary file is removed.
+func Prepare(path string, perm os.FileMode, fill func(io.Writer) error) (*Prepared, error) {
+	return prepareWith(path, func(tmp string) error { return writeNew(tmp, perm, fill) })
+}
+
+func prepareWith(path string, fill func(tmp string) error) (*Prepared, error) {
 	dir, name := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -71,15 +94,36 @@ func Replace(path string, fill func(tmp string) error, h Hooks) error {
 	tmp := filepath.Join(dir, TempName(name, hex.EncodeToString(rnd[:])))
 	if err := fill(tmp); err != nil {
 		os.Remove(tmp)
-		return err
+		return nil, err
 	}
+	return &Prepared{tmp: tmp, path: path}, nil
+}
+
+// Publish does steps 4 and 5 of WriteAtomic (rename over the target, fsync of its folder),
+// with the hooks between. On a failed rename the temporary file is removed. Publish and
+// Discard may each be called once; the second call of either does nothing. A nil Prepared
+// publishes nothing.
+func (p *Prepared) Publish(h Hooks) error {
+	if p == nil || p.done {
+		return nil
+	}
+	p.done = true
 	call(h.BeforeRename)
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("rename %s: %w", path, err)
+	if err := os.Rename(p.tmp, p.path); err != nil {
+		os.Remove(p.tmp)
+		return fmt.Errorf("rename %s: %w", p.path, err)
 	}
 	call(h.BeforeDirSync)
-	return SyncDir(dir)
+	return SyncDir(filepath.Dir(p.path))
+}
+
+// Discard removes the temporary file of a Prepared not published. A nil Prepared is fine.
+func (p *Prepared) Discard() {
+	if p == nil || p.done {
+		return
+	}
+	p.done = true
+	os.Remove(p.tmp)
 }
 
 func call(f func()) {

@@ -275,3 +275,83 @@ func TestReplace(t *testing.T) {
 		t.Errorf("folder holds %q", n)
 	}
 }
+
+func writeString(s string) func(io.Writer) error {
+	return func(w io.Writer) error { _, err := io.WriteString(w, s); return err }
+}
+
+// A prepared write leaves its target as it was (absent or old) until Publish, holds the whole
+// new contents in a temporary file meanwhile, and leaves nothing behind once discarded.
+func TestPrepareThenPublishOrDiscard(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		initial string // "": no file before
+		publish bool
+	}{
+		{"new, published", "", true},
+		{"replace, published", "old", true},
+		{"new, discarded", "", false},
+		{"replace, discarded", "old", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "b.json")
+			if tt.initial != "" {
+				if err := os.WriteFile(path, []byte(tt.initial), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			p, err := Prepare(path, 0o644, writeString("new"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := os.ReadFile(path)
+			if tt.initial == "" && !errors.Is(err, fs.ErrNotExist) || tt.initial != "" && string(got) != tt.initial {
+				t.Fatalf("before Publish the target holds %q (%v); want it unchanged", got, err)
+			}
+			all := names(t, dir)
+			if tmp := slices.IndexFunc(all, IsTemp); tmp < 0 {
+				t.Fatalf("no temporary file after Prepare: %v", all)
+			} else if data, _ := os.ReadFile(filepath.Join(dir, all[tmp])); string(data) != "new" {
+				t.Fatalf("temporary file holds %q, want the whole contents", data)
+			}
+			want := tt.initial
+			if tt.publish {
+				if err := p.Publish(Hooks{}); err != nil {
+					t.Fatal(err)
+				}
+				want = "new"
+			} else {
+				p.Discard()
+			}
+			p.Discard() // a second call of either does nothing
+			if err := p.Publish(Hooks{}); err != nil {
+				t.Fatal(err)
+			}
+			got, _ = os.ReadFile(path)
+			if string(got) != want {
+				t.Errorf("target holds %q, want %q", got, want)
+			}
+			if slices.ContainsFunc(names(t, dir), IsTemp) {
+				t.Errorf("temporary file left: %v", names(t, dir))
+			}
+		})
+	}
+}
+
+// A failed fill leaves no temporary file and no Prepared; nil Prepared is safe to use.
+func TestPrepareFillFails(t *testing.T) {
+	dir := t.TempDir()
+	boom := errors.New("boom")
+	p, err := Prepare(filepath.Join(dir, "b.json"), 0o644, func(io.Writer) error { return boom })
+	if !errors.Is(err, boom) || p != nil {
+		t.Fatalf("Prepare = %v, %v; want nil and the fill's error", p, err)
+	}
+	if all := names(t, dir); len(all) != 0 {
+		t.Errorf("left %v", all)
+	}
+	p.Discard()
+	if err := p.Publish(Hooks{}); err != nil {
+		t.Errorf("Publish of nil: %v", err)
+	}
+}

@@ -190,6 +190,16 @@ func (s *Scheduler) restore() error {
 // request that cannot be served returns a *RequestError (its BadRequest method says so) and
 // changes nothing.
 func (s *Scheduler) Answer(id string, body []byte) ([]byte, error) {
+	return s.AnswerEarly(id, body, nil)
+}
+
+// AnswerEarly is Answer that hands a new answer's bytes to early just before it stores them, so
+// that the caller can write them somewhere while the answer's fsync'd commit runs. early, when
+// not nil, is called at most once, from this goroutine, and never for an answer stored before
+// or a bad request. The bytes it gets are what AnswerEarly returns when the store succeeds; they
+// are not durable when early runs, and the store may still fail: nothing may show them until
+// AnswerEarly has returned without an error.
+func (s *Scheduler) AnswerEarly(id string, body []byte, early func(answer []byte)) ([]byte, error) {
 	if !ValidID(id) {
 		return nil, badf("request ID %q: want %s", id, IDRule)
 	}
@@ -239,6 +249,9 @@ func (s *Scheduler) Answer(id string, body []byte) ([]byte, error) {
 	}
 	rec := storage.AnswerRecord{ID: id, Step: ans.Step, Answer: data, Chosen: chosen, State: state,
 		GroupSize: ans.GroupSize, Predictions: ans.predictions()}
+	if early != nil {
+		early(data)
+	}
 	if err := s.db.StoreAnswerRecord(rec); err != nil {
 		return nil, err
 	}

@@ -59,6 +59,11 @@ type Options struct {
 	SafetyInterval time.Duration
 	// Debounce is the longest time an event waits before it is flushed with those after it.
 	Debounce time.Duration
+	// Urgent, when set, is asked about every path a Create event names (a file made, or renamed
+	// into place); when it returns true the pending hints are flushed at once, without waiting
+	// for the debounce: someone waits on that file (a trainer on its request). It runs in Run's
+	// goroutine and must be quick (a stat at most).
+	Urgent func(path string) bool
 	// OverflowEvery, when positive, is a test-only fault: every OverflowEvery-th event is
 	// replaced by a simulated overflow that drops the pending hints, as a real one loses events.
 	OverflowEvery int
@@ -336,7 +341,12 @@ func (w *Watcher) Run(ctx context.Context) error {
 			} else {
 				w.onEvent(ev, &dirty)
 			}
-			if !dirty.empty() && !armed {
+			switch {
+			case w.urgent(ev):
+				debounce.Stop() // no stale tick after Stop (Go 1.23 timers)
+				armed = false
+				ready.merge(&dirty)
+			case !dirty.empty() && !armed:
 				debounce.Reset(w.opts.Debounce)
 				armed = true
 			}
@@ -360,6 +370,11 @@ func (w *Watcher) Run(ctx context.Context) error {
 			ready = pending{}
 		}
 	}
+}
+
+// urgent reports whether ev must be flushed without the debounce (Options.Urgent).
+func (w *Watcher) urgent(ev fsnotify.Event) bool {
+	return w.opts.Urgent != nil && ev.Has(fsnotify.Create) && !ignored(ev.Name) && w.opts.Urgent(ev.Name)
 }
 
 // channels returns fsnotify's channels, or nil channels (never ready) in poll mode.

@@ -421,3 +421,87 @@ func TestRescanWatchesARecreatedFolderAgain(t *testing.T) {
 		t.Errorf("recreated folder %s not watched after the rescan; watched: %v", d, w.fsw.WatchList())
 	}
 }
+
+// urgentRequest is an Options.Urgent that picks request files named *.json.
+func urgentRequest(path string) bool {
+	return filepath.Base(filepath.Dir(path)) == "requests" && filepath.Ext(path) == ".json"
+}
+
+// rename writes data as DIR/rel through a temporary file, as a trainer writes a request.
+func (h *harness) rename(rel, data string) {
+	h.t.Helper()
+	tmp := h.path(filepath.Join(filepath.Dir(rel), "."+filepath.Base(rel)+".tmp"))
+	if err := os.WriteFile(tmp, []byte(data), 0o644); err != nil {
+		h.t.Fatal(err)
+	}
+	if err := os.Rename(tmp, h.path(rel)); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// An urgent file is delivered without waiting for the debounce, and takes the hints gathered
+// before it along: with a debounce of an hour only the urgent flush can deliver them.
+func TestUrgentFileSkipsTheDebounce(t *testing.T) {
+	for _, how := range []string{"renamed", "created"} {
+		t.Run(how, func(t *testing.T) {
+			h := start(t, Options{Debounce: time.Hour, SafetyInterval: time.Hour, Urgent: urgentRequest})
+			if h.w.Mode() != ModeNotify {
+				t.Skip("fsnotify unavailable here")
+			}
+			write(t, h.path("rollouts/a.jsonl"), "{}\n")
+			if how == "renamed" {
+				h.rename("requests/r.json", "{}")
+			} else {
+				write(t, h.path("requests/r.json"), "{}")
+			}
+			h.waitPaths(h.path("rollouts/a.jsonl"), h.path("requests/r.json"))
+		})
+	}
+}
+
+// After an urgent flush the debounce works again: a later data file is delivered by it (with
+// the safety poll an hour away, a debounce left disarmed would never deliver it).
+func TestDebounceRearmsAfterUrgentFlush(t *testing.T) {
+	h := start(t, Options{SafetyInterval: time.Hour, Urgent: urgentRequest})
+	if h.w.Mode() != ModeNotify {
+		t.Skip("fsnotify unavailable here")
+	}
+	write(t, h.path("rollouts/a.jsonl"), "{}\n")
+	h.rename("requests/r.json", "{}")
+	h.waitPaths(h.path("requests/r.json"))
+	write(t, h.path("rollouts/b.jsonl"), "{}\n")
+	h.waitPaths(h.path("rollouts/b.jsonl"))
+}
+
+// Urgent is asked only about Create events: writing into a file it would pick, or removing
+// one, waits for the debounce like any other hint.
+func TestUrgentAskedOnlyForCreatedFiles(t *testing.T) {
+	var mu sync.Mutex
+	var asked []string
+	urgent := func(p string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		asked = append(asked, filepath.Base(p))
+		return false
+	}
+	h := start(t, Options{SafetyInterval: time.Hour, Urgent: urgent})
+	if h.w.Mode() != ModeNotify {
+		t.Skip("fsnotify unavailable here")
+	}
+	h.rename("requests/r.json", "{}")
+	h.waitPaths(h.path("requests/r.json"))
+	f, err := os.OpenFile(h.path("requests/r.json"), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(" ")
+	f.Close()
+	os.Remove(h.path("requests/r.json"))
+	write(t, h.path("rollouts/z.jsonl"), "{}\n") // delivered after the two above: its hint comes last
+	h.waitPaths(h.path("rollouts/z.jsonl"))
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(asked, []string{"r.json", "z.jsonl"}) {
+		t.Fatalf("Urgent asked about %q, want the two created files only", asked)
+	}
+}
