@@ -98,6 +98,14 @@ type Dispersion struct {
 	Env     map[string]*Likelihood `json:"env,omitempty"`
 	Global  *Likelihood            `json:"global,omitempty"`
 	Rechose *Likelihood            `json:"rechosen,omitempty"`
+	// Random measures the groups of random slots (Baseline.Random), tried or not, apart as
+	// well: the channels' corrections are fitted mostly on picks that selection preferred,
+	// random slots are drawn whatever their prediction (see Predictor.Pick).
+	Random *Likelihood `json:"random,omitempty"`
+	// RechosenFactor multiplies the count of the re-chosen correction for selection's picks
+	// of tasks tried before (0: none measured): what makes the share of degenerate groups
+	// predicted for them match the share that came back (see Params.DispersionMatch).
+	RechosenFactor float64 `json:"rechosen_factor,omitempty"`
 	// NewSignal and ReSignal are the learning signal that groups of tasks never tried
 	// (exploration) and of tasks tried before returned (see State.ExplorationReturn).
 	NewSignal *Signal `json:"new_signal,omitempty"`
@@ -180,8 +188,9 @@ type Likelihood struct {
 
 // clone returns a deep copy of d, so that a call never writes into its caller's State.
 func (d Dispersion) clone() Dispersion {
-	out := Dispersion{Global: d.Global.clone(), Rechose: d.Rechose.clone(),
-		NewSignal: d.NewSignal.clone(), ReSignal: d.ReSignal.clone(), RandSignal: d.RandSignal.clone()}
+	out := Dispersion{Global: d.Global.clone(), Rechose: d.Rechose.clone(), Random: d.Random.clone(),
+		NewSignal: d.NewSignal.clone(), ReSignal: d.ReSignal.clone(), RandSignal: d.RandSignal.clone(),
+		RechosenFactor: validFactor(d.RechosenFactor)}
 	if d.Env != nil {
 		out.Env = make(map[string]*Likelihood, len(d.Env))
 		for k, v := range d.Env {
@@ -218,6 +227,7 @@ func (d Dispersion) round() {
 	}
 	d.Global.round()
 	d.Rechose.round()
+	d.Random.round()
 }
 
 func (l *Likelihood) round() {

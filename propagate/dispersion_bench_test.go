@@ -13,8 +13,9 @@ import (
 // corrections are running, against the same call with them off: a State whose baseline
 // holds a batch of 512 tasks, each with a new group of 8 (so every call measures drift and
 // dispersion), and whose dispersion picks a scale and slope other than 1 in every channel
-// (so every node is corrected). Figures: ms/op, and cpu-ms/op (the process's CPU time, which
-// a loaded machine inflates less than wall time).
+// (so every node is corrected); "nomatch" is the corrections without the re-chosen factor
+// (Params.DispersionMatch). Figures: ms/op, and cpu-ms/op (the process's CPU time, which a
+// loaded machine inflates less than wall time).
 func BenchmarkPredictCorrected(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
 		g, tasks := benchCatalogue(n)
@@ -33,12 +34,16 @@ func BenchmarkPredictCorrected(b *testing.B) {
 			}
 		}
 		st.Dispersion = skewed(st)
-		for _, on := range []bool{true, false} {
+		for _, c := range []struct {
+			name      string
+			on, match bool
+		}{{"true", true, true}, {"nomatch", true, false}, {"false", false, false}} {
 			p := DefaultParams()
-			if !on {
+			p.DispersionMatch = c.match
+			if !c.on {
 				p.DispersionMemory = 0
 			}
-			b.Run(fmt.Sprintf("N=%d/corrections=%v", n, on), func(b *testing.B) {
+			b.Run(fmt.Sprintf("N=%d/corrections=%s", n, c.name), func(b *testing.B) {
 				pr, _ := NewPredictor(p)
 				cpu0 := cpuTime()
 				for b.Loop() {

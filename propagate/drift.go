@@ -105,6 +105,7 @@ type drift struct {
 	startScale    float64 // the scale of tasks never tried while nothing is measured
 	byMean        bool    // the count may depend on the predicted mean (η of the grid)
 	byCount       bool    // the counts may be drawn together (θ of the grid)
+	match         bool    // the re-chosen factor is measured (Params.DispersionMatch)
 	scale         []correction
 	scaleRe       correction
 	ratio, logs   []float64 // groupsRatios' buffers, kept between calls
@@ -129,6 +130,7 @@ func (d *drift) start(st State, p Params) {
 	}
 	d.memory, d.prior = p.DispersionMemory, p.DispersionPrior
 	d.startScale, d.byMean, d.byCount = p.DispersionStart, p.DispersionByMean, p.DispersionByCount
+	d.match = p.DispersionMatch
 	d.disp = Dispersion{}
 	if d.memory > 0 {
 		d.disp = st.Dispersion.clone()
@@ -280,7 +282,7 @@ func (d *drift) measureDispersion(groups []group) {
 	for _, l := range d.disp.Env {
 		l.decay(d.memory)
 	}
-	for _, l := range []*Likelihood{d.disp.Global, d.disp.Rechose} {
+	for _, l := range []*Likelihood{d.disp.Global, d.disp.Rechose, d.disp.Random} {
 		if l != nil {
 			l.decay(d.memory)
 		}
@@ -297,19 +299,30 @@ func (d *drift) measureDispersion(groups []group) {
 	for _, sg := range []*Signal{d.disp.NewSignal, d.disp.ReSignal, d.disp.RandSignal} {
 		sg.Sum, sg.N = sg.Sum*d.memory, sg.N*d.memory
 	}
+	if d.match {
+		d.matchRechosen(groups)
+	}
 	d.ratio, d.logs = groupsRatios(groups, d.ratio, d.logs)
-	ratio, logs := d.ratio, d.logs
 	G := len(dispersionGrid)
 	sums := map[*Likelihood]*llSums{}
+	add := func(l *Likelihood, i int) {
+		s := sums[l]
+		if s == nil {
+			s = newLLSums()
+			sums[l] = s
+		}
+		s.add(d.ratio[i*G:(i+1)*G], d.logs[i*G:(i+1)*G])
+		l.N++
+	}
 	for i, gr := range groups {
 		for _, l := range d.channel(gr.b) {
-			s := sums[l]
-			if s == nil {
-				s = newLLSums()
-				sums[l] = s
+			add(l, i)
+		}
+		if gr.b.Random {
+			if d.disp.Random == nil {
+				d.disp.Random = newLikelihood()
 			}
-			s.add(ratio[i*G:(i+1)*G], logs[i*G:(i+1)*G])
-			l.N++
+			add(d.disp.Random, i)
 		}
 		if gr.b.Tried {
 			d.disp.ReSignal.add(gr.k, gr.n)

@@ -95,6 +95,15 @@ type Params struct {
 	// which selection, preferring the surest informative tasks, sees and random slots do
 	// not; false fits θ = 1 only.
 	DispersionByCount bool
+	// DispersionMatch matches the count of re-chosen picks to what came back: each call finds
+	// the factor of the re-chosen correction's count under which the share of degenerate
+	// groups predicted for the tasks tried before that selection picked (not random slots)
+	// equals the share realised, and moves the stored factor a fifth of the way there (on
+	// the log scale); Predictor.Pick answers such a pick with its count multiplied by it.
+	// Selection picks the tasks whose prediction looks most informative, and trains on them:
+	// a winner's curse that the likelihood over every re-chosen group does not see and the
+	// factor does. Selection itself reads the predictions without it. false measures nothing.
+	DispersionMatch bool
 	// GroupSize is the group size G for which Prediction.PDeg is filled in; PDegenerate
 	// gives any other size.
 	GroupSize int
@@ -121,6 +130,7 @@ func DefaultParams() Params {
 		DispersionStart:   0.6,
 		DispersionByMean:  true,
 		DispersionByCount: true,
+		DispersionMatch:   true,
 		GroupSize:         8,
 	}
 }

@@ -45,14 +45,15 @@ type Task struct {
 	Reason            string  `json:"reason"`
 }
 
-func newAnswer(id string, step int64, now time.Time, req batcher.Request, st *state, preds []propagate.Prediction, b batcher.Batch) *Answer {
+// newAnswer is the answer of batch b; predOf gives the prediction each pick is answered with.
+func newAnswer(id string, step int64, now time.Time, req batcher.Request, st *state, predOf func(batcher.Pick) propagate.Prediction, b batcher.Batch) *Answer {
 	ans := &Answer{
 		ID: id, Policy: Policy, Step: step, CreatedAt: now.UTC().Format(time.RFC3339),
 		Size: req.Size, GroupSize: req.GroupSize, RolloutsSeen: st.counters.Rollouts,
 		Envs: map[string]int{}, Tasks: make([]Task, len(b.Picks)), Seed: req.Seed, Eligible: b.Eligible,
 	}
 	for r, pk := range b.Picks {
-		nd, pr := st.g.Nodes[pk.Node], preds[pk.Node]
+		nd, pr := st.g.Nodes[pk.Node], predOf(pk)
 		env := st.g.Envs[nd.Env]
 		ans.Envs[env]++
 		ans.Tasks[r] = Task{

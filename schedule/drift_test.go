@@ -80,7 +80,7 @@ func sameState(a, b savedState) bool {
 // answer r6 exactly as A does.
 func TestDriftOffsetsSurviveARestart(t *testing.T) {
 	dir, dbA, dbB, sA, sB := twinSchedulers(t)
-	body := []byte(`{"size": 12}`)
+	body := []byte(`{"size": 20}`)
 	for i := 1; i <= 5; i++ {
 		id := fmt.Sprintf("r%d", i)
 		a := answerBoth(t, sA, sB, id, body)
@@ -91,6 +91,9 @@ func TestDriftOffsetsSurviveARestart(t *testing.T) {
 	want := stateOf(sA)
 	if len(want.DriftOffsets) == 0 || want.Rechosen == 0 || want.Dispersion == nil || want.Dispersion.Global == nil || want.Dispersion.Rechose == nil {
 		t.Fatalf("predictor state %+v: want environment offsets, a re-chosen offset and measured dispersion, else this test proves nothing", want)
+	}
+	if want.Dispersion.Random == nil || want.Dispersion.RechosenFactor == 0 {
+		t.Fatalf("dispersion %+v: want random slots and the re-chosen factor measured, else their restart is not shown", want.Dispersion)
 	}
 	if got := storedState(t, dbB); !sameState(got, want) {
 		t.Errorf("stored state %+v, want %+v", got, want)
@@ -486,5 +489,89 @@ func TestRandomSlotsAreMarkedInTheBaseline(t *testing.T) {
 	}
 	if carried == 0 {
 		t.Error("no baseline carried from r1 kept its random mark")
+	}
+}
+
+// TestPicksAreAnsweredAsTheyWerePicked: two schedulers in the same state but
+// for what random slots measured and the re-chosen factor (B forgets both before r6) choose
+// the same tasks in r6 and predict every pick alike but the re-chosen picks, whose
+// predictions follow the factor, and the random slots, whose predictions follow what random
+// slots measured: in this world (random slots always or never solved, every other pick half
+// the time) it makes them surer to be degenerate.
+func TestPicksAreAnsweredAsTheyWerePicked(t *testing.T) {
+	_, dbA, dbB, sA, sB := twinSchedulers(t)
+	body := []byte(`{"size": 20}`)
+	for i := 1; i <= 5; i++ {
+		rollSlotsApart(t, decode(t, answerBoth(t, sA, sB, fmt.Sprintf("r%d", i), body)), dbA, dbB)
+	}
+	if sB.saved.Dispersion == nil || sB.saved.Dispersion.Random == nil {
+		t.Fatalf("dispersion %+v: no random slot measured", sB.saved.Dispersion)
+	}
+	if sB.saved.Dispersion.RechosenFactor == 0 {
+		t.Fatalf("dispersion %+v: no re-chosen factor measured", sB.saved.Dispersion)
+	}
+	tried := map[string]bool{}
+	for _, e := range sB.saved.Baseline {
+		tried[e.Env+"/"+e.Task] = true // every task of r1-r5 was rolled out
+	}
+	forgot := *sB.saved.Dispersion
+	forgot.Random, forgot.RechosenFactor = nil, 0
+	sB.saved.Dispersion = &forgot
+	a6, b6 := decode(t, must(sA.Answer("r6", body))), decode(t, must(sB.Answer("r6", body)))
+	rechosen := 0
+	if len(a6.Tasks) != len(b6.Tasks) {
+		t.Fatalf("r6: %d and %d tasks", len(a6.Tasks), len(b6.Tasks))
+	}
+	slots := 0
+	for i, ta := range a6.Tasks {
+		tb := b6.Tasks[i]
+		if ta.Env != tb.Env || ta.TaskID != tb.TaskID || ta.Reason != tb.Reason {
+			t.Fatalf("pick %d: %s/%s (%s) and %s/%s (%s): what random slots measured changed the choice",
+				i, ta.Env, ta.TaskID, ta.Reason, tb.Env, tb.TaskID, tb.Reason)
+		}
+		if ta.Reason != batcher.ReasonRandom && tried[ta.Env+"/"+ta.TaskID] {
+			rechosen++
+			if ta.PDegenerate == tb.PDegenerate {
+				t.Errorf("re-chosen pick %s/%s: p_degenerate %v with and without the re-chosen factor", ta.Env, ta.TaskID, ta.PDegenerate)
+			}
+			continue
+		}
+		if ta.Reason != batcher.ReasonRandom {
+			if ta.PDegenerate != tb.PDegenerate || ta.PredictedMean != tb.PredictedMean {
+				t.Errorf("pick %d (%s): p_degenerate %v and %v, mean %v and %v: want the same", i, ta.Reason,
+					ta.PDegenerate, tb.PDegenerate, ta.PredictedMean, tb.PredictedMean)
+			}
+			continue
+		}
+		slots++
+		if !(ta.PDegenerate > tb.PDegenerate) {
+			t.Errorf("random slot %s/%s: p_degenerate %v with what random slots measured, %v without: want more",
+				ta.Env, ta.TaskID, ta.PDegenerate, tb.PDegenerate)
+		}
+	}
+	if slots == 0 || rechosen == 0 {
+		t.Fatalf("r6 has %d random slots and %d re-chosen picks: want both", slots, rechosen)
+	}
+}
+
+// rollSlotsApart commits a group of 8 rollouts for every task of a into each database: a
+// random slot's all 1 (env-0) or all 0, every other pick's half 1.
+func rollSlotsApart(t *testing.T, a Answer, dbs ...*storage.DB) {
+	t.Helper()
+	for _, db := range dbs {
+		var b storage.Batch
+		for _, task := range a.Tasks {
+			for j := range 8 {
+				r := float64(j % 2)
+				if task.Reason == batcher.ReasonRandom {
+					r = map[bool]float64{true: 1, false: 0}[task.Env == "env-0"]
+				}
+				b.Rollouts = append(b.Rollouts, storage.Rollout{Rollout: record.Rollout{Env: task.Env, Task: task.TaskID,
+					Reward: r, Step: a.Step, HasStep: true}})
+			}
+		}
+		if _, err := db.Commit(&b); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -178,7 +178,8 @@ func (p *envschedPolicy) Choose(v *View) ([]int, error) {
 	out := make([]int, 0, len(b.Picks))
 	for _, pk := range b.Picks {
 		p.state.Baseline[pk.Node].Random = pk.Random // the baselines are every node's, by index
-		p.calib.pick(p.task[pk.Node], channelOf(pk, &p.tasks[pk.Node]), preds[pk.Node].PDegenerate(v.Group))
+		pr := p.pred.Pick(p.state, preds[pk.Node], p.tasks[pk.Node].Rollouts > 0, pk.Random)
+		p.calib.pick(p.task[pk.Node], channelOf(pk, &p.tasks[pk.Node]), pr.PDegenerate(v.Group))
 		p.tasks[pk.Node].Chosen++
 		p.tasks[pk.Node].LastChosen = step
 		out = append(out, p.task[pk.Node])

@@ -1,0 +1,95 @@
+package propagate
+
+import "math"
+
+// The re-chosen factor (Params.DispersionMatch): its bounds, how far a call moves it
+// towards what its groups measured, and the least number of groups that measure it.
+const (
+	factorMin       = 1.0 / 16
+	factorMax       = 4
+	factorRate      = 0.2
+	minFactorGroups = 8
+)
+
+// validFactor is f when it is a factor within the bounds, else 0 (unset), as a state stored
+// by another version may hold.
+func validFactor(f float64) float64 {
+	if !(f >= factorMin && f <= factorMax) {
+		return 0
+	}
+	return f
+}
+
+// rechosenFactor is the stored re-chosen factor, 1 when unset.
+func (d Dispersion) rechosenFactor() float64 {
+	if f := validFactor(d.RechosenFactor); f > 0 {
+		return f
+	}
+	return 1
+}
+
+// matchRechosen moves the re-chosen factor a share factorRate of the way (on the log scale)
+// towards the factor that the groups of tasks tried before that selection picked measure
+// (matchFactor), under the re-chosen correction those groups were predicted with: the one
+// the likelihood measured before this call's groups. It must run before they are added.
+func (d *drift) matchRechosen(groups []group) {
+	var picked []group
+	for _, gr := range groups {
+		if gr.b.Tried && !gr.b.Random {
+			picked = append(picked, gr)
+		}
+	}
+	k := correctionOf(d.disp.Rechose, nil, 0, d.byMean, d.byCount)
+	f, ok := matchFactor(picked, k)
+	if !ok {
+		return
+	}
+	prev := d.disp.rechosenFactor()
+	next := math.Exp((1-factorRate)*math.Log(prev) + factorRate*math.Log(f))
+	d.disp.RechosenFactor = min(max(next, factorMin), factorMax)
+}
+
+// matchFactor returns the factor f of the count, within [factorMin, factorMax], under which
+// the mean chance of a degenerate group that correction k with its count times f predicts
+// for the groups equals the share of them that came back degenerate (all successes or all
+// failures); false with fewer than minFactorGroups groups. The chance falls as the count
+// grows, so a bisection on log f finds it; a share outside what the bounds can predict
+// gives the nearer bound.
+func matchFactor(groups []group, k correction) (float64, bool) {
+	if len(groups) < minFactorGroups {
+		return 0, false
+	}
+	ms, ns := make([]float64, len(groups)), make([]float64, len(groups))
+	var deg float64
+	for i, gr := range groups {
+		ms[i], ns[i] = k.apply(gr.b.Pred, gr.b.Count, gr.b.Centre)
+		if gr.k == 0 || gr.k == gr.n {
+			deg++
+		}
+	}
+	realised := deg / float64(len(groups))
+	predicted := func(lf float64) float64 {
+		f, s := math.Exp(lf), 0.0
+		for i, gr := range groups {
+			c := ns[i] * f
+			s += BetaBinomialDegenerate(ms[i]*c, (1-ms[i])*c, int(gr.n))
+		}
+		return s / float64(len(groups))
+	}
+	lo, hi := math.Log(factorMin), math.Log(factorMax)
+	switch {
+	case predicted(lo) <= realised:
+		return factorMin, true
+	case predicted(hi) >= realised:
+		return factorMax, true
+	}
+	for range 30 {
+		mid := (lo + hi) / 2
+		if predicted(mid) > realised {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return math.Exp((lo + hi) / 2), true
+}

@@ -1,0 +1,59 @@
+package propagate
+
+// Pick returns p, the prediction of a task that selection picked, as the answer gives it:
+// corrected for how the pick was made; st is the State returned by the call that made p,
+// tried whether the task had been rolled out then, random whether it was drawn into a random
+// slot. Selection reads the predictions before this: the corrections here are what came back
+// for picks made the same way, so they belong to the pick, not to the task.
+//
+//   - A random slot is drawn whatever its prediction, while each channel's correction is
+//     fitted mostly on selection's picks, which sit near ½ with the most evidence behind
+//     them: it gets the correction that the groups of random slots measured
+//     (Dispersion.Random, shrunk towards the likelihood of the task's channel by
+//     Params.DispersionPrior groups) in place of its channel's.
+//   - A task tried before that selection chose is one that looked the most informative of
+//     its kind, and was trained on (a winner's curse): its re-chosen correction's count is
+//     multiplied by the re-chosen factor (Params.DispersionMatch), which makes the share of
+//     degenerate groups predicted for such picks match the share that came back.
+//
+// Only what the answer says of the task changes (Alpha, Beta, Mean, Var, SD, PDeg); what the
+// dispersion and drift measurements read of p (its mean and count before the correction)
+// does not, so the baselines of a pick are those of its task. p is returned unchanged for a
+// task never tried that selection chose, while nothing is measured for its kind of pick,
+// with the corrections off, and for a task with continuous rewards (which they never measure).
+func (pr *Predictor) Pick(st State, p Prediction, tried, random bool) Prediction {
+	if pr.p.DispersionMemory == 0 || p.Continuous || !(p.count > 0) {
+		return p
+	}
+	k, ok := pr.pickCorrection(st.Dispersion, tried, random)
+	if !ok {
+		return p
+	}
+	m, n := k.apply(p.preMean(), p.count, p.centre)
+	a, b := m*n, (1-m)*n
+	q := p
+	q.Alpha, q.Beta, q.Mean, q.SD = a, b, a/(a+b), betaSD(a, b)
+	if old := BetaVariance(p.Alpha, p.Beta); old > 0 {
+		q.Var = min(clamp01(p.Var*BetaVariance(a, b)/old), 0.25)
+	}
+	q.PDeg = q.PDegenerate(pr.p.GroupSize)
+	return q
+}
+
+// pickCorrection is the correction of a pick (see Pick), false when the channel's own
+// correction stands.
+func (pr *Predictor) pickCorrection(d Dispersion, tried, random bool) (correction, bool) {
+	switch {
+	case random && d.Random.measured():
+		ref := d.Global
+		if tried {
+			ref = d.Rechose
+		}
+		return correctionOf(d.Random, ref, pr.p.DispersionPrior, pr.p.DispersionByMean, pr.p.DispersionByCount), true
+	case random || !tried || !pr.p.DispersionMatch || validFactor(d.RechosenFactor) == 0:
+		return correction{}, false
+	}
+	k := correctionOf(d.Rechose, nil, 0, pr.p.DispersionByMean, pr.p.DispersionByCount)
+	k.scale *= d.RechosenFactor
+	return k, true
+}
