@@ -105,6 +105,14 @@ func TestBatchCommandErrors(t *testing.T) {
 		{[]string{"--step", "1000000001"}, 2, "--step 1000000001"},
 		{[]string{"--dispersion-memory", "1"}, 2, "dispersion memory"},
 		{[]string{"--quota-size", "1.5"}, 2, "quota size"},
+		// finite but beyond any use: the scores overflowed to infinity and the answer could not
+		// be encoded (exit 1 here; in the daemon, a stop at every request)
+		{[]string{"--coverage-weight", "1e308"}, 2, "coverage weight"},
+		{[]string{"--sim-penalty", "1e308"}, 2, "similarity penalty"},
+		{[]string{"--coverage-weight", "NaN"}, 2, "coverage weight"},
+		{[]string{"--kappa", "Inf"}, 2, "kappa"},
+		{[]string{"--min-share", "-1"}, 2, "min share"},
+		{[]string{"--hops", "-1"}, 2, "hops"},
 	}
 	for _, c := range cases {
 		code, _, msg := runApp(append([]string{"batch", "--dir", dir}, c.args...)...)
