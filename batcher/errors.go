@@ -23,17 +23,31 @@ func (e *UnknownEnvError) Error() string {
 	if len(known) > 10 {
 		known, more = known[:10], fmt.Sprintf(" and %d more", len(e.Known)-10)
 	}
-	return fmt.Sprintf("%s names unknown environment %q: known are %s%s", e.Field, e.Env, strings.Join(known, ", "), more)
+	return fmt.Sprintf("%s names unknown environment %s: known are %s%s", e.Field, quoteCut(e.Env), strings.Join(known, ", "), more)
+}
+
+// quoteCut quotes a name for a message, cut to its first 100 bytes with its length said: a
+// request may name a 100 KB environment, and its error file and log line need not repeat it.
+func quoteCut(name string) string {
+	if len(name) <= 100 {
+		return fmt.Sprintf("%q", name)
+	}
+	return fmt.Sprintf("%q… (%d bytes)", name[:100], len(name))
 }
 
 // TooFewTasksError means fewer tasks are eligible than the batch size and repeats are not
 // allowed.
 type TooFewTasksError struct {
 	Size, Eligible int
+	Retired        int // tasks of the environments asked for that no catalogue lists any more
 }
 
 // Error says how many tasks are eligible and how to ask for a batch that fits.
 func (e *TooFewTasksError) Error() string {
+	if e.Eligible == 0 && e.Retired > 0 {
+		return fmt.Sprintf("no task is eligible for a batch of %d: the %d tasks of the environments asked for are all "+
+			"retired (no file in DIR/catalog lists them any more); list them in a catalogue file again", e.Size, e.Retired)
+	}
 	if e.Eligible == 0 {
 		return fmt.Sprintf("no task is eligible for a batch of %d: envs and exclude_envs leave no environment", e.Size)
 	}

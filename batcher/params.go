@@ -119,6 +119,11 @@ func DefaultParams() Params {
 	}
 }
 
+// MaxWeight bounds CoverageWeight and SimPenalty: a million times the exploitation value
+// already decides every choice alone, and a weight near the largest float64 made scores
+// overflow to infinity.
+const MaxWeight = 1e6
+
 // ErrParams is wrapped by every error of Params.Validate.
 var ErrParams = errors.New("invalid selection parameter")
 
@@ -126,8 +131,8 @@ var ErrParams = errors.New("invalid selection parameter")
 func (p Params) Validate() error {
 	return num.FirstBad(ErrParams, []num.Check{
 		{p.Exploit == ExploitVariance || p.Exploit == ExploitInformative || p.Exploit == ExploitSpread, "exploit", "variance, informative or spread", p.Exploit},
-		{p.CoverageWeight >= 0 && finite(p.CoverageWeight), "coverage weight", "a finite number >= 0", p.CoverageWeight},
-		{p.SimPenalty >= 0 && finite(p.SimPenalty), "similarity penalty", "a finite number >= 0", p.SimPenalty},
+		{p.CoverageWeight >= 0 && p.CoverageWeight <= MaxWeight, "coverage weight", "a number from 0 to 1e6", p.CoverageWeight},
+		{p.SimPenalty >= 0 && p.SimPenalty <= MaxWeight, "similarity penalty", "a number from 0 to 1e6", p.SimPenalty},
 		{p.RandomShare >= 0 && p.RandomShare <= 1, "random share", "in [0, 1]", p.RandomShare},
 		{p.RandomReturn >= 0 && finite(p.RandomReturn), "random return", "a finite number >= 0", p.RandomReturn},
 		{p.QuotaSmoothing >= 0 && p.QuotaSmoothing <= 1, "quota smoothing", "in [0, 1]", p.QuotaSmoothing},

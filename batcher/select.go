@@ -66,6 +66,18 @@ func Select(g *graph.Graph, preds []propagate.Prediction, tasks []stats.Task, re
 	return new(Selector).Select(g, preds, tasks, req, p)
 }
 
+// retiredIn counts the retired tasks of the allowed environments, for the error that says why
+// too few tasks are eligible.
+func retiredIn(g *graph.Graph, req Request, allowed []bool) int {
+	n := 0
+	for i, nd := range g.Nodes {
+		if allowed[nd.Env] && req.Retired != nil && req.Retired[i] {
+			n++
+		}
+	}
+	return n
+}
+
 // Selector is Select with buffers kept between calls, so that a process answering request
 // after request over a large graph does not allocate per node each time. The zero value is
 // ready; a Selector is not safe for concurrent use.
@@ -89,7 +101,7 @@ func (sel *Selector) Select(g *graph.Graph, preds []propagate.Prediction, tasks 
 	}
 	s := newSelector(sel, g, preds, tasks, req, p, allowed)
 	if len(s.elig) < req.Size && !req.AllowRepeats || len(s.elig) == 0 {
-		return Batch{}, &TooFewTasksError{Size: req.Size, Eligible: len(s.elig)}
+		return Batch{}, &TooFewTasksError{Size: req.Size, Eligible: len(s.elig), Retired: retiredIn(g, req, allowed)}
 	}
 	for left := req.Size; left > 0; {
 		k := min(left, len(s.elig))

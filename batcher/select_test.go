@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/envsched/envsched/graph"
@@ -288,6 +289,22 @@ func TestErrors(t *testing.T) {
 			}
 			t.Log(err)
 		})
+	}
+	// Every task retired (the catalogue emptied): the message says so, not that envs and
+	// exclude_envs left nothing (the request named neither).
+	all := make([]bool, w.g.Len())
+	for i := range all {
+		all[i] = true
+	}
+	_, err := Select(w.g, w.preds, w.tasks, Request{Size: 1, GroupSize: 8, Retired: all}, DefaultParams())
+	var few *TooFewTasksError
+	if !errors.As(err, &few) || few.Retired != 50 || !strings.Contains(err.Error(), "retired") {
+		t.Errorf("every task retired: %v; want a TooFewTasksError naming the 50 retired tasks", err)
+	}
+	long := strings.Repeat("x", 100000)
+	_, err = Select(w.g, w.preds, w.tasks, Request{Size: 1, GroupSize: 8, Envs: []string{long}}, DefaultParams())
+	if err == nil || len(err.Error()) > 1000 || !strings.Contains(err.Error(), "100000 bytes") {
+		t.Errorf("a 100 KB unknown environment: a message of %d bytes; want it cut, saying its length", len(fmt.Sprint(err)))
 	}
 	empty := graph.New(nil, nil, nil)
 	if _, err := Select(empty, nil, nil, Request{Size: 1, GroupSize: 8}, DefaultParams()); !errors.Is(err, ErrEmptyCatalogue) {

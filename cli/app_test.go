@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -23,6 +24,23 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		{"sim", "--nope"},
 		{"demo", "--nope"},
 		{"catalog", "import", "--nope"},
+		// values the daemon's Config would silently replace by its defaults, and a reward range
+		// whose width overflows (every reward would normalise to 0)
+		{"run", "--dir", t.TempDir(), "--batch-size", "0"},
+		{"run", "--dir", t.TempDir(), "--group-size", "0"},
+		{"run", "--dir", t.TempDir(), "--poll-interval", "0s"},
+		{"run", "--dir", t.TempDir(), "--poll", "--poll-interval", "1ns"},
+		{"run", "--dir", t.TempDir(), "--rescan-interval", "-1s"},
+		{"run", "--dir", t.TempDir(), "--status-interval", "0s"},
+		{"run", "--dir", t.TempDir(), "--reward-min", "-1e308", "--reward-max", "1e308"},
+		{"ingest", "--dir", t.TempDir(), "--reward-max", "Inf"},
+		{"ingest", "--dir", t.TempDir(), "--reward-min", "-Inf"},
+		{"stats", "--dir", t.TempDir(), "--group-size", "0"},
+		{"stats", "--dir", t.TempDir(), "--snapshot-wait", "-1s"},
+		{"export", "--dir", t.TempDir(), "--what", "tasks", "--snapshot-wait", "-1s"},
+		{"report", "--dir", t.TempDir(), "--out", filepath.Join(t.TempDir(), "r.html"), "--snapshot-wait", "-1s"},
+		{"status", "--dir", t.TempDir(), "--stale-after", "-1s"},
+		{"status", "--dir", t.TempDir(), "--stale-after", "0s"},
 	}
 	for _, args := range cases {
 		if code, _, errs := runCLI(args...); code != exitUsage {

@@ -121,7 +121,7 @@ func batchID(c *cli.Context, db *storage.DB) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		step = last + 1
+		step = schedule.NextStep(last, nil)
 	}
 	return fmt.Sprintf("batch-%d", step), nil
 }

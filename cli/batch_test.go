@@ -107,6 +107,14 @@ func TestBatchCommandErrors(t *testing.T) {
 		{[]string{"--quota-size", "1.5"}, 2, "quota size"},
 		{[]string{"--transfer", "-0.1"}, 2, "transfer"},
 		{[]string{"--exploit", "spreads"}, 2, "variance, informative or spread"},
+		// finite but beyond any use: the scores overflowed to infinity and the answer could not
+		// be encoded (exit 1 here; in the daemon, a stop at every request)
+		{[]string{"--coverage-weight", "1e308"}, 2, "coverage weight"},
+		{[]string{"--sim-penalty", "1e308"}, 2, "similarity penalty"},
+		{[]string{"--coverage-weight", "NaN"}, 2, "coverage weight"},
+		{[]string{"--kappa", "Inf"}, 2, "kappa"},
+		{[]string{"--min-share", "-1"}, 2, "min share"},
+		{[]string{"--hops", "-1"}, 2, "hops"},
 	}
 	for _, c := range cases {
 		code, _, msg := runApp(append([]string{"batch", "--dir", dir}, c.args...)...)

@@ -136,6 +136,9 @@ func snapshotWaitFlag() cli.Flag {
 // openForReading opens --db (default DIR/envsched.db) for reading: directly when it is free, or
 // through a consistent copy from the running daemon (package snapshot).
 func openForReading(c *cli.Context) (*snapshot.DB, error) {
+	if w := c.Duration("snapshot-wait"); w < 0 {
+		return nil, usageError{fmt.Errorf("--snapshot-wait %v: want 0 or more", w)}
+	}
 	path := ingestDBPath(c)
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("no database at %s: start `envsched run --dir %s` (or `envsched ingest`) first",

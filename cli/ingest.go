@@ -44,8 +44,8 @@ func ingestRewardRange(c *cli.Context) (*storage.Range, error) {
 		return nil, nil
 	}
 	r := &storage.Range{Min: c.Float64("reward-min"), Max: c.Float64("reward-max")}
-	if !(r.Min < r.Max) {
-		return nil, usageError{fmt.Errorf("--reward-min %g must be below --reward-max %g", r.Min, r.Max)}
+	if r.Check() != nil {
+		return nil, usageError{fmt.Errorf("--reward-min %g must be below --reward-max %g, both finite and max − min finite", r.Min, r.Max)}
 	}
 	return r, nil
 }

@@ -103,6 +103,26 @@ func serveDir(ctx context.Context, cfg daemon.Config, logger *slog.Logger) error
 	return d.Close()
 }
 
+// minInterval is the shortest interval run accepts: shorter ones would spin a core listing
+// folders or rewriting status.json.
+const minInterval = time.Millisecond
+
+// checkRunFlags refuses what the Config would silently replace by a default: a zero batch or
+// group size, and an interval that is zero, negative or shorter than minInterval.
+func checkRunFlags(c *cli.Context) error {
+	for _, name := range []string{"batch-size", "group-size"} {
+		if c.IsSet(name) && c.Int(name) < 1 {
+			return fmt.Errorf("--%s %d: must be at least 1", name, c.Int(name))
+		}
+	}
+	for _, name := range []string{"poll-interval", "rescan-interval", "status-interval"} {
+		if d := c.Duration(name); d < minInterval {
+			return fmt.Errorf("--%s %v: must be at least %v", name, d, minInterval)
+		}
+	}
+	return nil
+}
+
 // runConfig reads the flags and the test-only variables into a Config and validates it.
 func runConfig(c *cli.Context) (daemon.Config, error) {
 	cfg := daemon.Config{
@@ -120,6 +140,9 @@ func runConfig(c *cli.Context) (daemon.Config, error) {
 		Version:        version,
 		CrashPoint:     os.Getenv(envCrashPoint),
 		MetricsAddr:    c.String("metrics-addr"),
+	}
+	if err := checkRunFlags(c); err != nil {
+		return cfg, err
 	}
 	// The decay is the database's; the scheduler puts it in once the database is open.
 	p, err := schedulerParams(c)

@@ -66,6 +66,9 @@ type statsReport struct {
 }
 
 func statsAction(c *cli.Context) error {
+	if g := c.Int("group-size"); c.IsSet("group-size") && !schedule.ValidGroupSize(g) {
+		return usageError{fmt.Errorf("--group-size %d: want 1 to %d", g, schedule.MaxGroupSize)}
+	}
 	db, err := openForReading(c)
 	if err != nil {
 		return err

@@ -49,6 +49,9 @@ func statusCommand() *cli.Command {
 }
 
 func statusAction(c *cli.Context) error {
+	if d := c.Duration("stale-after"); d <= 0 {
+		return usageError{fmt.Errorf("--stale-after %v: want a positive duration (a heartbeat older than it means not running)", d)}
+	}
 	path := filepath.Join(c.String("dir"), "status.json")
 	data, err := fsutil.ReadRegular(path) // a FIFO put there must not block the command
 	if errors.Is(err, fs.ErrNotExist) {

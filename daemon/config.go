@@ -3,11 +3,11 @@ package daemon
 import (
 	"errors"
 	"fmt"
-	"math"
 	"path/filepath"
 	"time"
 
 	"github.com/envsched/envsched/schedule"
+	"github.com/envsched/envsched/storage"
 )
 
 // Defaults of Config; a zero field takes them.
@@ -107,8 +107,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--batch-size %d: must be 1 to %d", c.BatchSize, schedule.MaxSize)
 	case !schedule.ValidGroupSize(c.GroupSize):
 		return fmt.Errorf("--group-size %d: must be 1 to %d", c.GroupSize, schedule.MaxGroupSize)
-	case isBad(c.RewardMin) || isBad(c.RewardMax) || c.RewardMin >= c.RewardMax:
-		return fmt.Errorf("--reward-min %g, --reward-max %g: must be finite with min < max",
+	case (storage.Range{Min: c.RewardMin, Max: c.RewardMax}).Check() != nil:
+		return fmt.Errorf("--reward-min %g, --reward-max %g: must be finite with min < max and max − min finite",
 			c.RewardMin, c.RewardMax)
 	}
 	if _, err := parseCrashPoint(c.CrashPoint); err != nil {
@@ -116,5 +116,3 @@ func (c Config) Validate() error {
 	}
 	return nil
 }
-
-func isBad(f float64) bool { return math.IsNaN(f) || math.IsInf(f, 0) }

@@ -87,6 +87,9 @@ type Daemon struct {
 	later   *deferred
 	metrics *metrics.Metrics // nil without Config.MetricsAddr
 	faults  faults           // troubles with the exchange directory, each logged once
+	// rejects are the error files of the requests refused in this pass, written together after
+	// the pass's answers (writeRejects).
+	rejects []fsutil.File
 
 	closeOnce sync.Once
 	closeErr  error
@@ -303,6 +306,9 @@ func (d *Daemon) startup(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := d.writeRejects(); err != nil {
+		return err
+	}
 	return d.writeStatus()
 }
 
@@ -388,7 +394,9 @@ func (d *Daemon) touchesFolders(paths []string) bool {
 
 func within(dir, p string) bool { return strings.HasPrefix(p, dir+string(filepath.Separator)) }
 
-// answerAll passes the barrier once and answers each request.
+// answerAll passes the barrier once and answers each request. The error files of the bad ones
+// are written after every good one is answered (writeRejects): a flood of bad requests never
+// holds up a good request noticed with it.
 //
 // seen is when the requests were noticed (the watcher's hint, or the listing that found them);
 // the logged ms of each answer counts from there, the time the requests queued behind earlier
@@ -411,6 +419,9 @@ func (d *Daemon) answerAll(ctx context.Context, names []string, seen time.Time) 
 		if ok {
 			answered++
 		}
+	}
+	if err := d.writeRejects(); err != nil {
+		return err
 	}
 	if answered > 0 {
 		return d.writeStatus()

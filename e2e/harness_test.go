@@ -98,6 +98,9 @@ type opts struct {
 	// goroutine that copies the log, before the test goroutine could react); daemon.stopped is
 	// closed then.
 	stopAt string
+	// unprivileged runs the daemon as uid/gid nobody when the tests run as root, so that file
+	// permissions bite (see runAsNobody).
+	unprivileged bool
 }
 
 // start runs `envsched run --dir dir` with fast polling and a fast status heartbeat.
@@ -108,6 +111,9 @@ func start(t *testing.T, dir string, o opts) *daemon {
 		"--log-format", "json", "--log-level", "debug"}, o.args...)
 	cmd := exec.Command(binary, args...)
 	cmd.Env = append(os.Environ(), o.env...)
+	if o.unprivileged && os.Geteuid() == 0 {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	}
 	d := &daemon{t: t, dir: dir, cmd: cmd, stderr: &lockedBuffer{}, done: make(chan struct{}),
 		stopped: make(chan struct{})}
 	cmd.Stderr = d.stderr

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -130,7 +131,25 @@ func (s *sink) row(header, fields []string) error {
 		}
 	}
 	s.n++
+	for i, f := range fields {
+		fields[i] = textCell(f)
+	}
 	return s.csv.Write(fields)
+}
+
+// numberCell matches a plain decimal number, which a spreadsheet shows as a number.
+var numberCell = regexp.MustCompile(`^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$`)
+
+// textCell guards a CSV cell against spreadsheet formula injection: a cell that begins with
+// '=', '+', '-', '@', a tab or a carriage return, and is not a plain number, gets a leading "'"
+// so that a spreadsheet shows it as text instead of evaluating it (an environment, task or file
+// name such as "=HYPERLINK(...)" comes from the trainer's files). Numbers, negative ones
+// included, are left as they are. JSON lines are never changed.
+func textCell(f string) string {
+	if f == "" || !strings.ContainsRune("=+-@\t\r", rune(f[0])) || numberCell.MatchString(f) {
+		return f
+	}
+	return "'" + f
 }
 
 // headers are the CSV header rows of each kind.

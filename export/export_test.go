@@ -233,3 +233,54 @@ func TestCSVEmptyHasHeader(t *testing.T) {
 		})
 	}
 }
+
+// TestCSVFormulaGuard: names come from the trainer's files, so a name such as =HYPERLINK(...)
+// would run as a formula when the CSV is opened in a spreadsheet. A text cell that begins with
+// =, +, -, @, a tab or a carriage return gets a leading "'"; numbers (negative ones too) and JSON
+// lines are left as they are.
+func TestCSVFormulaGuard(t *testing.T) {
+	db := storagetest.Open(t)
+	names := map[string]string{ // task id -> cell in the CSV
+		"=HYPERLINK(\"http://x\")": "'=HYPERLINK(\"http://x\")",
+		"+1+cmd|' /C calc'!A0":     "'+1+cmd|' /C calc'!A0",
+		"-2+3":                     "'-2+3",
+		"@SUM(A1:A9)":              "'@SUM(A1:A9)",
+		"\tx":                      "'\tx",
+		"\rx":                      "'\rx",
+		"-0.5":                     "-0.5",
+		"+7":                       "+7",
+		"-1e3":                     "-1e3",
+		"plain=1":                  "plain=1",
+		"'quoted":                  "'quoted",
+	}
+	b := &storage.Batch{}
+	for task := range names {
+		b.Rollouts = append(b.Rollouts, storage.Rollout{Rollout: record.Rollout{Env: "=env", Task: task, Reward: 1}})
+	}
+	if _, err := db.Commit(b); err != nil {
+		t.Fatal(err)
+	}
+	for _, what := range []export.What{export.Rollouts, export.Tasks} {
+		data, _ := write(t, db, what, export.CSV)
+		rows, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
+		if err != nil || len(rows) != len(names)+1 {
+			t.Fatalf("%s: %d rows, %v", what, len(rows), err)
+		}
+		got := map[string]bool{}
+		for _, row := range rows[1:] {
+			if row[0] != "'=env" {
+				t.Errorf("%s: env cell %q; want \"'=env\"", what, row[0])
+			}
+			got[row[1]] = true
+		}
+		for task, cell := range names {
+			if !got[cell] {
+				t.Errorf("%s: task %q: no cell %q in %q", what, task, cell, rows[1:])
+			}
+		}
+		jl, _ := write(t, db, what, export.JSONL)
+		if !bytes.Contains(jl, []byte(`"=env"`)) || bytes.Contains(jl, []byte(`"'=env"`)) {
+			t.Errorf("%s: JSON lines changed the names: %s", what, jl)
+		}
+	}
+}

@@ -89,9 +89,7 @@ func prepareWith(path string, fill func(tmp string) error) (*Prepared, error) {
 	if dir == "" {
 		dir = "."
 	}
-	var rnd [8]byte
-	rand.Read(rnd[:])
-	tmp := filepath.Join(dir, TempName(name, hex.EncodeToString(rnd[:])))
+	tmp := tempPath(dir, name)
 	if err := fill(tmp); err != nil {
 		os.Remove(tmp)
 		return nil, err
@@ -153,6 +151,14 @@ func writeNew(path string, perm os.FileMode, fill func(io.Writer) error) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// tempPath is a fresh temporary file's path for the target name in dir (TempName with a random
+// suffix).
+func tempPath(dir, name string) string {
+	var rnd [8]byte
+	rand.Read(rnd[:])
+	return filepath.Join(dir, TempName(name, hex.EncodeToString(rnd[:])))
 }
 
 // TempName returns the name of a temporary file for the target name with the given suffix:

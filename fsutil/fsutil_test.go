@@ -1,7 +1,9 @@
 package fsutil
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -353,5 +355,55 @@ func TestPrepareFillFails(t *testing.T) {
 	p.Discard()
 	if err := p.Publish(Hooks{}); err != nil {
 		t.Errorf("Publish of nil: %v", err)
+	}
+}
+
+// TestWriteFilesAtomic: every file lands whole with its permissions and nothing temporary is
+// left; a target taken by a folder fails alone, leaving the others written; a missing folder
+// fails every file.
+func TestWriteFilesAtomic(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "taken"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.WriteFile(filepath.Join(dir, "old"), []byte("old contents"), 0o600))
+	var files []File
+	for i := range 100 {
+		files = append(files, File{Name: fmt.Sprintf("f%d", i), Data: []byte(fmt.Sprintf("file %d\n", i))})
+	}
+	files = append(files, File{Name: "taken", Data: []byte("x")}, File{Name: "old", Data: []byte("new")})
+	errs := WriteFilesAtomic(dir, files, 0o644)
+	for i, f := range files {
+		if f.Name == "taken" {
+			if errs[i] == nil {
+				t.Errorf("a folder at the target: no error")
+			}
+			continue
+		}
+		if errs[i] != nil {
+			t.Errorf("%s: %v", f.Name, errs[i])
+		}
+		data, err := os.ReadFile(filepath.Join(dir, f.Name))
+		fi, serr := os.Stat(filepath.Join(dir, f.Name))
+		if err != nil || serr != nil || !bytes.Equal(data, f.Data) || fi.Mode().Perm() != 0o644 {
+			t.Errorf("%s: %q, %v, %v; want %q, mode 0644", f.Name, data, err, fi.Mode(), f.Data)
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	must(err)
+	if len(entries) != len(files) {
+		t.Errorf("%d entries in the folder; want %d (temporary files left?)", len(entries), len(files))
+	}
+	errs = WriteFilesAtomic(filepath.Join(dir, "missing"), files[:3], 0o644)
+	for i, err := range errs {
+		if err == nil {
+			t.Errorf("file %d in a missing folder: no error", i)
+		}
 	}
 }

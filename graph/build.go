@@ -17,31 +17,33 @@ func idfOf(n, df int) float64 { return math.Log(float64(1+n)/float64(1+df)) + 1 
 // IDF is not fixed yet get it from their current frequency and the document count of the last
 // full build.
 func (b *Builder) weigh(id int32) {
-	d := &b.docs[id]
-	d.w = make([]float32, len(d.feats))
-	v := make([]float64, len(d.feats))
+	d := b.doc(id)
+	if len(d.w) != len(d.feats) {
+		d.w = make([]float32, len(d.feats))
+	}
 	ss, left := 0.0, 0.0
 	for i, f := range d.feats {
 		if math.IsNaN(b.idf[f]) {
 			b.idf[f] = idfOf(max(b.builtAt, b.nDesc), int(b.df[f]))
 		}
-		v[i] = float64(d.raw[i]) * b.idf[f]
-		ss += v[i] * v[i]
+		v := float64(d.raw[i]) * b.idf[f]
+		ss += v * v
 		if b.capped[f] {
-			left += v[i] * v[i]
+			left += v * v
 		}
 	}
 	d.left2 = left / ss
-	b.docLeft[id] = d.left2
+	b.meta[id].left2 = d.left2
 	inv := 1 / math.Sqrt(ss)
-	for i := range v {
-		d.w[i] = float32(v[i] * inv)
+	for i, f := range d.feats {
+		v := float64(d.raw[i]) * b.idf[f]
+		d.w[i] = float32(v * inv)
 	}
 }
 
 // index adds doc id, weighted, to the posting lists and LSH buckets.
 func (b *Builder) index(id int32) {
-	d := &b.docs[id]
+	d := b.doc(id)
 	for i, f := range d.feats {
 		b.post[f] = append(b.post[f], posting{id, d.w[i]})
 	}
@@ -53,44 +55,89 @@ func (b *Builder) index(id int32) {
 // fullBuild recomputes every IDF weight, the whole index and every neighbour list. It visits
 // docs in key order so that the result does not depend on the order of insertion.
 func (b *Builder) fullBuild() {
-	for id := range b.docs {
-		if !b.fresh[int32(id)] {
+	for id := range b.n() {
+		if !b.fresh(int32(id)) {
 			b.touch(int32(id))
 		}
 	}
+	b.resetPostings()
 	for f := range b.idf {
 		b.idf[f] = idfOf(b.nDesc, int(b.df[f]))
-		b.post[f] = b.post[f][:0]
 		b.capped[f] = int(b.df[f]) > b.opt.MaxDF
 	}
 	b.lsh = newLSHIndex()
 	order := b.allSorted()
+	b.weightBlock(order)
 	for _, id := range order {
-		d := &b.docs[id]
+		d := b.doc(id)
 		d.intra, d.cross, d.in = nil, nil, nil
 		if len(d.feats) > 0 {
 			b.weigh(id)
 		}
 		b.index(id)
 	}
-	res := b.queryAll(order, false)
-	for i, id := range order {
-		b.docs[id].intra, b.docs[id].cross = res[i].intra, res[i].cross
-	}
+	// Each worker stores a doc's picks itself, in that doc alone (no list of all results).
+	b.queryEach(order, false, func(i int, r queryResult) {
+		d := b.doc(order[i])
+		d.intra, d.cross = r.intra, r.cross
+	})
 	for _, id := range order {
 		for _, l := range b.picks(id) {
-			b.docs[l.to].in = append(b.docs[l.to].in, link{id, l.sim})
+			b.doc(l.to).in = append(b.doc(l.to).in, link{id, l.sim})
 		}
 	}
 	b.builtAt = b.nDesc
 }
 
+// resetPostings empties every posting list, laying them out in one array with room for exactly
+// each feature's document frequency: the lists a full build indexes fit without growing (an
+// incremental Add that outgrows a list moves that list alone).
+func (b *Builder) resetPostings() {
+	total := 0
+	for _, n := range b.df {
+		total += int(n)
+	}
+	all := make([]posting, total)
+	at := 0
+	for f, n := range b.df {
+		b.post[f] = all[at : at : at+int(n)]
+		at += int(n)
+	}
+}
+
+// weightBlock gives the docs of ids that have no weight slice of the right length one, all cut
+// from a single array, so that a full build does not allocate a small slice per doc.
+func (b *Builder) weightBlock(ids []int32) {
+	total := 0
+	for _, id := range ids {
+		if d := b.doc(id); len(d.w) != len(d.feats) {
+			total += len(d.feats)
+		}
+	}
+	all := make([]float32, total)
+	at := 0
+	for _, id := range ids {
+		if d := b.doc(id); len(d.w) != len(d.feats) {
+			n := len(d.feats)
+			d.w = all[at : at+n : at+n]
+			at += n
+		}
+	}
+}
+
+// allSorted returns every doc id sorted by key. The slice is kept until a doc is added (keys
+// never change and docs are only appended), so that a full build, its changed keys and Keys
+// sort a million keys once; callers must not modify it.
 func (b *Builder) allSorted() []int32 {
-	ids := make([]int32, len(b.docs))
+	if len(b.sorted) == b.n() {
+		return b.sorted
+	}
+	ids := make([]int32, b.n())
 	for i := range ids {
 		ids[i] = int32(i)
 	}
 	slices.SortFunc(ids, b.compareDocs)
+	b.sorted = ids
 	return ids
 }
 
@@ -101,7 +148,7 @@ func (b *Builder) incremental(dirty []int32) {
 		b.capFeature(f)
 	}
 	for _, id := range dirty {
-		if len(b.docs[id].feats) > 0 {
+		if len(b.doc(id).feats) > 0 {
 			b.weigh(id)
 		}
 		b.index(id)
@@ -124,19 +171,25 @@ func (b *Builder) incremental(dirty []int32) {
 // queryAll scores ids in parallel; the index is only read meanwhile.
 func (b *Builder) queryAll(ids []int32, keepCands bool) []queryResult {
 	res := make([]queryResult, len(ids))
+	b.queryEach(ids, keepCands, func(i int, r queryResult) { res[i] = r })
+	return res
+}
+
+// queryEach scores ids in parallel and hands the result for ids[i] to put(i, r), called from
+// several goroutines at once, once for each i; the index is only read meanwhile.
+func (b *Builder) queryEach(ids []int32, keepCands bool, put func(i int, r queryResult)) {
 	scs := make([]*scratch, b.workers(len(ids)))
 	for w := range scs {
-		scs[w] = &scratch{acc: make([]float32, len(b.docs))}
+		scs[w] = &scratch{acc: make([]float32, b.n())}
 	}
 	b.parallel(len(ids), func(w, i int) {
-		res[i] = b.query(ids[i], scs[w], keepCands)
+		put(i, b.query(ids[i], scs[w], keepCands))
 	})
-	return res
 }
 
 // picks returns the doc's own picks, intra then cross.
 func (b *Builder) picks(id int32) []link {
-	d := &b.docs[id]
+	d := b.doc(id)
 	return append(slices.Clip(d.intra), d.cross...)
 }
 
@@ -145,14 +198,14 @@ func (b *Builder) setPicks(id int32, intra, cross []link) {
 	b.touch(id)
 	for _, l := range b.picks(id) {
 		b.touch(l.to)
-		t := &b.docs[l.to]
+		t := b.doc(l.to)
 		t.in = dropLink(t.in, id)
 	}
-	d := &b.docs[id]
+	d := b.doc(id)
 	d.intra, d.cross = intra, cross
 	for _, l := range b.picks(id) {
 		b.touch(l.to)
-		t := &b.docs[l.to]
+		t := b.doc(l.to)
 		t.in = append(t.in, link{id, l.sim})
 	}
 }
@@ -160,9 +213,9 @@ func (b *Builder) setPicks(id int32, intra, cross []link) {
 // offer puts doc qid, a candidate of c with similarity bounds qc, into the neighbour list of c
 // if it is among c's best.
 func (b *Builder) offer(c, qid int32, qc cand) {
-	d := &b.docs[c]
+	d := b.doc(c)
 	list, k, thr := &d.intra, b.opt.K, b.opt.MinSim
-	if b.docs[qid].env != d.env {
+	if b.doc(qid).env != d.env {
 		list, k, thr = &d.cross, b.opt.KCross, b.opt.MinSimCross
 	}
 	n := len(*list)
@@ -170,7 +223,7 @@ func (b *Builder) offer(c, qid int32, qc cand) {
 		slices.ContainsFunc(*list, func(l link) bool { return l.to == qid }) {
 		return
 	}
-	s := b.exact(&b.docs[qid], d)
+	s := b.exact(b.doc(qid), d)
 	q := link{qid, float32(s)}
 	if s < thr || s <= 0 || (n >= k && !b.better(q, (*list)[n-1])) {
 		return
@@ -184,12 +237,12 @@ func (b *Builder) offer(c, qid int32, qc cand) {
 		return 1
 	})
 	*list = slices.Insert(*list, pos, q)
-	b.docs[q.to].in = append(b.docs[q.to].in, link{c, q.sim})
+	b.doc(q.to).in = append(b.doc(q.to).in, link{c, q.sim})
 	if len(*list) > k {
 		ev := (*list)[k]
 		*list = (*list)[:k]
 		b.touch(ev.to)
-		e := &b.docs[ev.to]
+		e := b.doc(ev.to)
 		e.in = dropLink(e.in, c)
 	}
 }
@@ -204,7 +257,7 @@ func (b *Builder) touch(id int32) {
 // adjacency is the symmetric neighbour list of id: its own picks and the docs that picked it,
 // by ascending id, each once.
 func (b *Builder) adjacency(id int32) []link {
-	d := &b.docs[id]
+	d := b.doc(id)
 	all := make([]link, 0, len(d.intra)+len(d.cross)+len(d.in))
 	all = append(append(append(all, d.intra...), d.cross...), d.in...)
 	slices.SortFunc(all, func(x, y link) int { return int(x.to) - int(y.to) })
@@ -214,19 +267,23 @@ func (b *Builder) adjacency(id int32) []link {
 func (b *Builder) changedKeys() []NodeKey {
 	var ids []int32
 	for id, old := range b.before {
-		if b.fresh[id] || !slices.Equal(old, b.adjacency(id)) {
+		if b.fresh(id) || !slices.Equal(old, b.adjacency(id)) {
 			ids = append(ids, id)
 		}
 	}
-	for id := range b.fresh {
+	for id := b.newFrom; int(id) < b.n(); id++ {
 		if _, ok := b.before[id]; !ok {
 			ids = append(ids, id)
 		}
 	}
-	slices.SortFunc(ids, b.compareDocs)
+	if len(ids) == b.n() {
+		ids = b.allSorted() // every doc changed (each id once): the cached order
+	} else {
+		slices.SortFunc(ids, b.compareDocs)
+	}
 	keys := make([]NodeKey, len(ids))
 	for i, id := range ids {
-		keys[i] = b.docs[id].key
+		keys[i] = b.doc(id).key
 	}
 	return keys
 }
@@ -239,8 +296,8 @@ func (b *Builder) capFeature(f int32) {
 	}
 	b.capped[f] = true
 	for _, p := range b.post[f] {
-		b.docs[p.doc].left2 += float64(p.w) * float64(p.w)
-		b.docLeft[p.doc] = b.docs[p.doc].left2
+		b.doc(p.doc).left2 += float64(p.w) * float64(p.w)
+		b.meta[p.doc].left2 = b.doc(p.doc).left2
 	}
 }
 

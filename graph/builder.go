@@ -41,7 +41,40 @@ type doc struct {
 	in    []link    // docs that picked this one, unordered
 }
 
+// docBlocks holds the docs in blocks of fixed size: growing never copies the docs already
+// held (a single slice of a million docs briefly needs its old and new arrays, hundreds of
+// megabytes, while it grows).
+type docBlocks struct {
+	blocks [][]doc
+	len    int
+}
+
+// docBlock is how many docs one block holds.
+const docBlock = 1 << 12
+
+func (s *docBlocks) push(d doc) {
+	if s.len%docBlock == 0 {
+		s.blocks = append(s.blocks, make([]doc, 0, docBlock))
+	}
+	last := len(s.blocks) - 1
+	s.blocks[last] = append(s.blocks[last], d)
+	s.len++
+}
+
+// doc returns the doc of id, which must be below n().
+func (b *Builder) doc(id int32) *doc { return &b.docs.blocks[id/docBlock][id%docBlock] }
+
+// n is the number of docs.
+func (b *Builder) n() int { return b.docs.len }
+
 func (d *doc) described() bool { return len(d.feats) > 0 || d.emb != nil }
+
+// docMeta is doc.left2 and doc.env side by side, for the candidate loop: one cache line read
+// per candidate rather than two.
+type docMeta struct {
+	left2 float64
+	env   int32
+}
 
 // posting is one entry of a feature's posting list.
 type posting struct {
@@ -64,9 +97,9 @@ type posting struct {
 // of a fresh build of that catalogue.
 type Builder struct {
 	opt      Options
-	docs     []doc
-	docEnv   []int32   // docs[i].env, kept compact for the candidate loop
-	docLeft  []float64 // docs[i].left2, likewise
+	docs     docBlocks
+	meta     []docMeta // what the candidate loop reads of each doc, kept compact
+	sorted   []int32   // every doc id sorted by key, when it has as many as there are docs
 	byKey    map[NodeKey]int32
 	envID    map[string]int32
 	envNames []string
@@ -80,9 +113,8 @@ type Builder struct {
 	nDesc    int              // described docs
 	builtAt  int              // nDesc at the last full build
 	before   map[int32][]link // adjacency before the pending Flush first changed it
-	fresh    map[int32]bool   // docs new since the last Flush
-	dirty    map[int32]bool   // docs to score at the next Flush; nil when nothing is staged
-	newFrom  int32            // docs from this id on are new since the last Flush before staging
+	dirty    *idSet           // docs to score at the next Flush; nil when nothing is staged
+	newFrom  int32            // docs from this id on are new since the last Flush (fresh) while staging
 }
 
 // NewBuilder returns an empty builder. Zero fields of opt take their defaults; a field that
@@ -130,7 +162,7 @@ func sanitize(o Options) Options {
 func (b *Builder) Options() Options { return b.opt }
 
 // Len is the number of nodes.
-func (b *Builder) Len() int { return len(b.docs) }
+func (b *Builder) Len() int { return b.n() }
 
 // Add adds tasks, or replaces the description of tasks already known (a task first seen in
 // rollouts, with no text, gets its description later this way). Adding an unchanged task is a
@@ -156,8 +188,8 @@ func (b *Builder) Add(tasks []record.Task) (changed []NodeKey) {
 // pieces as it reads it (only each task's features are kept, not its text) and build once.
 func (b *Builder) Stage(tasks []record.Task) {
 	if b.dirty == nil {
-		b.before, b.fresh, b.dirty = map[int32][]link{}, map[int32]bool{}, map[int32]bool{}
-		b.newFrom = int32(len(b.docs))
+		b.before, b.dirty = map[int32][]link{}, &idSet{}
+		b.newFrom = int32(b.n())
 	}
 	rows := canonical(tasks)
 	feats := b.featuresOf(rows)
@@ -177,7 +209,7 @@ func (b *Builder) Keys() []NodeKey {
 	ids := b.allSorted()
 	keys := make([]NodeKey, len(ids))
 	for i, id := range ids {
-		keys[i] = b.docs[id].key
+		keys[i] = b.doc(id).key
 	}
 	return keys
 }
@@ -197,10 +229,10 @@ func (b *Builder) Flush() (changed []NodeKey) {
 	if b.nDesc > 0 && float64(b.nDesc) > float64(b.builtAt)*(1+b.opt.RefreshGrowth) {
 		b.fullBuild()
 	} else {
-		b.incremental(b.sortedIDs(b.dirty))
+		b.incremental(b.sortedIDs(b.dirty.ids))
 	}
 	changed = b.changedKeys()
-	b.before, b.fresh, b.dirty, b.toCap = nil, nil, nil, nil
+	b.before, b.dirty, b.toCap = nil, nil, nil
 	return changed
 }
 
@@ -235,11 +267,11 @@ func compareKey(a, b NodeKey) int {
 
 // upsert adds t as a new doc or replaces a changed doc's content, marking what must be
 // scored again in dirty.
-func (b *Builder) upsert(t record.Task, raw []rawFeature, dirty map[int32]bool) {
+func (b *Builder) upsert(t record.Task, raw []rawFeature, dirty *idSet) {
 	key := NodeKey{t.Env, t.Task}
 	h := contentHash(t)
 	id, ok := b.byKey[key]
-	if ok && b.docs[id].hash == h {
+	if ok && b.doc(id).hash == h {
 		return
 	}
 	if ok {
@@ -247,9 +279,9 @@ func (b *Builder) upsert(t record.Task, raw []rawFeature, dirty map[int32]bool) 
 	} else {
 		id = b.newDoc(key)
 	}
-	b.docs[id].hash = h
+	b.doc(id).hash = h
 	b.setContent(id, t, raw)
-	dirty[id] = true
+	dirty.add(id)
 }
 
 func (b *Builder) newDoc(key NodeKey) int32 {
@@ -259,19 +291,18 @@ func (b *Builder) newDoc(key NodeKey) int32 {
 		b.envID[key.Env] = env
 		b.envNames = append(b.envNames, key.Env)
 	}
-	id := int32(len(b.docs))
-	b.docs = append(b.docs, doc{key: key, env: env})
-	b.docEnv = append(b.docEnv, env)
-	b.docLeft = append(b.docLeft, 0)
+	key.Env = b.envNames[env] // one copy of each environment's name, not one a task
+	id := int32(b.n())
+	b.docs.push(doc{key: key, env: env})
+	b.meta = append(b.meta, docMeta{env: env})
 	b.byKey[key] = id
-	b.fresh[id] = true
 	return id
 }
 
 // setContent registers the features raw of t for doc id and counts their document frequency.
 // The weights are computed later, once every task of the Add is counted.
 func (b *Builder) setContent(id int32, t record.Task, raw []rawFeature) {
-	d := &b.docs[id]
+	d := b.doc(id)
 	d.feats, d.raw, d.w = make([]int32, len(raw)), make([]float32, len(raw)), nil
 	for i, f := range raw {
 		d.feats[i], d.raw[i] = b.feature(f.name), float32(f.w)
@@ -317,8 +348,8 @@ func sortParallel(feats []int32, raw []float32) {
 
 // detach removes doc id from the index and from every neighbour list; docs that had picked it
 // must find new neighbours and become dirty.
-func (b *Builder) detach(id int32, dirty map[int32]bool) {
-	d := &b.docs[id]
+func (b *Builder) detach(id int32, dirty *idSet) {
+	d := b.doc(id)
 	b.touch(id)
 	for _, f := range d.feats {
 		b.df[f]--
@@ -334,10 +365,10 @@ func (b *Builder) detach(id int32, dirty map[int32]bool) {
 	}
 	b.setPicks(id, nil, nil)
 	for _, l := range slices.Clone(d.in) {
-		o := &b.docs[l.to]
+		o := b.doc(l.to)
 		b.touch(l.to)
 		o.intra, o.cross = dropLink(o.intra, id), dropLink(o.cross, id)
-		dirty[l.to] = true
+		dirty.add(l.to)
 	}
 	d.in = nil
 	d.feats, d.raw, d.w, d.emb = nil, nil, nil, nil
@@ -356,16 +387,34 @@ func dropLink(ls []link, id int32) []link {
 	return slices.DeleteFunc(ls, func(l link) bool { return l.to == id })
 }
 
-func (b *Builder) sortedIDs(set map[int32]bool) []int32 {
-	ids := make([]int32, 0, len(set))
-	for id := range set {
-		ids = append(ids, id)
-	}
+func (b *Builder) sortedIDs(set []int32) []int32 {
+	ids := slices.Clone(set)
 	slices.SortFunc(ids, b.compareDocs)
 	return ids
 }
 
-func (b *Builder) compareDocs(x, y int32) int { return compareKey(b.docs[x].key, b.docs[y].key) }
+// fresh reports whether doc id is new since the last Flush (only while staging or flushing).
+func (b *Builder) fresh(id int32) bool { return b.dirty != nil && id >= b.newFrom }
+
+// idSet is a set of doc ids: a flag per id and the ids in order of addition (a map of a
+// million ids costs tens of megabytes; this a byte and four a doc).
+type idSet struct {
+	has []bool
+	ids []int32
+}
+
+func (s *idSet) add(id int32) {
+	if int(id) >= len(s.has) {
+		n := max(int(id)+1, 2*len(s.has))
+		s.has = slices.Grow(s.has, n-len(s.has))[:n]
+	}
+	if !s.has[id] {
+		s.has[id] = true
+		s.ids = append(s.ids, id)
+	}
+}
+
+func (b *Builder) compareDocs(x, y int32) int { return compareKey(b.doc(x).key, b.doc(y).key) }
 
 // better orders neighbour candidates: higher similarity first, ties by node order.
 func (b *Builder) better(x, y link) bool {

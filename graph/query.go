@@ -17,6 +17,9 @@ type scratch struct {
 	intra, cross []cand
 	heap         []cand
 	open         []int
+	links        []link
+	los          []float64
+	qw           []float32 // the query's weights by feature id, zero elsewhere
 }
 
 func (sc *scratch) add(id int32, x float32) {
@@ -43,7 +46,7 @@ type cand struct {
 // bounded by their partial dot products, of which only those that can enter the top lists are
 // scored exactly. The picks are exact: the K best by exact similarity, ties by node order.
 func (b *Builder) query(id int32, sc *scratch, keepCands bool) (r queryResult) {
-	d := &b.docs[id]
+	d := b.doc(id)
 	if !d.described() {
 		return queryResult{}
 	}
@@ -51,10 +54,13 @@ func (b *Builder) query(id int32, sc *scratch, keepCands bool) (r queryResult) {
 	b.gatherLSH(id, sc)
 	intra, cross := sc.intra[:0], sc.cross[:0]
 	thrIn, thrX := b.threshold(d.env, d.env), b.threshold(d.env, -1)
+	if d.emb == nil {
+		intra, cross = b.boundSparse(d, sc, thrIn, thrX, intra, cross)
+	}
 	for _, o := range sc.touched {
 		partial := float64(sc.acc[o])
 		sc.acc[o] = 0
-		same := b.docEnv[o] == d.env
+		same := b.meta[o].env == d.env
 		thr := thrX
 		if same {
 			thr = thrIn
@@ -74,9 +80,43 @@ func (b *Builder) query(id int32, sc *scratch, keepCands bool) (r queryResult) {
 		cands := append(slices.Clone(intra), cross...)
 		defer func() { r.cands = cands }()
 	}
+	sc.spread(d, len(b.df))
 	r.intra = b.best(d, intra, b.opt.K, b.opt.MinSim, sc)
 	r.cross = b.best(d, cross, b.opt.KCross, b.opt.MinSimCross, sc)
+	sc.unspread(d)
 	return r
+}
+
+// boundSparse is the loop of query over the touched docs, with bound inlined, for a query
+// without an embedding (the common case): the same candidates and bounds, computed the same
+// way. It resets the accumulator and empties the touched list.
+func (b *Builder) boundSparse(q *doc, sc *scratch, thrIn, thrX float64, intra, cross []cand) ([]cand, []cand) {
+	ql, env, described := q.left2, q.env, len(q.feats) > 0
+	for _, o := range sc.touched {
+		partial := float64(sc.acc[o])
+		sc.acc[o] = 0
+		m := b.meta[o]
+		same := m.env == env
+		thr := thrX
+		if same {
+			thr = thrIn
+		}
+		hi := partial + scoreSlack
+		if m.left2 > 0 && ql > 0 {
+			hi += math.Sqrt(ql * m.left2)
+		}
+		if !(hi >= thr && described) {
+			continue
+		}
+		c := cand{o, partial - scoreSlack, hi}
+		if same {
+			intra = append(intra, c)
+		} else {
+			cross = append(cross, c)
+		}
+	}
+	sc.touched = sc.touched[:0]
+	return intra, cross
 }
 
 // bound returns the candidate o of q with bounds of its similarity, or false when even the
@@ -84,11 +124,11 @@ func (b *Builder) query(id int32, sc *scratch, keepCands bool) (r queryResult) {
 // that are not capped; the capped rest adds at most the product of their left-out norms.
 func (b *Builder) bound(q *doc, o int32, partial, thr float64) (cand, bool) {
 	hi := partial + scoreSlack
-	if l := b.docLeft[o]; l > 0 && q.left2 > 0 {
+	if l := b.meta[o].left2; l > 0 && q.left2 > 0 {
 		hi += math.Sqrt(q.left2 * l)
 	}
 	if q.emb != nil {
-		if od := &b.docs[o]; od.emb != nil && len(q.emb) == len(od.emb) {
+		if od := b.doc(o); od.emb != nil && len(q.emb) == len(od.emb) {
 			s := b.exact(q, od)
 			return cand{o, s, s}, s >= thr && s > 0
 		}
@@ -106,17 +146,21 @@ func (b *Builder) best(q *doc, cands []cand, k int, thr float64, sc *scratch) []
 	if k == 0 || len(cands) == 0 {
 		return nil
 	}
-	cut := max(thr, kthLargestLo(cands, k))
+	cut := max(thr, kthLargestLo(cands, k, sc))
 	top := topByLo(cands, cut, rescoreFactor*k, sc.heap[:0])
 	sc.heap = top
-	var out []link
+	out := sc.links[:0]
 	for _, c := range top {
-		if s := b.exact(q, &b.docs[c.to]); s >= thr && s > 0 {
+		if s := b.exactSpread(q, b.doc(c.to), sc); s >= thr && s > 0 {
 			out = append(out, link{c.to, float32(s)})
 		}
 	}
+	sc.links = out
+	if len(out) == 0 {
+		return nil
+	}
 	slices.SortFunc(out, b.cmpLinks)
-	return out[:min(k, len(out))]
+	return slices.Clone(out[:min(k, len(out))])
 }
 
 // rescoreFactor times k candidates at most are scored exactly per list.
@@ -172,6 +216,39 @@ func (b *Builder) exact(q, o *doc) float64 {
 	return float64(float32(min(s, 1)))
 }
 
+// exactSpread is exact(q, o) with q's weights spread in sc (see scratch.spread): the same
+// products summed in the same (feature) order, so the same value to the bit, without merging
+// two sorted lists.
+func (b *Builder) exactSpread(q, o *doc, sc *scratch) float64 {
+	if q.emb != nil && o.emb != nil && len(q.emb) == len(o.emb) {
+		return b.exact(q, o)
+	}
+	s := 0.0
+	for j, f := range o.feats {
+		if qw := sc.qw[f]; qw != 0 {
+			s += float64(qw) * float64(o.w[j])
+		}
+	}
+	return float64(float32(min(s, 1)))
+}
+
+// spread writes q's weights into the dense per-feature array qw (of nf features) for
+// exactSpread; unspread clears them again.
+func (sc *scratch) spread(q *doc, nf int) {
+	if len(sc.qw) < nf {
+		sc.qw = make([]float32, nf)
+	}
+	for i, f := range q.feats {
+		sc.qw[f] = q.w[i]
+	}
+}
+
+func (sc *scratch) unspread(q *doc) {
+	for _, f := range q.feats {
+		sc.qw[f] = 0
+	}
+}
+
 func (b *Builder) cmpLinks(x, y link) int {
 	if b.better(x, y) {
 		return -1
@@ -190,7 +267,7 @@ func (b *Builder) cmpLinks(x, y link) int {
 // only adds to docs already reached. A doc with only capped features scans the first MaxDF
 // postings of its rarest feature.
 func (b *Builder) gather(id int32, sc *scratch) {
-	d := &b.docs[id]
+	d := b.doc(id)
 	open := sc.open[:0]
 	rest2, rarest := 0.0, -1
 	for i, f := range d.feats {
@@ -245,7 +322,7 @@ func (b *Builder) scan(id int32, w float32, ps []posting, sc *scratch) {
 
 // gatherLSH marks as candidates the docs that share an LSH bucket with doc id's embedding.
 func (b *Builder) gatherLSH(id int32, sc *scratch) {
-	d := &b.docs[id]
+	d := b.doc(id)
 	if d.emb == nil {
 		return
 	}
@@ -295,11 +372,12 @@ func sparseDot(a, b *doc) float64 {
 }
 
 // kthLargestLo is the k-th largest lower bound of cands, or -Inf when there are fewer.
-func kthLargestLo(cands []cand, k int) float64 {
+func kthLargestLo(cands []cand, k int, sc *scratch) float64 {
 	if len(cands) < k {
 		return math.Inf(-1)
 	}
-	h := make([]float64, 0, k) // min-heap of the k largest so far
+	h := sc.los[:0] // min-heap of the k largest so far
+	defer func() { sc.los = h }()
 	for _, c := range cands {
 		if len(h) < k {
 			h = append(h, c.lo)

@@ -7,7 +7,7 @@ import "slices"
 // by neighbour index. Later Adds do not change it.
 func (b *Builder) Snapshot() *Graph {
 	order := b.allSorted()
-	pos := make([]int32, len(b.docs))
+	pos := make([]int32, b.n())
 	for i, id := range order {
 		pos[id] = int32(i)
 	}
@@ -22,7 +22,7 @@ func (b *Builder) Snapshot() *Graph {
 	off := make([]int32, len(order)+1)
 	var edges []Edge
 	for i, id := range order {
-		nodes[i] = Node{Env: envRank[b.docs[id].env], Task: b.docs[id].key.Task}
+		nodes[i] = Node{Env: envRank[b.doc(id).env], Task: b.doc(id).key.Task}
 		start := len(edges)
 		for _, l := range b.adjacency(id) {
 			edges = append(edges, b.edge(id, l, pos[l.to]))
@@ -34,7 +34,7 @@ func (b *Builder) Snapshot() *Graph {
 }
 
 func (b *Builder) edge(from int32, l link, to int32) Edge {
-	cross := b.docs[from].env != b.docs[l.to].env
+	cross := b.doc(from).env != b.doc(l.to).env
 	return Edge{To: to, Weight: b.weight(l.sim, cross), Sim: l.sim, Cross: cross}
 }
 
@@ -54,8 +54,8 @@ func (b *Builder) Adjacency(key NodeKey) []NamedEdge {
 	}
 	var out []NamedEdge
 	for _, l := range b.adjacency(id) {
-		o := b.docs[l.to].key
-		cross := b.docs[id].env != b.docs[l.to].env
+		o := b.doc(l.to).key
+		cross := b.doc(id).env != b.doc(l.to).env
 		out = append(out, NamedEdge{Env: o.Env, Task: o.Task, Weight: b.weight(l.sim, cross), Sim: l.sim, Cross: cross})
 	}
 	slices.SortFunc(out, func(x, y NamedEdge) int { return compareKey(NodeKey{x.Env, x.Task}, NodeKey{y.Env, y.Task}) })

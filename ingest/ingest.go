@@ -37,6 +37,9 @@ type Ingester struct {
 	buf  []byte // read buffer, reused across files
 
 	refused map[string]bool // candidates refused (path and reason) since New: logged once
+	// held are the quarantine's entries for whole files (path and reason), loaded at the first
+	// refusal (quarantineOnce); nil until then.
+	held map[string]bool
 	// faults are the unreadable files and folders reported so far; skipped are the folders the
 	// last listing could not read (relative, '/' separated).
 	faults  problems

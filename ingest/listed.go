@@ -15,6 +15,7 @@ import (
 // catalogue rather than an empty one: nothing is retired). See storage.Batch.Listed.
 func (in *Ingester) listed() map[storage.TaskKey]bool {
 	out := map[storage.TaskKey]bool{}
+	envs := map[string]string{} // one copy of each environment's name, not one a row
 	files := 0
 	for _, f := range in.reg.byPath {
 		if f.Kind != storage.KindCatalog || f.Gone {
@@ -29,19 +30,24 @@ func (in *Ingester) listed() map[storage.TaskKey]bool {
 		}
 		// A file read whole by an earlier process (a restart does not read it again) is read
 		// here, once per process: its tasks are then kept like those of a file read whole.
-		rows, ok := in.catalogRows(f)
+		var keys []storage.TaskKey
+		whole := !isJSONL(f.Path)
+		ok := in.catalogKeys(f, func(k storage.TaskKey) {
+			if e, ok := envs[k.Env]; ok {
+				k.Env = e
+			} else {
+				envs[k.Env] = k.Env
+			}
+			out[k] = true
+			if whole {
+				keys = append(keys, k)
+			}
+		})
 		if !ok {
 			in.opts.Logger.Warn("catalogue file cannot be read again; no task is retired this time", "path", f.Path)
 			return nil
 		}
-		var keys []storage.TaskKey
-		for _, t := range rows {
-			if t.Env != "" && t.Task != "" && checkNames(t.Env, t.Task) == nil {
-				out[storage.TaskKey{Env: t.Env, Task: t.Task}] = true
-				keys = append(keys, storage.TaskKey{Env: t.Env, Task: t.Task})
-			}
-		}
-		if !isJSONL(f.Path) {
+		if whole {
 			in.wholeKeys[f.ID] = keys
 		}
 	}
@@ -51,23 +57,36 @@ func (in *Ingester) listed() map[storage.TaskKey]bool {
 	return out
 }
 
-// catalogRows reads the rows of one catalogue file as listed() needs them.
-func (in *Ingester) catalogRows(f *storage.FileState) ([]record.Task, bool) {
+// catalogKeys calls keep with the key of every valid row of one catalogue file, as listed()
+// needs them, and reports whether the file could be read. A JSON lines file is read a line at a
+// time up to the offset reached and only the keys are kept, not the rows: at a million tasks the
+// rows' texts would be hundreds of megabytes held beside the task graph's build.
+func (in *Ingester) catalogKeys(f *storage.FileState, keep func(storage.TaskKey)) bool {
+	add := func(t record.Task) {
+		if t.Env != "" && t.Task != "" && checkNames(t.Env, t.Task) == nil {
+			keep(storage.TaskKey{Env: t.Env, Task: t.Task})
+		}
+	}
 	if !isJSONL(f.Path) {
 		if in.opts.ReadCatalogFile == nil {
-			return nil, true
+			return true
 		}
 		rows, err := in.opts.ReadCatalogFile(in.abs(f.Path))
 		var bad *record.BadLineError
-		return rows, err == nil || errors.As(err, &bad)
+		if err != nil && !errors.As(err, &bad) {
+			return false
+		}
+		for _, t := range rows {
+			add(t)
+		}
+		return true
 	}
 	file, err := fsutil.OpenRegular(in.abs(f.Path))
 	if err != nil {
-		return nil, false
+		return false
 	}
 	defer file.Close()
 	lr := newLineReader(file, 0, in.opts.maxLine, 1<<16)
-	var rows []record.Task
 	for lr.Offset() < f.Offset {
 		line, _, kind, err := lr.next()
 		if err != nil {
@@ -77,8 +96,8 @@ func (in *Ingester) catalogRows(f *storage.FileState) ([]record.Task, bool) {
 			continue
 		}
 		if t, err := record.ParseTask(line); err == nil {
-			rows = append(rows, t)
+			add(t)
 		}
 	}
-	return rows, true
+	return true
 }

@@ -310,19 +310,22 @@ func (in *Ingester) present() (map[ident]bool, error) {
 const presentTries = 3
 
 // refuse sets aside a candidate that is not a regular file (a FIFO, a socket, a device, a
-// symbolic link: a link is never followed, wherever it points): it is logged and quarantined
-// (counted in the database's quarantined count) once per path and type while the process runs,
-// and never opened for reading. Serving goes on.
+// symbolic link: a link is never followed, wherever it points): it is logged once per path and
+// type while the process runs, quarantined (counted in the database's quarantined count) once
+// per path and type for good (quarantineOnce: a restart does not count it again), and never
+// opened for reading. Serving goes on.
 func (r *run) refuse(c candidate, err error) {
-	key := c.rel + "\x00" + err.Error()
+	reason := ReasonNotRegular + ": " + refusedType(err)
+	key := c.rel + "\x00" + reason
 	if r.in.refused[key] {
 		return
 	}
 	r.in.refused[key] = true
-	r.sum.Refused++
-	reason := ReasonNotRegular + ": " + refusedType(err)
-	r.batch.Quarantine = append(r.batch.Quarantine, storage.QuarantineEntry{Path: c.rel, Reason: reason})
-	r.records++
+	if r.in.quarantineOnce(c.rel, reason) {
+		r.sum.Refused++
+		r.batch.Quarantine = append(r.batch.Quarantine, storage.QuarantineEntry{Path: c.rel, Reason: reason})
+		r.records++
+	}
 	r.in.opts.Logger.Warn("file refused: only regular files are read (a link is never followed)", "path", c.rel,
 		"type", refusedType(err))
 }

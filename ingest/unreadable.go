@@ -13,8 +13,9 @@ import (
 // Files and folders that cannot be read (permission denied, a path longer than the system's
 // limit, an I/O error on one entry) never stop a scan: a trainer's folder may hold anything.
 //
-// A listed file that cannot be opened is quarantined once per process (one entry with offset 0
-// and the reason, file id 0: nothing of it was read) and logged; every scan tries it again, and
+// A listed file that cannot be opened is logged once per process and quarantined once per path
+// and reason (one entry with offset 0 and the reason, file id 0: nothing of it was read; a
+// restart does not add another, see quarantineOnce); every scan tries it again, and
 // once it opens it is read from where its committed offset says, so nothing is lost. A folder
 // that cannot be listed is logged once per process and skipped; the files tracked under it are
 // not marked gone (they may be there, unreadable for now).
@@ -52,8 +53,10 @@ func (r *run) unreadable(c candidate, err error) {
 		return
 	}
 	r.in.opts.Logger.Warn("file cannot be read; it is retried at every scan", "path", c.rel, "err", err)
-	r.batch.Quarantine = append(r.batch.Quarantine, storage.QuarantineEntry{Path: c.rel, Reason: reason})
-	r.records++
+	if r.in.quarantineOnce(c.rel, reason) {
+		r.batch.Quarantine = append(r.batch.Quarantine, storage.QuarantineEntry{Path: c.rel, Reason: reason})
+		r.records++
+	}
 }
 
 // skipFolder handles a folder (or entry) that a listing could not read: a log line the first
@@ -90,3 +93,32 @@ func errText(err error) string {
 // openable reports whether an open error is the file's own fault (permission, a name too long,
 // an I/O error on it) rather than the file being gone.
 func openable(err error) bool { return !errors.Is(err, os.ErrNotExist) }
+
+// quarantineOnce reports whether a file refused or unopenable for reason has no quarantine
+// entry yet (file id 0, same path and reason), and remembers that it has one from now on: a FIFO
+// that stays in the folder, or a file that stays unreadable, is counted once, not once more at
+// every restart. The first call in a process reads the whole quarantine once (only in a folder
+// that holds such a file); a database that cannot be read here counts the file anew rather than
+// stopping the scan.
+func (in *Ingester) quarantineOnce(rel, reason string) bool {
+	if in.held == nil {
+		in.held = map[string]bool{}
+		err := in.db.View(func(r *storage.Reader) error {
+			return r.Quarantine(func(q storage.QuarantineEntry) error {
+				if q.File == 0 {
+					in.held[q.Path+"\x00"+q.Reason] = true
+				}
+				return nil
+			})
+		})
+		if err != nil {
+			in.opts.Logger.Warn("cannot read the quarantine; a refused file may be counted again", "err", err)
+		}
+	}
+	key := rel + "\x00" + reason
+	if in.held[key] {
+		return false
+	}
+	in.held[key] = true
+	return true
+}

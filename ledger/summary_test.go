@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"encoding/json"
 	"math"
 	"testing"
 )
@@ -55,5 +56,32 @@ func TestWindowOf(t *testing.T) {
 	}
 	if (WindowOf(Cell{}) != Window{}) {
 		t.Error("an empty cell shows numbers")
+	}
+}
+
+// TestSummaryAlwaysEncodes: whatever the ledger holds (nothing yet, groups without rollouts,
+// every group degenerate, random slots alone, environments with no rollouts or every reward
+// equal), the summary has no NaN or infinity: status.json and stats --json are encoded from it,
+// and encoding/json refuses both (status.json would not be written).
+func TestSummaryAlwaysEncodes(t *testing.T) {
+	for name, c := range map[string]struct {
+		cells [NumChannels]Cell
+		envs  []EnvMean
+	}{
+		"empty":                {},
+		"groups, no rollouts":  {[NumChannels]Cell{{Groups: 3}}, nil},
+		"all degenerate":       {[NumChannels]Cell{cell(40, 40, 1), {}, cell(40, 40, 1)}, nil},
+		"random slots only":    {[NumChannels]Cell{{}, {}, cell(50, 0, 0)}, nil},
+		"env means 0 and 1":    {[NumChannels]Cell{cell(10, 10, 1)}, []EnvMean{{Tasks: 5, Rollouts: 40, Mean: 1}, {Tasks: 5, Rollouts: 40}}},
+		"env without rollouts": {[NumChannels]Cell{cell(10, 0, 0)}, []EnvMean{{Tasks: 100000}}},
+		"huge counts":          {[NumChannels]Cell{{Groups: 1 << 50, Degenerate: 1 << 49, PredDegenerate: 1 << 49, Rollouts: 1 << 53}}, nil},
+	} {
+		l := Ledger{Cells: map[string]*[NumChannels]Cell{"e": &c.cells}}
+		if _, err := json.Marshal(Summarize(l, c.envs)); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if _, err := json.Marshal(Summarize(Ledger{}, nil)); err != nil {
+		t.Errorf("a zero ledger: %v", err)
 	}
 }

@@ -76,10 +76,15 @@ func (a *Answer) predictions() []ledger.Prediction {
 }
 
 // num rounds to 6 decimals for a readable file, and makes a non-finite number 0 so that the
-// file is always valid JSON (no NaN or Inf ever reaches it).
+// file is always valid JSON (no NaN or Inf ever reaches it). A number too large to have
+// decimals (beyond 1e15) is kept as it is: rounding it would overflow to Inf (a score of 1e308
+// from a --coverage-weight of 1e308 made the answer unencodable, which stops the daemon).
 func num(x float64) float64 {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
+	switch {
+	case math.IsNaN(x) || math.IsInf(x, 0):
 		return 0
+	case math.Abs(x) > 1e15:
+		return x
 	}
 	return math.Round(x*1e6) / 1e6
 }

@@ -38,7 +38,7 @@ func PredictEnvs(db *storage.DB, opts Options, groupSize int) (map[string]EnvPre
 	}
 	// a state that does not decode is passed over, as the scheduler passes over it
 	ps, _ := DecodeState(state)
-	preds, _, err := pr.Predict(st.g, st.tasks, st.lastStep+1, ps)
+	preds, _, err := pr.Predict(st.g, st.tasks, NextStep(st.lastStep, nil), ps)
 	if err != nil {
 		return nil, err
 	}

@@ -121,7 +121,35 @@ func decodeObject(body []byte) (map[string]json.RawMessage, error) {
 	if dec.More() {
 		return nil, badf("the request has more than one JSON value: write one object such as {\"size\": 64}")
 	}
+	if k, ok := duplicateKey(body); ok {
+		return nil, badf("the request gives %q twice: give each field once", short(json.RawMessage(k)))
+	}
 	return raw, nil
+}
+
+// duplicateKey finds a top-level key given twice in body, a JSON object that decodes. A request
+// is small and written by the trainer's own code, so a second value is a mistake: which of the
+// two was meant cannot be known (json.Unmarshal would keep the last silently).
+func duplicateKey(body []byte) (string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.Token() // the opening brace: body decoded as an object already
+	seen := map[string]bool{}
+	for dec.More() {
+		t, err := dec.Token()
+		k, _ := t.(string)
+		if err != nil {
+			return "", false
+		}
+		if seen[k] {
+			return k, true
+		}
+		seen[k] = true
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return "", false
+		}
+	}
+	return "", false
 }
 
 func jsonProblem(err error) string {

@@ -115,20 +115,54 @@ func TestStepBounds(t *testing.T) {
 			t.Errorf("%s: error %v; want accepted %v", body, err, ok)
 		}
 	}
-	for _, c := range []struct {
-		last    int64
-		want    int64
-		refused bool
-	}{{0, 1, false}, {record.MaxStep - 1, record.MaxStep, false}, {record.MaxStep, 0, true},
-		{math.MaxInt64, 0, true}, {-5, 0, true}} {
-		got, err := nextStep(c.last, nil)
-		if (err != nil) != c.refused || (err == nil && got != c.want) {
-			t.Errorf("after step %d: %d, %v; want %d (refused %v)", c.last, got, err, c.want, c.refused)
+	// A request without a step never fails and never overflows: the previous step + 1, held
+	// within the bounds (an answer at MaxStep is followed by MaxStep again).
+	for _, c := range []struct{ last, want int64 }{{0, 1}, {41, 42}, {record.MaxStep - 1, record.MaxStep},
+		{record.MaxStep, record.MaxStep}, {record.MaxStep + 1, record.MaxStep}, {math.MaxInt64, record.MaxStep},
+		{-5, 1}, {math.MinInt64, 1}} {
+		if got := NextStep(c.last, nil); got != c.want {
+			t.Errorf("after step %d: %d; want %d", c.last, got, c.want)
 		}
 	}
-	if got, err := nextStep(math.MaxInt64, ptr(int64(7))); err != nil || got != 7 {
-		t.Errorf("a named step after a stored huge one: %d, %v; want 7", got, err)
+	if got := NextStep(math.MaxInt64, ptr(int64(7))); got != 7 {
+		t.Errorf("a named step after a stored huge one: %d; want 7", got)
 	}
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestNumKeepsHugeFinite: an answer's number is rounded to 6 decimals, a non-finite one is 0,
+// and a finite one too large for decimals stays finite (rounding 1e308 gave +Inf, which JSON
+// cannot hold: the answer failed to encode).
+func TestNumKeepsHugeFinite(t *testing.T) {
+	for x, want := range map[float64]float64{0.1234567: 0.123457, -2.5e-7: -0, 1e308: 1e308, -1e308: -1e308,
+		math.Inf(1): 0, math.NaN(): 0, 1e15: 1e15} {
+		if got := num(x); got != want || math.IsInf(got, 0) {
+			t.Errorf("num(%g) = %g; want %g", x, got, want)
+		}
+	}
+}
+
+// TestDuplicateFieldRefused: a field given twice is refused (which value was meant cannot be
+// known; json.Unmarshal kept the last silently), also when the second spells the key with an
+// escape. Repeated values inside a field are the field's business.
+func TestDuplicateFieldRefused(t *testing.T) {
+	for body, refused := range map[string]bool{
+		`{"size": 2, "size": 3}`:                      true,
+		`{"size": 2, "s\u0069ze": 3}`:                 true,
+		`{"envs": ["a"], "size": 2, "envs": ["b"]}`:   true,
+		`{"seed": null, "seed": 4}`:                   true,
+		`{"size": 2, "envs": ["a", "a"]}`:             false,
+		`{"size": 2, "group_size": 2, "step": 2}`:     false,
+		`{"envs": ["size", "size"], "size": 2}`:       false,
+		`{"size": 2, "exclude_envs": [], "envs": []}`: true, // refused for envs being empty
+	} {
+		_, err := ParseRequest([]byte(body), 64, 8)
+		if (err != nil) != refused {
+			t.Errorf("%s: %v; want refused %v", body, err, refused)
+		}
+		if err != nil && refused && strings.Contains(body, `"size": 3`) && !strings.Contains(err.Error(), "twice") {
+			t.Errorf("%s: %v; want a message saying the field is given twice", body, err)
+		}
+	}
+}

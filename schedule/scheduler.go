@@ -280,18 +280,15 @@ func (s *Scheduler) Warm() error {
 	return err
 }
 
-// nextStep is the step of a request: the one it names, or the previous answer's step + 1. A
-// previous step beyond record.MaxStep (stored before steps were bounded) gives no default: the
-// request must name its step.
-func nextStep(last int64, asked *int64) (int64, error) {
+// NextStep is the step of a request: the one it names, or the previous answer's step + 1,
+// held within 0 to record.MaxStep. A request without a step never fails and never overflows:
+// after an answer at record.MaxStep the next one is for record.MaxStep again, and a stored step
+// outside the bounds (a database from before steps were bounded) is taken as the nearest bound.
+func NextStep(last int64, asked *int64) int64 {
 	if asked != nil {
-		return *asked, nil
+		return *asked
 	}
-	if last < 0 || last >= record.MaxStep {
-		return 0, badf("the previous answer's step is %d, so the next one cannot be that + 1: give \"step\" "+
-			"(an integer from 0 to %d) in the request", last, record.MaxStep)
-	}
-	return last + 1, nil
+	return min(max(last, 0), record.MaxStep-1) + 1
 }
 
 // choose loads the state, predicts and selects. It returns the predictor state to store
@@ -301,10 +298,7 @@ func (s *Scheduler) choose(id string, req Request) (*Answer, []storage.TaskKey, 
 	if err != nil {
 		return nil, nil, savedState{}, err
 	}
-	step, err := nextStep(st.lastStep, req.Step)
-	if err != nil {
-		return nil, nil, savedState{}, err
-	}
+	step := NextStep(st.lastStep, req.Step)
 	seed := SeedOf(id)
 	if req.Seed != nil {
 		seed = *req.Seed

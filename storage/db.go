@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"os"
 	"strconv"
 	"sync"
@@ -193,9 +192,8 @@ func (db *DB) create(tx *bolt.Tx, opts Options) error {
 }
 
 func (c Config) validate() error {
-	r := c.Reward
-	if math.IsNaN(r.Min) || math.IsNaN(r.Max) || math.IsInf(r.Min, 0) || math.IsInf(r.Max, 0) || r.Min >= r.Max {
-		return fmt.Errorf("reward range [%g, %g]: need finite min < max", r.Min, r.Max)
+	if err := c.Reward.Check(); err != nil {
+		return err
 	}
 	if !(c.Decay > 0 && c.Decay <= 1) {
 		return fmt.Errorf("decay %g: need 0 < decay <= 1", c.Decay)

@@ -1,6 +1,7 @@
 package storage_test
 
 import (
+	"math"
 	"testing"
 
 	"github.com/envsched/envsched/storage"
@@ -29,6 +30,21 @@ func TestRangeNormaliseAndScale(t *testing.T) {
 		}
 		if s := c.rg.Scale(n); s != c.scaleOf {
 			t.Errorf("%+v.Scale(%g) = %g; want %g", c.rg, n, s, c.scaleOf)
+		}
+	}
+}
+
+// TestRangeCheck: a range is usable when Min < Max, both finite and the width finite too
+// (-1e308 to 1e308 normalised every reward to 0).
+func TestRangeCheck(t *testing.T) {
+	inf, nan := math.Inf(1), math.NaN()
+	for _, c := range []struct {
+		min, max float64
+		ok       bool
+	}{{0, 1, true}, {-1e300, 1e300, true}, {-1e308, 1e308, false}, {0, inf, false}, {-inf, 0, false},
+		{nan, 1, false}, {0, nan, false}, {1, 1, false}, {2, 1, false}} {
+		if err := (storage.Range{Min: c.min, Max: c.max}).Check(); (err == nil) != c.ok {
+			t.Errorf("[%g, %g]: %v; want usable %v", c.min, c.max, err, c.ok)
 		}
 	}
 }

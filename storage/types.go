@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/envsched/envsched/record"
@@ -11,6 +12,16 @@ import (
 // into [0, 1] for the statistics; Min < Max.
 type Range struct {
 	Min, Max float64
+}
+
+// Check reports whether the range can be used: finite Min < Max whose width Max − Min is finite
+// too (-1e308 to 1e308 would normalise every reward to 0).
+func (r Range) Check() error {
+	w := r.Max - r.Min
+	if math.IsNaN(w) || math.IsInf(w, 0) || math.IsInf(r.Min, 0) || math.IsInf(r.Max, 0) || !(r.Min < r.Max) {
+		return fmt.Errorf("reward range [%g, %g]: need finite min < max, max − min finite", r.Min, r.Max)
+	}
+	return nil
 }
 
 // Normalise maps a reward into [0, 1]: Min to 0, Max to 1, linearly between, clamped outside.
