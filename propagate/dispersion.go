@@ -292,20 +292,122 @@ func (l *Likelihood) addLL(ll []float64) {
 }
 
 // groupLL sets out[j] to the log-likelihood of k successes of n under correction j of the
-// grid, for a prediction of the given mean, count and centre. The grid is scale-major: the
-// corrected mean and the count before the scale depend on the other parts alone, so they
-// are worked out once for each; each number is the one the grid's correction.apply gives.
+// grid, for a prediction of the given mean, count and centre: the logarithm of what
+// groupRatios gives, bit for bit what betaBinomialLL gives for the correction's mean and count.
 func groupLL(out []float64, k, n int64, mean, count, centre float64) {
+	ratio := make([]float64, len(out))
+	groupRatios(ratio, out, nil, k, n, mean, count, centre)
+	for j, r := range ratio {
+		if r != 1 {
+			out[j] = math.Log(r)
+		}
+	}
+}
+
+// groupRatios sets, for each correction j of the grid, either ratio[j] to the likelihood of k
+// successes of n (the number whose logarithm betaBinomialLL takes) and logs[j] to 0, or, where
+// betaBinomialLL uses log-gammas or the likelihood is outside [2^−400, 2^400] (where products
+// of two could leave float64's range), ratio[j] to 1 and logs[j] to the log-likelihood. So
+// log(ratio[j]) + logs[j] is betaBinomialLL of correction j, bit for bit, and a caller that
+// sums many groups can multiply the ratios and take one logarithm (see llSums). work is
+// scratch space, grown when shorter than two numbers a correction.
+//
+// The grid is scale-major: the corrected mean and the count before the scale depend on the
+// other parts alone, so they are worked out once for each, and within those the logit of the
+// mean once, each slope's mean once and each power of the count once; every number is the one
+// the grid's correction.apply gives.
+func groupRatios(ratio, logs, work []float64, k, n int64, mean, count, centre float64) {
+	var buf [256]float64
+	means := scratch(buf[:0], len(slopeGrid))
+	lg := logit(mean)
+	for s, a := range slopeGrid {
+		m := mean
+		if a != 1 {
+			m = sigmoid(centre + a*(lg-centre))
+		}
+		means[s] = min(max(m, 1e-4), 1-1e-4)
+	}
+	powered := scratch(buf[len(means):len(means)], len(thetaGrid))
+	for t, th := range thetaGrid {
+		powered[t] = count
+		if th != 1 {
+			powered[t] = countRef * math.Pow(count/countRef, th)
+		}
+	}
 	inner := len(slopeGrid) * len(etaGrid) * len(thetaGrid)
-	means, counts := make([]float64, inner), make([]float64, inner)
-	for j := range inner {
-		g := dispersionGrid[j]
-		means[j], counts[j] = correction{1, g.slope, g.eta, g.theta}.apply(mean, count, centre)
+	used := len(means) + len(powered)
+	im := scratch(buf[used:used], inner)
+	ic := scratch(buf[used+len(im):used+len(im)], inner)
+	j := 0
+	for s := range slopeGrid {
+		m := means[s]
+		for _, e := range etaGrid {
+			f := 1.0
+			if e != 0 {
+				f = math.Pow(4*m*(1-m), -e)
+			}
+			for t := range thetaGrid {
+				im[j], ic[j] = m, powered[t]
+				if e != 0 {
+					ic[j] *= f
+				}
+				j++
+			}
+		}
 	}
+	G := len(dispersionGrid)
+	ab := scratch(work, 2*G)
+	a, b := ab[:G], ab[G:2*G]
 	for j, g := range dispersionGrid {
-		m, c := means[j%inner], g.scale*counts[j%inner]
-		out[j] = betaBinomialLL(k, n, c*m, c*(1-m))
+		m, c := im[j%inner], g.scale*ic[j%inner]
+		a[j], b[j] = c*m, c*(1-m)
 	}
+	// the products of betaBinomialRatio, for every correction at once: the same factors in
+	// the same order, with the corrections as the inner loop (independent multiplications,
+	// not one chain)
+	num, den := ratio[:G], logs[:G]
+	if n <= 16 {
+		for j := range num {
+			num[j], den[j] = 1, 1
+		}
+		for t := range k {
+			ft := float64(t)
+			for j := range num {
+				num[j] *= a[j] + ft
+			}
+		}
+		for t := range n - k {
+			ft := float64(t)
+			for j := range num {
+				num[j] *= b[j] + ft
+			}
+		}
+		for t := range n {
+			ft := float64(t)
+			for j := range den {
+				den[j] *= a[j] + b[j] + ft
+			}
+		}
+	}
+	for j := range num {
+		if n > 16 || a[j]+b[j] >= 1e15 || !(a[j] > 0 && b[j] > 0) {
+			ratio[j], logs[j] = 1, lbeta(float64(k)+a[j], float64(n-k)+b[j])-lbeta(a[j], b[j])
+			continue
+		}
+		if r := num[j] / den[j]; r >= 0x1p-400 && r <= 0x1p400 {
+			ratio[j], logs[j] = r, 0
+		} else {
+			ratio[j], logs[j] = 1, math.Log(r)
+		}
+	}
+}
+
+// scratch returns buf extended to n numbers, in buf's own array where it has room.
+func scratch(buf []float64, n int) []float64 {
+	if cap(buf) < n {
+		return make([]float64, n)
+	}
+	return buf[:n]
 }
 
 // betaBinomialLL is lbeta(k+a, n−k+b) − lbeta(a, b), the log-likelihood of k successes of n
@@ -314,8 +416,18 @@ func groupLL(out []float64, k, n int64, mean, count, centre float64) {
 // of six log-gamma functions, and no cancellation between log-gammas of large arguments
 // (the products stay far from overflow below a+b = 1e15, as in BetaBinomialDegenerate).
 func betaBinomialLL(k, n int64, a, b float64) float64 {
+	r, l, ok := betaBinomialRatio(k, n, a, b)
+	if ok {
+		return math.Log(r)
+	}
+	return l
+}
+
+// betaBinomialRatio is the likelihood of betaBinomialLL as the ratio of its products (ok), or,
+// where betaBinomialLL uses log-gammas, their log-likelihood (not ok).
+func betaBinomialRatio(k, n int64, a, b float64) (ratio, ll float64, ok bool) {
 	if n > 16 || a+b >= 1e15 || !(a > 0 && b > 0) {
-		return lbeta(float64(k)+a, float64(n-k)+b) - lbeta(a, b)
+		return 0, lbeta(float64(k)+a, float64(n-k)+b) - lbeta(a, b), false
 	}
 	num, den := 1.0, 1.0
 	for j := range k {
@@ -327,7 +439,7 @@ func betaBinomialLL(k, n int64, a, b float64) float64 {
 	for j := range n {
 		den *= a + b + float64(j)
 	}
-	return math.Log(num / den)
+	return num / den, 0, true
 }
 
 func (l *Likelihood) decay(rho float64) {

@@ -2,6 +2,7 @@ package propagate
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"strings"
 
@@ -107,6 +108,7 @@ type drift struct {
 	match         bool    // the re-chosen factor is measured (Params.DispersionMatch)
 	scale         []correction
 	scaleRe       correction
+	ratio, logs   []float64 // groupsRatios' buffers, kept between calls
 }
 
 // start takes the State of a call: offsets clamped to ±DriftMax and the re-chosen offset to
@@ -203,8 +205,11 @@ type nodeBaseline struct {
 // not be found that way, by a pass over every node, so that a graph in another order gives
 // the same.
 func baselineNodes(g *graph.Graph, base []Baseline) []nodeBaseline {
-	out := make([]nodeBaseline, 0, len(base))
-	for _, x := range base {
+	// sorted by node, then by place in base (a stable sort by node, on small keys: moving the
+	// baselines themselves about cost more than finding them)
+	type key struct{ node, at int }
+	keys := make([]key, 0, len(base))
+	for at, x := range base {
 		if !finite(x.Sum) || !finite(x.Mean) {
 			continue
 		}
@@ -212,17 +217,22 @@ func baselineNodes(g *graph.Graph, base []Baseline) []nodeBaseline {
 		if !ok {
 			return baselineNodesByScan(g, base)
 		}
-		out = append(out, nodeBaseline{i, x})
+		keys = append(keys, key{i, at})
 	}
-	slices.SortStableFunc(out, func(x, y nodeBaseline) int { return cmp.Compare(x.node, y.node) })
-	kept := out[:0]
-	for k, x := range out {
-		if k+1 < len(out) && out[k+1].node == x.node {
+	slices.SortFunc(keys, func(x, y key) int {
+		if c := cmp.Compare(x.node, y.node); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.at, y.at)
+	})
+	out := make([]nodeBaseline, 0, len(keys))
+	for k, x := range keys {
+		if k+1 < len(keys) && keys[k+1].node == x.node {
 			continue // a later baseline of the same node wins
 		}
-		kept = append(kept, x)
+		out = append(out, nodeBaseline{x.node, base[x.at]})
 	}
-	return kept
+	return out
 }
 
 // findNode returns the node of (env, task), by binary search over g's sorted nodes.
@@ -292,16 +302,27 @@ func (d *drift) measureDispersion(groups []group) {
 	if d.match {
 		d.matchRechosen(groups)
 	}
-	ll := groupsLL(groups)
+	d.ratio, d.logs = groupsRatios(groups, d.ratio, d.logs)
+	G := len(dispersionGrid)
+	sums := map[*Likelihood]*llSums{}
+	add := func(l *Likelihood, i int) {
+		s := sums[l]
+		if s == nil {
+			s = newLLSums()
+			sums[l] = s
+		}
+		s.add(d.ratio[i*G:(i+1)*G], d.logs[i*G:(i+1)*G])
+		l.N++
+	}
 	for i, gr := range groups {
 		for _, l := range d.channel(gr.b) {
-			l.addLL(ll[i*len(dispersionGrid) : (i+1)*len(dispersionGrid)])
+			add(l, i)
 		}
 		if gr.b.Random {
 			if d.disp.Random == nil {
 				d.disp.Random = newLikelihood()
 			}
-			d.disp.Random.addLL(ll[i*len(dispersionGrid) : (i+1)*len(dispersionGrid)])
+			add(d.disp.Random, i)
 		}
 		if gr.b.Tried {
 			d.disp.ReSignal.add(gr.k, gr.n)
@@ -312,21 +333,71 @@ func (d *drift) measureDispersion(groups []group) {
 			d.disp.RandSignal.add(gr.k, gr.n)
 		}
 	}
+	for l, s := range sums { // each channel's sums are its own: the order of the map does not matter
+		s.addTo(l.LL)
+	}
 }
 
-// groupsLL returns the log-likelihoods of every group under every correction of the grid
-// (groupLL), group-major: worked out once per group whatever its channels, on every CPU, and
-// added up by the caller in the groups' order, so that the sums do not depend on the split.
-func groupsLL(groups []group) []float64 {
+// groupsRatios returns the likelihoods of every group under every correction of the grid
+// (groupRatios: ratios, and log-likelihoods where a ratio is not used), group-major: worked
+// out once per group whatever its channels, on every CPU, and multiplied and added up by the
+// caller in the groups' order, so that the sums do not depend on the split.
+// The slices are ratio and logs, grown as needed (they are overwritten, not read).
+func groupsRatios(groups []group, ratio, logs []float64) ([]float64, []float64) {
 	G := len(dispersionGrid)
-	out := make([]float64, len(groups)*G)
+	ratio, logs = resize(ratio, len(groups)*G), resize(logs, len(groups)*G)
 	par.Ranges(len(groups), 64, func(lo, hi int) {
+		work := make([]float64, 2*G)
 		for i := lo; i < hi; i++ {
 			b := groups[i].b
-			groupLL(out[i*G:(i+1)*G], groups[i].k, groups[i].n, b.Pred, b.Count, b.Centre)
+			groupRatios(ratio[i*G:(i+1)*G], logs[i*G:(i+1)*G], work, groups[i].k, groups[i].n, b.Pred, b.Count, b.Centre)
 		}
 	})
-	return out
+	return ratio, logs
+}
+
+// llSums sums the log-likelihoods of many groups under each correction of the grid with one
+// logarithm per correction instead of one per group: for each correction the product of the
+// groups' likelihood ratios, kept as a mantissa and a power of two so that it never leaves
+// float64's range, and the sum of the log-likelihoods groupRatios gives instead of a ratio.
+// The result is the sum of the groups' betaBinomialLL to within rounding (the product is the
+// more accurate: one rounding a group of about 1e-16 of the product, against one a group of
+// about 1e-16 of the growing sum).
+type llSums struct {
+	prod []float64
+	exp  []int
+	logs []float64
+}
+
+func newLLSums() *llSums {
+	G := len(dispersionGrid)
+	s := &llSums{prod: make([]float64, G), exp: make([]int, G), logs: make([]float64, G)}
+	for j := range s.prod {
+		s.prod[j] = 1
+	}
+	return s
+}
+
+// add counts one group (see groupRatios): every ratio is in [2^−400, 2^400], so a product
+// kept within [2^−500, 2^500] stays a normal float64 after one more factor.
+func (s *llSums) add(ratio, logs []float64) {
+	for j, r := range ratio {
+		p := s.prod[j] * r
+		if p < 0x1p-500 || p > 0x1p500 {
+			var e int
+			p, e = math.Frexp(p)
+			s.exp[j] += e
+		}
+		s.prod[j] = p
+		s.logs[j] += logs[j]
+	}
+}
+
+// addTo adds the sums to ll, one per correction of the grid.
+func (s *llSums) addTo(ll []float64) {
+	for j := range ll {
+		ll[j] += s.logs[j] + (math.Log(s.prod[j]) + float64(s.exp[j])*math.Ln2)
+	}
 }
 
 // channel returns the likelihoods a group of b's task measures, made when first needed.

@@ -206,10 +206,49 @@ func BenchmarkGroupsLL(b *testing.B) {
 			out[j] = lbeta(float64(gr.k)+a, float64(gr.n-gr.k)+bb) - lbeta(a, bb)
 		}
 	}
-	b.Run("products", func(b *testing.B) {
+	b.Run("one-group", func(b *testing.B) {
 		for b.Loop() {
 			for _, gr := range groups {
 				groupLL(out, gr.k, gr.n, gr.b.Pred, gr.b.Count, gr.b.Centre)
+			}
+		}
+	})
+	// the whole measure into the channels of 20 environments and the global one: a log per
+	// group and correction added in order (as before), against products and one log per channel
+	channels := func() (map[string]*Likelihood, *Likelihood) {
+		env := map[string]*Likelihood{}
+		for e := range 20 {
+			env[fmt.Sprint(e)] = newLikelihood()
+		}
+		return env, newLikelihood()
+	}
+	b.Run("sum-of-logs", func(b *testing.B) {
+		env, global := channels()
+		for b.Loop() {
+			for i, gr := range groups {
+				groupLL(out, gr.k, gr.n, gr.b.Pred, gr.b.Count, gr.b.Centre)
+				env[fmt.Sprint(i%20)].addLL(out)
+				global.addLL(out)
+			}
+		}
+	})
+	b.Run("products", func(b *testing.B) {
+		var ratio, logs []float64
+		env, global := channels()
+		G := len(dispersionGrid)
+		for b.Loop() {
+			ratio, logs = groupsRatios(groups, ratio, logs)
+			sums := map[*Likelihood]*llSums{}
+			for i := range groups {
+				for _, l := range []*Likelihood{env[fmt.Sprint(i%20)], global} {
+					if sums[l] == nil {
+						sums[l] = newLLSums()
+					}
+					sums[l].add(ratio[i*G:(i+1)*G], logs[i*G:(i+1)*G])
+				}
+			}
+			for l, s := range sums {
+				s.addTo(l.LL)
 			}
 		}
 	})
@@ -220,4 +259,62 @@ func BenchmarkGroupsLL(b *testing.B) {
 			}
 		}
 	})
+}
+
+// llSums, the product of many groups' likelihood ratios and one logarithm, is the sum of the
+// groups' log-likelihoods (betaBinomialLL of each correction, added in order, as
+// measureDispersion added them before)
+// to within rounding: for ordinary groups, for thousands of unlikely groups whose product
+// leaves float64's range many times over, for likelihoods too small to multiply (kept as
+// logarithms), and for groups beyond 16 rollouts or of huge counts (log-gammas).
+func TestLLSumsIsTheSumOfLogs(t *testing.T) {
+	G := len(dispersionGrid)
+	cases := []struct {
+		name  string
+		group func(rng *rand.Rand) (k, n int64, mean, count float64)
+		many  int
+	}{
+		{"ordinary", func(rng *rand.Rand) (int64, int64, float64, float64) {
+			n := int64(2 + rng.IntN(15))
+			return rng.Int64N(n + 1), n, rng.Float64(), 0.1 + rng.Float64()*50
+		}, 300},
+		{"unlikely, underflowing products", func(rng *rand.Rand) (int64, int64, float64, float64) {
+			return 16, 16, 1e-4 + 1e-3*rng.Float64(), 1e6 * (1 + rng.Float64()) // each ≈ 1e-50 or less
+		}, 400},
+		{"likelihoods near the least float64 products", func(rng *rand.Rand) (int64, int64, float64, float64) {
+			return 1 + rng.Int64N(15), 16, rng.Float64(), 1e-150 * (1 + rng.Float64())
+		}, 200},
+		{"large groups and counts", func(rng *rand.Rand) (int64, int64, float64, float64) {
+			if rng.IntN(2) == 0 {
+				n := int64(17 + rng.IntN(40))
+				return rng.Int64N(n + 1), n, rng.Float64(), 1 + rng.Float64()*20
+			}
+			return rng.Int64N(9), 8, rng.Float64(), 1e15 * (1 + rng.Float64())
+		}, 300},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(11, uint64(c.many)))
+			want := make([]float64, G)
+			ratio, logs := make([]float64, G), make([]float64, G)
+			s := newLLSums()
+			for range c.many {
+				k, n, mean, count := c.group(rng)
+				centre := rng.NormFloat64()
+				for j, g := range dispersionGrid {
+					m, c := g.apply(mean, count, centre)
+					want[j] += betaBinomialLL(k, n, c*m, c*(1-m))
+				}
+				groupRatios(ratio, logs, nil, k, n, mean, count, centre)
+				s.add(ratio, logs)
+			}
+			got := make([]float64, G)
+			s.addTo(got)
+			for j := range got {
+				if tol := 1e-12 * max(1, math.Abs(want[j])) * float64(c.many); !(math.Abs(got[j]-want[j]) <= tol) {
+					t.Fatalf("correction %v: %v, want the sum of logs' %v (±%g)", dispersionGrid[j], got[j], want[j], tol)
+				}
+			}
+		})
+	}
 }

@@ -262,8 +262,8 @@ func (pr *Predictor) finish(g *graph.Graph, tasks []stats.Task, round int64, lo,
 		alpha, beta := pr.posterior(i, env, a, b, ba, bb)
 		base, count, centre := alpha/(alpha+beta), alpha+beta, pr.envs[env].centre
 		alpha, beta, pre, lazy := pr.adjust(env, alpha, beta, base, centre, t.Rollouts > 0, stale(t, f))
-		pr.out[i] = pr.prediction(t, env, alpha, beta, f)
 		o := &pr.out[i]
+		pr.prediction(o, t, env, alpha, beta, f)
 		o.Own, o.Borrowed, o.base, o.count, o.pre, o.preLogit, o.centre = a+b, ba+bb, base, count, pre, lazy, centre
 	}
 }
@@ -359,11 +359,13 @@ func stale(t *stats.Task, decay float64) float64 {
 	return 1 - decay
 }
 
-// prediction derives the numbers of a posterior; f is the decay of the task's evidence.
-func (pr *Predictor) prediction(t *stats.Task, env int32, alpha, beta, f float64) Prediction {
+// prediction sets p to the numbers of a posterior (every field: those it does not derive are
+// zeroed); f is the decay of the task's evidence. It writes in place, not a value the caller
+// copies: the pass over every node writes 112 bytes a node.
+func (pr *Predictor) prediction(p *Prediction, t *stats.Task, env int32, alpha, beta, f float64) {
 	s := &pr.envs[env]
 	bv := BetaVariance(alpha, beta)
-	p := Prediction{Alpha: alpha, Beta: beta, Mean: alpha / (alpha + beta), Var: bv, SD: betaSD(alpha, beta)}
+	*p = Prediction{Alpha: alpha, Beta: beta, Mean: alpha / (alpha + beta), Var: bv, SD: betaSD(alpha, beta)}
 	switch {
 	case continuous(t):
 		wv, wn, w := t.WV*f, t.WN*f, pr.p.VarPrior
@@ -378,5 +380,4 @@ func (pr *Predictor) prediction(t *stats.Task, env int32, alpha, beta, f float64
 	}
 	p.Var = min(clamp01(p.Var), 0.25)
 	p.PDeg = p.PDegenerate(pr.p.GroupSize)
-	return p
 }

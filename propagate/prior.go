@@ -38,6 +38,9 @@ type featurePrior struct {
 	envRows         []int32     // scratch: rows kept per environment by the cut
 	roundAt, sorted []int32     // scratch of byRecency
 	rowRound        []int64     // scratch of chooseRows: the round of each row
+	pieceRows       [][]int32   // scratch of collectRows: the rows of each piece of nodes
+	firstFeat       [][]int32   // scratch of columns: each chunk's features, first seen first
+	pieceRounds     [][]int64   // and their rounds
 	w, y, u         []float64   // per row: weight, target, scratch
 	beta, r, p, ap  []float64   // per unknown: the fit, the residual, the direction, A times it
 	z, diag         []float64   // per unknown: the preconditioned residual, A's diagonal
@@ -140,13 +143,7 @@ func (fp *featurePrior) fit(g *graph.Graph, tasks []stats.Task, own []evidence, 
 // when they are more than fitRows, the most recently rolled out (ties by node, so that the
 // cut is deterministic), after the fitEnvRows most recent of each environment.
 func (fp *featurePrior) chooseRows(g *graph.Graph, tasks []stats.Task, own []evidence) {
-	fp.rows, fp.rowRound = fp.rows[:0], fp.rowRound[:0]
-	for i := range tasks {
-		if a, b := own[i].a, own[i].b; tasks[i].Rollouts > 0 && a+b > 0 {
-			fp.rows = append(fp.rows, int32(i))
-			fp.rowRound = append(fp.rowRound, tasks[i].Round)
-		}
-	}
+	fp.collectRows(tasks, own)
 	if len(fp.rows) <= fitRows {
 		return
 	}
@@ -166,6 +163,31 @@ func (fp *featurePrior) chooseRows(g *graph.Graph, tasks []stats.Task, own []evi
 	n := min(fitRows, kept+len(rest))
 	fp.rows = append(fp.rows[:kept], rest[:n-kept]...)
 	slices.Sort(fp.rows)
+}
+
+// collectRows sets rows to every node with evidence, in node order, and rowRound to their
+// rounds: in pieces of chunk nodes on every CPU (a pass over every task's statistics), the
+// pieces joined in order.
+func (fp *featurePrior) collectRows(tasks []stats.Task, own []evidence) {
+	pieces := (len(tasks) + chunk - 1) / chunk
+	fp.pieceRows, fp.pieceRounds = resize(fp.pieceRows, pieces), resize(fp.pieceRounds, pieces)
+	par.Ranges(pieces, 4, func(lo, hi int) {
+		for c := lo; c < hi; c++ {
+			rows, rounds := fp.pieceRows[c][:0], fp.pieceRounds[c][:0]
+			for i := c * chunk; i < min(len(tasks), (c+1)*chunk); i++ {
+				if a, b := own[i].a, own[i].b; tasks[i].Rollouts > 0 && a+b > 0 {
+					rows = append(rows, int32(i))
+					rounds = append(rounds, tasks[i].Round)
+				}
+			}
+			fp.pieceRows[c], fp.pieceRounds[c] = rows, rounds
+		}
+	})
+	fp.rows, fp.rowRound = fp.rows[:0], fp.rowRound[:0]
+	for c := range pieces {
+		fp.rows = append(fp.rows, fp.pieceRows[c]...)
+		fp.rowRound = append(fp.rowRound, fp.pieceRounds[c]...)
+	}
 }
 
 // byRecency sorts rows by round, latest first, ties by node. rows are in node order, so a
@@ -207,39 +229,75 @@ func (fp *featurePrior) byRecency(tasks []stats.Task) {
 // columns numbers the features of the fitted rows in order of first appearance and writes
 // the rows as unknowns: row k is its environment's unknown, the intercept's, then its
 // features' (so that the passes over the rows read nothing but ids).
+//
+// The rows are read in chunks of fitChunk on every CPU: each chunk lists its features in order
+// of first appearance within it; the lists, taken in chunk order, number the features (a
+// feature's first appearance overall is its first in the first chunk that has it, so the
+// numbering is the serial one); then each chunk writes its rows' unknowns.
 func (fp *featurePrior) columns(g *graph.Graph) {
 	fp.col = resize(fp.col, g.Feat.Dim)
 	for f := range fp.col {
 		fp.col[f] = -1
 	}
-	fp.off = append(fp.off[:0], 0)
-	fp.ids = fp.ids[:0]
+	rows := len(fp.rows)
+	fp.off = resize(fp.off, rows+1)
+	fp.off[0] = 0
+	for k, i := range fp.rows {
+		fp.off[k+1] = fp.off[k] + int32(2+len(g.Feat.Row(int(i))))
+	}
+	fp.ids = resize(fp.ids, int(fp.off[rows]))
+	chunks := (rows + fitChunk - 1) / fitChunk
+	fp.firstFeat = resize(fp.firstFeat, chunks)
+	par.Ranges(chunks, 2, func(lo, hi int) {
+		seen := make([]uint64, (g.Feat.Dim+63)/64)
+		for c := lo; c < hi; c++ {
+			clear(seen)
+			first := fp.firstFeat[c][:0]
+			for _, i := range fp.rows[c*fitChunk : min(rows, (c+1)*fitChunk)] {
+				for _, f := range g.Feat.Row(int(i)) {
+					if seen[f/64]&(1<<(f%64)) == 0 {
+						seen[f/64] |= 1 << (f % 64)
+						first = append(first, f)
+					}
+				}
+			}
+			fp.firstFeat[c] = first
+		}
+	})
 	fp.nf = 0
-	for _, i := range fp.rows {
-		fp.ids = append(fp.ids, 0, 0) // environment and intercept, once nf is known
-		for _, f := range g.Feat.Row(int(i)) {
+	for _, first := range fp.firstFeat[:chunks] {
+		for _, f := range first {
 			if fp.col[f] < 0 {
 				fp.col[f] = int32(fp.nf)
 				fp.nf++
 			}
-			fp.ids = append(fp.ids, fp.col[f])
 		}
-		fp.off = append(fp.off, int32(len(fp.ids)))
 	}
-	for k, i := range fp.rows {
-		fp.ids[fp.off[k]] = int32(fp.nf) + g.Nodes[i].Env
-		fp.ids[fp.off[k]+1] = int32(fp.nf + len(g.Envs))
-	}
+	nf, E := int32(fp.nf), int32(len(g.Envs))
+	par.Ranges(chunks, 2, func(lo, hi int) {
+		for k := lo * fitChunk; k < min(rows, hi*fitChunk); k++ {
+			i := int(fp.rows[k])
+			row := fp.ids[fp.off[k]:fp.off[k+1]]
+			row[0], row[1] = nf+g.Nodes[i].Env, nf+E // environment and intercept
+			for j, f := range g.Feat.Row(i) {
+				row[2+j] = fp.col[f]
+			}
+		}
+	})
 }
 
-// apply sets out = (Xᵀ W X + λ I) v. Each chunk of rows works out its u = W X v and scatters
-// it in one pass, while the rows' features are in cache; the sums are those of xt.
+// apply sets out = (Xᵀ W X + λ I) v. Each row of a chunk works out its u = w·x·v (as xrow)
+// and scatters it at once, while the row's features are in cache; the sums are those of xt
+// (each unknown adds the rows' u in row order, as scatter does).
 func (fp *featurePrior) apply(g *graph.Graph, v, out []float64, lambda float64) {
 	fp.chunked(out, func(part []float64, lo, hi int) {
+		clear(part)
 		for k := lo; k < hi; k++ {
-			fp.u[k] = fp.w[k] * fp.xrow(k, v)
+			u := fp.w[k] * fp.xrow(k, v)
+			for _, c := range fp.ids[fp.off[k]:fp.off[k+1]] {
+				part[c] += u
+			}
 		}
-		fp.scatter(fp.u, part, lo, hi)
 	})
 	for k := range out {
 		out[k] += lambda * v[k]
