@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"runtime/debug"
 	"slices"
 
 	"github.com/envsched/envsched/graph"
@@ -215,10 +216,34 @@ func (k *EdgeKeeper) Finish(r *storage.Reader) (ingest.EdgeLists, error) {
 		b.DropIndex()
 		k.b = nil
 		runtime.GC() // the lists and the commits that store them reuse what the index held
+		return ingest.EdgeLists{N: len(keys), Make: leanMake(b, keys)}, nil
 	}
 	return ingest.EdgeLists{N: len(keys), Make: func(i, j int) []storage.NodeEdges {
 		return listsOf(b, keys[i:j])
 	}}, nil
+}
+
+// storeGCPercent is the garbage collector's target while a one-shot keeper's lists are made and
+// stored: every list and its encoding is garbage once committed, and with the default target
+// (100) that garbage grew the heap by as much as the graph it was made from, the process's peak
+// at a million tasks.
+const storeGCPercent = 25
+
+// leanMake is EdgeLists.Make for a one-shot keeper: it makes the lists with the collector's
+// target at storeGCPercent from the first call and restores the previous target once the last
+// list is made (a panic in between leaves it set: the process then ends).
+func leanMake(b *graph.Builder, keys []graph.NodeKey) func(i, j int) []storage.NodeEdges {
+	prev, set := 0, false
+	return func(i, j int) []storage.NodeEdges {
+		if !set {
+			prev, set = debug.SetGCPercent(storeGCPercent), true
+		}
+		out := listsOf(b, keys[i:j])
+		if j == len(keys) {
+			debug.SetGCPercent(prev)
+		}
+		return out
+	}
 }
 
 // linkedTo returns the nodes whose stored lists name one of tasks, and those that the stored
