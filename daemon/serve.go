@@ -32,7 +32,8 @@ type timing struct {
 // published. Only failures of envsched are returned; a bad request gets its error file.
 func (d *Daemon) handle(name string, tm timing) (bool, error) {
 	id, _ := requestID(name)
-	read, _ := os.Lstat(filepath.Join(d.dirs.requests, name)) // the version refused, if it is
+	// the version that is refused, if it is (see writeRejects)
+	read, _ := os.Lstat(filepath.Join(d.dirs.requests, name))
 	if !schedule.ValidID(id) { // the protocol's IDs can name nothing but a plain file
 		return false, d.reject(id, badIDMessage(id), name, read)
 	}
