@@ -68,6 +68,18 @@ func BenchmarkBatch(b *testing.B) {
 			}
 			reportTimes(b, cpu0, "op")
 		})
+		b.Run(fmt.Sprintf("select-notransfer/N=%d", n), func(b *testing.B) {
+			p := DefaultParams()
+			p.Transfer = 0 // the cost of the transfer factor, side by side with select
+			var sel Selector
+			cpu0 := cpuTime()
+			for b.Loop() {
+				if _, err := sel.Select(w.g, w.preds, w.tasks, req, p); err != nil {
+					b.Fatal(err)
+				}
+			}
+			reportTimes(b, cpu0, "op")
+		})
 		b.Run(fmt.Sprintf("batch/N=%d", n), func(b *testing.B) {
 			pr, _ := propagate.NewPredictor(propagate.DefaultParams())
 			var sel Selector

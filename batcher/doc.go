@@ -4,8 +4,12 @@
 //
 // Every eligible task gets score = exploit + β_c·coverage, where
 //
-//   - exploit is 4·Var (ExploitVariance, the default; a fair coin is worth 1) or the chance
-//     of an informative group, 1 − PDegenerate(group size) (ExploitInformative);
+//   - exploit is 4·Var (ExploitVariance, the default; a fair coin is worth 1), the chance of
+//     an informative group, 1 − PDegenerate(group size) (ExploitInformative), or the expected
+//     spread of the group's rewards (ExploitSpread, ExpectedSpread), times the transfer factor
+//     1 − d + d·G/(G + L) for the mean decayed rollouts L of the task's graph neighbours (d =
+//     Transfer, 0.3 by default): among informative tasks, those whose neighbourhood recent
+//     batches did not train come first;
 //   - coverage, in [0, 1], is ½ uncertainty n₀/(n₀ + own and borrowed evidence) + ¼ staleness
 //     1 − exp(−rounds since last chosen / τ) (1 for a task never chosen) + ¼ novelty (½ for a
 //     task never rolled out, ½ more for an environment never rolled out).

@@ -19,25 +19,38 @@ const (
 	// PDegenerate(group size): the right measure when the trainer divides advantages by their
 	// spread, so that any non-degenerate group teaches about as much.
 	ExploitInformative
+	// ExploitSpread values a task by the expected spread of its group's rewards, twice their
+	// standard deviation in [0, 1] (see ExpectedSpread): the size of the learning signal a group
+	// gives when advantages are not normalised by their spread, since a group's advantages are
+	// its rewards minus their mean. It lies between the other two measures: a task near ½ is
+	// not worth much more than one at ⅕ or ⅘ (4 × variance over-weighs the centre), and a
+	// group that is unlikely to be degenerate but whose rewards barely differ is worth less
+	// than one whose rewards split evenly.
+	ExploitSpread
 )
 
 // String is the name of the exploitation measure, as flags spell it.
 func (e Exploit) String() string {
-	if e == ExploitInformative {
+	switch e {
+	case ExploitInformative:
 		return "informative"
+	case ExploitSpread:
+		return "spread"
 	}
 	return "variance"
 }
 
-// ParseExploit returns the measure named s: "variance" or "informative".
+// ParseExploit returns the measure named s: "variance", "informative" or "spread".
 func ParseExploit(s string) (Exploit, error) {
 	switch s {
 	case "variance":
 		return ExploitVariance, nil
 	case "informative":
 		return ExploitInformative, nil
+	case "spread":
+		return ExploitSpread, nil
 	}
-	return 0, fmt.Errorf("%w: exploit is %q, want variance or informative", ErrParams, s)
+	return 0, fmt.Errorf("%w: exploit is %q, want variance, informative or spread", ErrParams, s)
 }
 
 // Params are the knobs of selection. Start from DefaultParams.
@@ -79,6 +92,13 @@ type Params struct {
 	StaleRounds float64
 	// UncertainCount is n₀ of the uncertainty value n₀/(n₀ + own and borrowed evidence).
 	UncertainCount float64
+	// Transfer is d, how much a task's exploitation value falls as the tasks around it are
+	// trained: it is multiplied by 1 − d + d·G/(G + L), where L is the mean decayed number of
+	// rollouts of its graph neighbours (weighted by similarity) and G the group size. A task
+	// whose neighbours are untried teaches what nothing else in the recent batches taught;
+	// one in a well-trained neighbourhood teaches skills already trained (0: off; 0.3 by
+	// default, chosen on the simulator's tuning seeds: BENCHMARKS.md, "The headline at step 40").
+	Transfer float64
 }
 
 // DefaultParams returns the parameters envsched uses unless told otherwise.
@@ -95,6 +115,7 @@ func DefaultParams() Params {
 		MaxShare:       0.5,
 		StaleRounds:    10,
 		UncertainCount: 4,
+		Transfer:       0.3,
 	}
 }
 
@@ -109,7 +130,7 @@ var ErrParams = errors.New("invalid selection parameter")
 // Validate reports the first parameter out of its range, saying what range it needs.
 func (p Params) Validate() error {
 	return num.FirstBad(ErrParams, []num.Check{
-		{p.Exploit == ExploitVariance || p.Exploit == ExploitInformative, "exploit", "variance or informative", p.Exploit},
+		{p.Exploit == ExploitVariance || p.Exploit == ExploitInformative || p.Exploit == ExploitSpread, "exploit", "variance, informative or spread", p.Exploit},
 		{p.CoverageWeight >= 0 && p.CoverageWeight <= MaxWeight, "coverage weight", "a number from 0 to 1e6", p.CoverageWeight},
 		{p.SimPenalty >= 0 && p.SimPenalty <= MaxWeight, "similarity penalty", "a number from 0 to 1e6", p.SimPenalty},
 		{p.RandomShare >= 0 && p.RandomShare <= 1, "random share", "in [0, 1]", p.RandomShare},
@@ -120,6 +141,7 @@ func (p Params) Validate() error {
 		{p.MaxShare > 0 && p.MaxShare <= 1, "max share", "in (0, 1]", p.MaxShare},
 		{p.StaleRounds > 0 && finite(p.StaleRounds), "stale rounds", "a finite number > 0", p.StaleRounds},
 		{p.UncertainCount > 0 && finite(p.UncertainCount), "uncertain count", "a finite number > 0", p.UncertainCount},
+		{p.Transfer >= 0 && p.Transfer <= 1, "transfer", "in [0, 1]", p.Transfer},
 	})
 }
 

@@ -17,7 +17,7 @@ import (
 // (PROTOCOL.md "Requests and batches").
 type Request struct {
 	Size         int      // tasks in the batch, >= 1
-	GroupSize    int      // rollouts per task, >= 1 (used by ExploitInformative)
+	GroupSize    int      // rollouts per task, >= 1 (used by ExploitInformative and ExploitSpread)
 	Step         int64    // the training step the batch is for; staleness counts from it
 	Envs         []string // only these environments; nil means all
 	ExcludeEnvs  []string // never these environments
@@ -82,6 +82,7 @@ func retiredIn(g *graph.Graph, req Request, allowed []bool) int {
 // after request over a large graph does not allocate per node each time. The zero value is
 // ready; a Selector is not safe for concurrent use.
 type Selector struct {
+	own   []float64
 	score []float64
 	pen   []float32
 	taken []bool
@@ -174,6 +175,7 @@ type selector struct {
 	quota []int  // per environment: slots of the current round (meaningful for active ones)
 	heaps []heap // per environment: candidates of the current round (meaningful for active ones)
 
+	own     []float64 // per node: its decayed own evidence, when Transfer is on (read by neighbourLoad)
 	pen     []float32 // per node: largest similarity to a task chosen this round
 	taken   []bool    // per node: chosen this round
 	touched []int32   // nodes whose pen or taken this round set: a round resets these alone
@@ -194,6 +196,15 @@ func newSelector(sel *Selector, g *graph.Graph, preds []propagate.Prediction, ta
 		picks:  make([]Pick, 0, req.Size),
 	}
 	s.envSeen = envsSeen(g, tasks)
+	if p.Transfer > 0 {
+		// One sequential pass, so that the neighbours' loads read 8 bytes a neighbour
+		// instead of a whole Prediction each.
+		sel.own = resize(sel.own, n)
+		for i := range preds {
+			sel.own[i] = preds[i].Own
+		}
+		s.own = sel.own
+	}
 	s.elig = sel.elig[:0]
 	for i, nd := range g.Nodes {
 		if allowed[nd.Env] && (req.Retired == nil || !req.Retired[i]) {
@@ -326,10 +337,16 @@ func (s *selector) values(i int) values {
 		newEnv:     !s.envSeen[s.g.Nodes[i].Env],
 		borrowed:   pr.Borrowed >= 1,
 	}
-	if s.p.Exploit == ExploitInformative {
+	switch s.p.Exploit {
+	case ExploitInformative:
 		v.exploit = clamp01(1 - pr.PDegenerate(s.req.GroupSize))
-	} else {
+	case ExploitSpread:
+		v.exploit = ExpectedSpread(pr, s.req.GroupSize)
+	default:
 		v.exploit = clamp01(4 * pr.Var)
+	}
+	if d := s.p.Transfer; d > 0 {
+		v.exploit *= 1 - d + d*float64(s.req.GroupSize)/(float64(s.req.GroupSize)+s.neighbourLoad(i))
 	}
 	if t.LastChosen > 0 {
 		v.chosenBefore = true
@@ -343,6 +360,20 @@ func (s *selector) values(i int) values {
 		v.novel += 0.5
 	}
 	return v
+}
+
+// neighbourLoad is the similarity-weighted mean decayed rollouts of node i's neighbours: how
+// much the tasks around it have been trained lately (0 with no neighbours).
+func (s *selector) neighbourLoad(i int) float64 {
+	var sum, w float64
+	for _, e := range s.g.Neighbors(i) {
+		sum += float64(e.Sim) * s.own[e.To]
+		w += float64(e.Sim)
+	}
+	if w == 0 {
+		return 0
+	}
+	return sum / w
 }
 
 // mix is the splitmix64 finaliser: a seeded, well spread tie-break per node.

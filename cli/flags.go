@@ -51,7 +51,7 @@ func schedulerFlags() []cli.Flag {
 		&cli.Float64Flag{Name: "dispersion-memory", EnvVars: []string{"ENVSCHED_DISPERSION_MEMORY"}, Value: pp.DispersionMemory,
 			Usage: "share of the measured calibration (spread and slope of the predictions, what exploring and random slots return) each answer keeps; the rest is forgotten (0 = no such correction)"},
 		&cli.StringFlag{Name: "exploit", EnvVars: []string{"ENVSCHED_EXPLOIT"}, Value: bp.Exploit.String(),
-			Usage: "exploitation value: variance (4 × predicted within-group variance) or informative (1 − chance of a degenerate group)"},
+			Usage: "exploitation value: variance (4 × predicted within-group variance), informative (1 − chance of a degenerate group) or spread (expected spread of the group's rewards, 2 × their standard deviation)"},
 		&cli.Float64Flag{Name: "coverage-weight", EnvVars: []string{"ENVSCHED_COVERAGE_WEIGHT"}, Value: bp.CoverageWeight,
 			Usage: "weight of the coverage value (uncertainty, staleness, novelty) against exploitation (0 to 1e6)"},
 		&cli.Float64Flag{Name: "sim-penalty", EnvVars: []string{"ENVSCHED_SIM_PENALTY"}, Value: bp.SimPenalty,
@@ -68,6 +68,8 @@ func schedulerFlags() []cli.Flag {
 			Usage: "largest quota of an environment, as a fraction of the batch"},
 		&cli.Float64Flag{Name: "stale-rounds", EnvVars: []string{"ENVSCHED_STALE_ROUNDS"}, Value: bp.StaleRounds,
 			Usage: "steps after which a task not chosen counts as mostly stale (the time constant of staleness)"},
+		&cli.Float64Flag{Name: "transfer", EnvVars: []string{"ENVSCHED_TRANSFER"}, Value: bp.Transfer,
+			Usage: "0-1: how much a task's exploitation value falls as its graph neighbours are trained, × (1 − d + d·G/(G + their mean recent rollouts)); a task among untried neighbours teaches what recent batches did not (0 = off)"},
 	}
 }
 
@@ -87,7 +89,7 @@ func schedulerParams(c *cli.Context) (schedule.Params, error) {
 	bp.Exploit, bp.CoverageWeight, bp.SimPenalty = exploit, c.Float64("coverage-weight"), c.Float64("sim-penalty")
 	bp.RandomShare, bp.QuotaSmoothing = c.Float64("random-share"), c.Float64("quota-smoothing")
 	bp.MinShare, bp.MaxShare, bp.StaleRounds = c.Float64("min-share"), c.Float64("max-share"), c.Float64("stale-rounds")
-	bp.QuotaSize = c.Float64("quota-size")
+	bp.QuotaSize, bp.Transfer = c.Float64("quota-size"), c.Float64("transfer")
 	if err := p.Validate(); err != nil {
 		return p, usageError{err}
 	}

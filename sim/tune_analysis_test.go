@@ -88,7 +88,7 @@ func TestAnalysisTuneCalibration(t *testing.T) {
 			d40, se40 := pairedDiff(trs, ref, func(tr Trace) float64 { return tr.Score[40] })
 			dAll, seAll := pairedDiff(trs, ref, meanScore)
 			fmt.Printf("TUNE %-13s %-12s @40 %.4f margin %+.4f ahead %3.0f%% deg %.3f | vs %s: @40 %+.4f±%.4f, mean %+.4f±%.4f | gaps 1-10 new/re/rnd %s | 11-120 %s | worst over goal %+.3f\n",
-				name, v.name, at40, at40-randomBest, 100*beatsShare(trs, random, 40),
+				name, v.name, at40, at40-randomBest, 100*beatsShare(trs, random, 40, func(tr Trace) []float64 { return tr.Score }),
 				median(mapTraces(trs, degShare(cfg.Steps))), variants[0].name, d40, se40, dAll, seAll,
 				strings.Join(gaps[:3], " "), strings.Join(gaps[3:], " "), worst)
 		}
