@@ -77,13 +77,7 @@ func TestRenamedRequestSkipsTheDebounce(t *testing.T) {
 // A batch file written early into a folder the trainer removed (and publish made again) is
 // written again at once, not left to the next sweep.
 func TestEarlyBatchInARemovedFolder(t *testing.T) {
-	dir := t.TempDir()
-	writeTestCatalog(t, dir)
-	d, err := New(testConfig(dir, false), nil, testParts()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	d := openTest(t)
 	answer := []byte(`{"id":"x"}` + "\n")
 	file, err := fsutil.Prepare(filepath.Join(d.dirs.batches, "x.json"), 0o644, func(w io.Writer) error {
 		_, err := w.Write(answer)

@@ -37,13 +37,8 @@ func TestRewrittenRequestKeepsNoStaleErrorFile(t *testing.T) {
 		}, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := t.TempDir()
-			writeTestCatalog(t, dir)
-			d, err := New(testConfig(dir, false), nil, testParts()...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer d.Close()
+			d := openTest(t)
+			dir := d.cfg.Dir
 			writeRequest(t, dir, tt.request, `{"size": -1}`)
 			if ok, err := d.handle(tt.request, timing{seen: time.Now()}); ok || err != nil {
 				t.Fatalf("handle = %v, %v; want a refusal", ok, err)
@@ -51,7 +46,7 @@ func TestRewrittenRequestKeepsNoStaleErrorFile(t *testing.T) {
 			tt.change(t, dir, tt.request)
 			must(t, d.writeRejects())
 			id, _ := requestID(tt.request)
-			_, err = os.Lstat(filepath.Join(d.dirs.batches, errorFileName(id)))
+			_, err := os.Lstat(filepath.Join(d.dirs.batches, errorFileName(id)))
 			if written := err == nil; written != tt.wantError || err != nil && !errors.Is(err, fs.ErrNotExist) {
 				t.Fatalf("error file written: %v (%v); want %v", written, err, tt.wantError)
 			}
