@@ -67,3 +67,34 @@ func TestHelpNamesOneDefaultPerFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestHelpNamesTheRangesChecked: a flag that exits 2 outside a range its help does not show
+// surprises the user; the ranges added to run's intervals and the selection weights are named
+// in --help of every command that has them.
+func TestHelpNamesTheRangesChecked(t *testing.T) {
+	for _, c := range []struct {
+		cmd, flag, want string
+	}{
+		{"run", "--poll-interval", "at least 1ms"},
+		{"run", "--rescan-interval", "at least 1ms"},
+		{"run", "--status-interval", "at least 1ms"},
+		{"run", "--coverage-weight", "0 to 1e6"},
+		{"run", "--sim-penalty", "0 to 1e6"},
+		{"batch", "--coverage-weight", "0 to 1e6"},
+		{"batch", "--sim-penalty", "0 to 1e6"},
+	} {
+		_, out, _ := runCLI(c.cmd, "--help")
+		found := false
+		for _, line := range strings.Split(out, "\n") {
+			if strings.HasPrefix(strings.TrimSpace(line), c.flag+" ") {
+				found = true
+				if !strings.Contains(line, c.want) {
+					t.Errorf("envsched %s --help: %s does not say %q", c.cmd, strings.TrimSpace(line), c.want)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("envsched %s --help has no line for %s", c.cmd, c.flag)
+		}
+	}
+}

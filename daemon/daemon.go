@@ -89,7 +89,7 @@ type Daemon struct {
 	faults  faults           // troubles with the exchange directory, each logged once
 	// rejects are the error files of the requests refused in this pass, written together after
 	// the pass's answers (writeRejects).
-	rejects []fsutil.File
+	rejects []rejected
 
 	closeOnce sync.Once
 	closeErr  error

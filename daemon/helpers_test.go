@@ -46,6 +46,20 @@ func testConfig(dir string, poll bool) Config {
 		SafetyInterval: time.Hour, StatusInterval: time.Hour, Version: "test"}
 }
 
+// openTest is a Daemon over a fresh DIR with the test catalogue, not running (its methods are
+// called directly); it is closed when the test ends.
+func openTest(t *testing.T) *Daemon {
+	t.Helper()
+	dir := t.TempDir()
+	writeTestCatalog(t, dir)
+	d, err := New(testConfig(dir, false), nil, testParts()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
 func serveTest(t *testing.T, cfg Config, opts ...Option) *running {
 	t.Helper()
 	logs := &logBuffer{}

@@ -67,6 +67,9 @@ func TestRenamedRequestSkipsTheDebounce(t *testing.T) {
 	if r.d.WatchMode() != "notify" {
 		t.Skip("fsnotify unavailable here")
 	}
+	// past start-up (its last step writes status.json): a request written before its listing
+	// would be answered by the listing, debounce or not
+	r.waitFile(filepath.Join(dir, statusFile))
 	appendFile(t, filepath.Join(dir, "rollouts", "a.jsonl"), rolloutLines("a", 40))
 	writeRequest(t, dir, "u1.json", `{}`)
 	if got := rolloutsSeen(t, r.batch("u1")); got != 40 {
@@ -77,13 +80,7 @@ func TestRenamedRequestSkipsTheDebounce(t *testing.T) {
 // A batch file written early into a folder the trainer removed (and publish made again) is
 // written again at once, not left to the next sweep.
 func TestEarlyBatchInARemovedFolder(t *testing.T) {
-	dir := t.TempDir()
-	writeTestCatalog(t, dir)
-	d, err := New(testConfig(dir, false), nil, testParts()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	d := openTest(t)
 	answer := []byte(`{"id":"x"}` + "\n")
 	file, err := fsutil.Prepare(filepath.Join(d.dirs.batches, "x.json"), 0o644, func(w io.Writer) error {
 		_, err := w.Write(answer)

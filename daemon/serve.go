@@ -32,15 +32,17 @@ type timing struct {
 // published. Only failures of envsched are returned; a bad request gets its error file.
 func (d *Daemon) handle(name string, tm timing) (bool, error) {
 	id, _ := requestID(name)
+	// the version that is refused, if it is (see writeRejects)
+	read, _ := os.Lstat(filepath.Join(d.dirs.requests, name))
 	if !schedule.ValidID(id) { // the protocol's IDs can name nothing but a plain file
-		return false, d.reject(id, badIDMessage(id))
+		return false, d.reject(id, badIDMessage(id), name, read)
 	}
 	body, err := readRequest(filepath.Join(d.dirs.requests, name))
 	switch {
 	case errors.Is(err, errRequestGone):
 		return false, nil
 	case isBadRequest(err):
-		return false, d.reject(id, err.Error())
+		return false, d.reject(id, err.Error(), name, read)
 	case err != nil:
 		return false, err
 	}
@@ -52,7 +54,7 @@ func (d *Daemon) handle(name string, tm timing) (bool, error) {
 		early.discard()
 	}
 	if isBadRequest(err) {
-		return false, d.reject(id, err.Error())
+		return false, d.reject(id, err.Error(), name, read)
 	}
 	if err != nil {
 		return false, fmt.Errorf("answer request %s: %w", id, err)
@@ -107,25 +109,52 @@ func (d *Daemon) removeErrorFile(id string) error {
 
 // reject logs a refused request and queues DIR/batches/ID.error.json (unless the file already
 // says the same) for writeRejects. An ID that cannot be a file name gets the log line only.
-func (d *Daemon) reject(id, msg string) error {
-	name := errorFileName(id)
+// name is the request file, read its status before it was read (nil when unknown).
+func (d *Daemon) reject(id, msg, name string, read os.FileInfo) error {
+	errName := errorFileName(id)
 	d.log.Warn("bad request", "id", id, "error", msg)
-	if !safeName(name) {
+	if !safeName(errName) {
 		return nil
 	}
 	body := errorFile(id, msg)
-	if sameContent(filepath.Join(d.dirs.batches, name), body) || !d.canPublish(name) {
+	if sameContent(filepath.Join(d.dirs.batches, errName), body) || !d.canPublish(errName) {
 		return nil
 	}
-	d.rejects = append(d.rejects, fsutil.File{Name: name, Data: body})
+	d.rejects = append(d.rejects, rejected{fsutil.File{Name: errName, Data: body}, name, read})
 	return nil
+}
+
+// rejected is a queued error file and the request it answers, as it was when read.
+type rejected struct {
+	file    fsutil.File
+	request string      // the request file's name in DIR/requests
+	read    os.FileInfo // its status before it was read; nil: unknown
+}
+
+// rewritten reports whether the request of r was replaced, changed or removed since it was
+// read. Its error file is then not written: it would be newer than the new version, which
+// needsAnswer would then take as refused already (the new version is served when its own
+// change is handled, or by the next sweep).
+func (d *Daemon) rewritten(r rejected) bool {
+	if r.read == nil {
+		return false
+	}
+	now, err := os.Lstat(filepath.Join(d.dirs.requests, r.request))
+	return err != nil || !os.SameFile(r.read, now) || !changedAt(now).Equal(changedAt(r.read)) ||
+		now.Size() != r.read.Size()
 }
 
 // writeRejects writes the queued error files, each atomically and durably as every answer is,
 // with their fsyncs overlapped and one fsync of DIR/batches for all (fsutil.WriteFilesAtomic):
-// 20,000 bad requests cost a few file-system commits, not 40,000.
+// 20,000 bad requests cost a few file-system commits, not 40,000. The error file of a request
+// rewritten since it was read is left out (see rewritten): the pass may have taken seconds.
 func (d *Daemon) writeRejects() error {
-	files := d.rejects
+	var files []fsutil.File
+	for _, r := range d.rejects {
+		if !d.rewritten(r) {
+			files = append(files, r.file)
+		}
+	}
 	d.rejects = nil
 	for i, err := range fsutil.WriteFilesAtomic(d.dirs.batches, files, 0o644) {
 		if err := d.published(filepath.Join(d.dirs.batches, files[i].Name), err); err != nil {
