@@ -10,7 +10,9 @@
 // SpreadWeight), exploit (0 variance, 1 informative, 2 spread) and fixedexp (1: coverage weight not moved by the exploration return). Per
 // scenario and variant it prints one line: envsched's median held-out score at step 40 against
 // the median of random's best in 120 steps and the share of seeds where the first beats the
-// second, per environment and per task, with the median per-seed margin; the degenerate share.
+// second, per environment and per task, with the median per-seed margin; the best scores; the
+// degenerate share over the run and in steps 1-10. It replaces quotabench: its QuotaSize runs are
+// -variants 'a0:qsize=0;a0.5:qsize=0.5;a1:qsize=1'.
 package main
 
 import (
@@ -130,10 +132,10 @@ func compare(cfg sim.Config, rr sim.Result, name string, p sim.EnvschedParams) e
 	e := sum.Policies[0]
 	env := margins(es, rs, func(t sim.Trace) []float64 { return t.Score })
 	task := margins(es, rs, func(t sim.Trace) []float64 { return t.TaskScore })
-	fmt.Printf("%-12s %-22s env %.4f %3.0f%% %+.4f | task %.4f %3.0f%% %+.4f | min %3.0f%% | deg %.1f%%\n",
+	fmt.Printf("%-12s %-22s env %.4f %3.0f%% %+.4f | task %.4f %3.0f%% %+.4f | min %3.0f%% | best %.3f/%.3f | deg %.1f%% deg10 %.1f%%\n",
 		cfg.Scenario.Name, name, e.ScoreAt[40].Median, 100*share(env), median(env),
 		e.TaskScoreAt[40].Median, 100*share(task), median(task), 100*min(share(env), share(task)),
-		100*e.Degenerate.Median)
+		e.Best.Median, e.TaskBest.Median, 100*e.Degenerate.Median, 100*e.Degenerate10.Median)
 	return nil
 }
 
