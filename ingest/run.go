@@ -66,6 +66,9 @@ func (in *Ingester) scan(ctx context.Context, cands []candidate, full bool) (Sum
 	close(r.todo)
 	if err != nil {
 		r.wait() // the batch in flight may still have committed: count it
+		if r.later != nil {
+			r.later.done() // left to edges, which the error skipped
+		}
 		if rerr := in.reload(); rerr != nil {
 			err = errors.Join(err, rerr)
 		}
@@ -180,7 +183,9 @@ func (r *run) edges() error {
 		return nil
 	}
 	if r.later != nil {
-		return r.store(*r.later, true)
+		lists := *r.later
+		r.later = nil // store calls its Done
+		return r.store(lists, true)
 	}
 	var lists EdgeLists
 	pending := false
@@ -202,6 +207,7 @@ func (r *run) edges() error {
 // store commits lists in commits of at most edgeChunk × MaxRecords lists, the last with
 // EdgesDone; with no lists, a commit that only clears the mark when pending.
 func (r *run) store(lists EdgeLists, pending bool) error {
+	defer lists.done()
 	if lists.N == 0 && !pending {
 		return nil
 	}
@@ -234,9 +240,10 @@ func (r *run) inline(b *storage.Batch) func(*storage.Reader, []record.Task, []re
 			return nil, err
 		}
 		if lists.N > edgeChunk*r.in.opts.MaxRecords {
-			r.later = &lists
+			r.later = &lists // store calls its Done
 			return nil, nil
 		}
+		defer lists.done()
 		b.EdgesDone = true
 		return lists.Make(0, lists.N), nil
 	}
