@@ -74,14 +74,7 @@ func (d *Daemon) publish(id string, answer []byte, tm timing, file *fsutil.Prepa
 		return false, nil // stored: published by a later sweep once it can be
 	}
 	start := time.Now()
-	var err error
-	if file != nil {
-		err = file.Publish(publishHooks(&d.crash))
-	}
-	if file == nil || tampered(err) { // the folder made again since: its temporary file is gone
-		err = writeAtomic(d.dirs.batches, batchFileName(id), answer, &d.crash)
-	}
-	if err != nil {
+	if err := publishBatch(d.dirs.batches, batchFileName(id), answer, file, &d.crash); err != nil {
 		return false, d.published(path, err)
 	}
 	published := time.Since(start)
