@@ -72,6 +72,7 @@ func (in *Ingester) scan(ctx context.Context, cands []candidate, full bool) (Sum
 		if rerr := in.reload(); rerr != nil {
 			err = errors.Join(err, rerr)
 		}
+		in.forgetRefusals()
 		return r.sum, err
 	}
 	if n := r.sum.Quarantined - r.logged; n > 0 && r.logged >= maxLogged {
