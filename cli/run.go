@@ -74,7 +74,7 @@ func runFlags() []cli.Flag {
 	}
 }
 
-// runAction builds the Config, starts the daemon and serves until SIGINT or SIGTERM.
+// runAction builds the Config, starts the daemon and serves until SIGINT, SIGTERM or SIGHUP.
 func runAction(c *cli.Context) error {
 	logger, err := runLogger(c.String("log-format"), c.String("log-level"), os.Stderr)
 	if err != nil {
@@ -84,9 +84,21 @@ func runAction(c *cli.Context) error {
 	if err != nil {
 		return usageError{err}
 	}
-	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(c.Context, stopSignals()...)
 	defer stop()
 	return serveDir(ctx, cfg, logger)
+}
+
+// stopSignals are the signals that stop the daemon gracefully: SIGINT, SIGTERM, and SIGHUP (the
+// terminal it runs in closed: by default it killed the process mid-commit, which is safe but
+// leaves temporary files and an answer unpublished until the next start) unless SIGHUP is
+// ignored, as under nohup: then it stays ignored (a handler would undo nohup).
+func stopSignals() []os.Signal {
+	sigs := []os.Signal{os.Interrupt, syscall.SIGTERM}
+	if !signal.Ignored(syscall.SIGHUP) {
+		sigs = append(sigs, syscall.SIGHUP)
+	}
+	return sigs
 }
 
 // serveDir runs the daemon until ctx is done.

@@ -1,0 +1,55 @@
+package e2e
+
+import (
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestStopSignals: SIGINT, SIGTERM and SIGHUP (the terminal closed) each stop the daemon after
+// the work in hand, with exit 0, the "stopped" log line, no temporary file left and every
+// rollout stored once; SIGHUP killed it outright before (exit -1, no "stopped"). A daemon
+// started with SIGHUP ignored (nohup) keeps ignoring it and goes on serving.
+func TestStopSignals(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
+		t.Run(sig.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			ids := writeRollouts(t, dir, "a.jsonl", "s", 50)
+			d := start(t, dir, opts{})
+			d.waitReady()
+			writeRequest(t, dir, "r1", `{"size": 2}`)
+			waitBatch(t, d, "r1")
+			if code := d.signal(sig); code != 0 {
+				t.Fatalf("%v: exit %d; want 0\nstderr:\n%s", sig, code, tail(d.stderr.String(), 3000))
+			}
+			if !strings.Contains(d.stderr.String(), `"msg":"stopped"`) {
+				t.Errorf("%v: no \"stopped\" log line: the daemon did not stop by itself", sig)
+			}
+			if l := leftovers(t, dir); len(l) > 0 {
+				t.Errorf("%v: unfinished writes left: %v", sig, l)
+			}
+			checkExactlyOnce(t, dir, ids)
+		})
+	}
+	t.Run("SIGHUP ignored under nohup", func(t *testing.T) {
+		dir := t.TempDir()
+		ids := writeRollouts(t, dir, "a.jsonl", "n", 50)
+		d := start(t, dir, opts{ignoreHangup: true})
+		d.waitReady()
+		d.cmd.Process.Signal(syscall.SIGHUP)
+		time.Sleep(200 * time.Millisecond) // a stop, if any, would have begun
+		more := writeRollouts(t, dir, "b.jsonl", "m", 5)
+		writeRequest(t, dir, "r2", `{"size": 2}`)
+		if got := rolloutsSeen(t, waitBatch(t, d, "r2")); got != int64(len(ids)+len(more)) {
+			t.Errorf("rollouts_seen %d after SIGHUP; want %d", got, len(ids)+len(more))
+		}
+		if d.exited() {
+			t.Fatalf("exited on an ignored SIGHUP\nstderr:\n%s", tail(d.stderr.String(), 3000))
+		}
+		if code := d.signal(syscall.SIGTERM); code != 0 {
+			t.Errorf("SIGTERM: exit %d", code)
+		}
+		checkExactlyOnce(t, dir, append(ids, more...))
+	})
+}
