@@ -91,6 +91,9 @@ type Daemon struct {
 	// the pass's answers (writeRejects).
 	rejects []rejected
 
+	// dirLock holds the exchange directory's lock (lockDir); nil when it could not be taken.
+	dirLock *os.File
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -114,9 +117,11 @@ func newDirs(root string) (dirs, error) {
 	}, nil
 }
 
-// New creates the folders, removes envsched's stale temporary files, opens the database (a
-// database held by another process fails within about a second with an error wrapping
-// storage.ErrLocked), and starts watching (before any scan, so no change is missed).
+// New creates the folders, locks the exchange directory (one served by another process fails
+// within about a second with an error wrapping ErrDirHeld), removes envsched's stale temporary
+// files, opens the database (a database held by another process fails within about a second
+// with an error wrapping storage.ErrLocked), and starts watching (before any scan, so no
+// change is missed).
 func New(cfg Config, logger *slog.Logger, opts ...Option) (*Daemon, error) {
 	p := defaultParts(cfg.withDefaults())
 	for _, o := range opts {
@@ -138,6 +143,9 @@ func New(cfg Config, logger *slog.Logger, opts ...Option) (*Daemon, error) {
 		return nil, err
 	}
 	if err := d.prepareDirs(); err != nil {
+		return nil, err
+	}
+	if d.dirLock, err = lockDir(d.dirs.root, cfg.DB, time.Second, d.log); err != nil {
 		return nil, err
 	}
 	if err := d.open(p); err != nil {
@@ -252,6 +260,9 @@ func (d *Daemon) Close() error {
 		}
 		if d.db != nil {
 			errs = append(errs, d.db.Close())
+		}
+		if d.dirLock != nil {
+			d.dirLock.Close() // released once the database is closed: a successor finds both free
 		}
 		d.closeErr = errors.Join(errs...)
 	})

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -52,4 +53,25 @@ func TestStopSignals(t *testing.T) {
 		}
 		checkExactlyOnce(t, dir, append(ids, more...))
 	})
+}
+
+// TestOneDaemonPerDir: a second `envsched run` on a DIR another one serves exits 3 naming the
+// folder, even with a database of its own (both answered every request before, overwriting each
+// other's batch files with other answers); the first goes on answering alone.
+func TestOneDaemonPerDir(t *testing.T) {
+	dir := t.TempDir()
+	first := start(t, dir, opts{})
+	first.waitReady()
+	second := start(t, dir, opts{args: []string{"--db", filepath.Join(t.TempDir(), "other.db")}})
+	if code := second.wait(); code != 3 {
+		t.Fatalf("second daemon with its own --db: exit %d; want 3\nstderr:\n%s", code, tail(second.stderr.String(), 2000))
+	}
+	if msg := second.stderr.String(); !strings.Contains(msg, "is served by another envsched process") || !strings.Contains(msg, dir) {
+		t.Errorf("second daemon's message does not say DIR is served: %s", msg)
+	}
+	writeRequest(t, dir, "r1", `{"size": 2}`)
+	waitBatch(t, first, "r1")
+	if code := first.signal(syscall.SIGTERM); code != 0 {
+		t.Errorf("SIGTERM: exit %d", code)
+	}
 }
