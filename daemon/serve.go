@@ -31,6 +31,9 @@ type timing struct {
 // handle answers one request file (a name in DIR/requests). It returns whether an answer was
 // published. Only failures of envsched are returned; a bad request gets its error file.
 func (d *Daemon) handle(name string, tm timing) (bool, error) {
+	if fi, err := os.Lstat(d.dirs.requests); err != nil || !fi.IsDir() {
+		return false, nil // not a folder (a link to one elsewhere): repairDirs says so; nothing is read
+	}
 	id, _ := requestID(name)
 	// the version that is refused, if it is (see writeRejects)
 	read, _ := os.Lstat(filepath.Join(d.dirs.requests, name))
@@ -178,8 +181,8 @@ func (d *Daemon) sweepRequests(ctx context.Context) error {
 // pendingRequests lists the request files that need an answer.
 func (d *Daemon) pendingRequests() ([]string, error) {
 	names, err := listRequests(d.dirs.requests)
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-		d.repairDirs() // removed (made again and watched: requests come again) or not a folder
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.ELOOP) {
+		d.repairDirs() // removed (made again and watched: requests come again), not a folder, or a link
 		return nil, nil
 	}
 	if err != nil {
