@@ -91,6 +91,8 @@ type Daemon struct {
 	// the pass's answers (writeRejects).
 	rejects []rejected
 
+	// dbFile is the database file as opened, to notice it removed or replaced (checkDB).
+	dbFile os.FileInfo
 	// dirLock holds the exchange directory's lock (lockDir); nil when it could not be taken.
 	dirLock *os.File
 
@@ -222,6 +224,9 @@ func (d *Daemon) open(p parts) error {
 		return err
 	}
 	d.db = db
+	if d.dbFile, err = os.Stat(d.cfg.DB); err != nil {
+		return fmt.Errorf("database %s: %w", d.cfg.DB, err)
+	}
 	if err := d.sweep(); err != nil {
 		return err
 	}
@@ -340,7 +345,9 @@ func (d *Daemon) serve(ctx context.Context) error {
 		case <-d.later.due():
 			err = d.ingestPaths(ctx, d.later.take())
 		case <-status.C:
-			err = d.writeStatus()
+			if err = d.checkDB(); err == nil {
+				err = d.writeStatus()
+			}
 		case <-sweep.C:
 			err = d.sweepRequests(ctx)
 		}
@@ -348,6 +355,20 @@ func (d *Daemon) serve(ctx context.Context) error {
 			return err
 		}
 	}
+}
+
+// checkDB fails when the database file at its path is no longer the one opened (removed, or
+// replaced by another file): the daemon would go on storing into a file nobody can open again,
+// while the reading commands said there was no database and a new daemon could start on the
+// path. It runs with each heartbeat.
+func (d *Daemon) checkDB() error {
+	fi, err := os.Stat(d.cfg.DB)
+	if err == nil && os.SameFile(fi, d.dbFile) {
+		return nil
+	}
+	return fmt.Errorf("database %s was removed or replaced while envsched ran; stopping, since nothing stored "+
+		"from now on could be read again: start envsched again, which reads the files in %s into a database at "+
+		"that path (the batch files already written stay as they are)", d.cfg.DB, d.dirs.root)
 }
 
 // onChange handles one flush of hints. Requests come after the barrier: a full ingest pass of

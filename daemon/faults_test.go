@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -171,6 +172,39 @@ func TestLinkedRequestsFolderIsNotRead(t *testing.T) {
 			must(t, os.Remove(reqs))
 			writeRequestRetrying(t, dir, "after.json", `{"size": 2}`)
 			r.batch("after")
+		})
+	}
+}
+
+// TestDatabaseRemovedWhileServing: the database file removed (or replaced) while the daemon
+// serves stops it with an error naming the file and what to do. It went on storing into the
+// removed file, which no reading command could open (they said there was no database), and
+// lost everything it stored since at its stop.
+func TestDatabaseRemovedWhileServing(t *testing.T) {
+	for _, replace := range []bool{false, true} {
+		t.Run(fmt.Sprintf("replaced=%v", replace), func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := testConfig(dir, true)
+			cfg.StatusInterval = 20 * time.Millisecond
+			r := serveTest(t, cfg)
+			writeRequest(t, dir, "before.json", `{"size": 2}`)
+			r.batch("before")
+			db := filepath.Join(dir, "envsched.db")
+			must(t, os.Remove(db))
+			if replace {
+				must(t, os.WriteFile(db, []byte("another file"), 0o600))
+			}
+			select {
+			case err := <-r.done:
+				r.cancel()
+				r.cancel = nil // stopped already: nothing for the cleanup to check
+				r.d.Close()
+				if err == nil || !strings.Contains(err.Error(), "removed or replaced") || !strings.Contains(err.Error(), db) {
+					t.Fatalf("daemon stopped with %v; want an error saying %s was removed or replaced", err, db)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("daemon still serving 30 s after its database was removed")
+			}
 		})
 	}
 }
