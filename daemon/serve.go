@@ -78,8 +78,9 @@ func (d *Daemon) publish(id string, answer []byte, tm timing, file *fsutil.Prepa
 	}
 	start := time.Now()
 	if err := publishBatch(d.dirs.batches, batchFileName(id), answer, file, &d.crash); err != nil {
-		return false, d.published(path, err)
+		return false, d.published(path, err) // nil when the trainer's doing: a later sweep tries again
 	}
+	d.published(path, nil)
 	published := time.Since(start)
 	if err := d.removeErrorFile(id); err != nil {
 		return false, d.published(filepath.Join(d.dirs.batches, errorFileName(id)), err)

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -73,5 +74,42 @@ func TestOneDaemonPerDir(t *testing.T) {
 	waitBatch(t, first, "r1")
 	if code := first.signal(syscall.SIGTERM); code != 0 {
 		t.Errorf("SIGTERM: exit %d", code)
+	}
+}
+
+// TestUnwritableFoldersDoNotStopTheDaemon: batches/ or DIR itself made unwritable while the
+// daemon serves (chmod by the trainer, or a filesystem remounted read-only) is the trainer's
+// doing, like a folder removed: the daemon logs it once, goes on serving, and publishes the
+// answers (and status.json) once it can write again. It stopped with exit 1.
+func TestUnwritableFoldersDoNotStopTheDaemon(t *testing.T) {
+	for _, folder := range []string{"batches", "."} {
+		t.Run(folder, func(t *testing.T) {
+			dir := t.TempDir()
+			ensureCatalog(t, dir)
+			for _, sub := range []string{"batches", "requests", "rollouts"} {
+				must(t, os.MkdirAll(filepath.Join(dir, sub), 0o755))
+			}
+			runAsNobody(t, dir)
+			d := start(t, dir, opts{unprivileged: true, args: []string{"--rescan-interval", "100ms"}})
+			d.waitReady()
+			locked := filepath.Join(dir, folder)
+			must(t, os.Chmod(locked, 0o555))
+			writeRequest(t, dir, "r1", `{"size": 2}`)
+			waitUntil(t, "the log line saying it cannot publish", func() bool {
+				if d.exited() {
+					t.Fatalf("daemon exited with %d\nstderr:\n%s", d.state.ExitCode(), tail(d.stderr.String(), 3000))
+				}
+				return strings.Contains(d.stderr.String(), "cannot publish")
+			})
+			time.Sleep(500 * time.Millisecond) // sweeps and heartbeats with the folder locked
+			if n := strings.Count(d.stderr.String(), "cannot publish"); n > 2 {
+				t.Errorf("%d log lines saying it cannot publish; want one per file\n%s", n, tail(d.stderr.String(), 4000))
+			}
+			must(t, os.Chmod(locked, 0o755))
+			waitBatch(t, d, "r1")
+			if code := d.signal(syscall.SIGTERM); code != 0 {
+				t.Errorf("SIGTERM: exit %d", code)
+			}
+		})
 	}
 }
