@@ -607,11 +607,23 @@ func reasonOf(err error) string {
 	return err.Error()
 }
 
+// quarantine sets a bad line of st aside: an entry with its offset, reason and first bytes for
+// the first MaxStoredPerFile bad lines of the file, a count alone for the rest (a file of a
+// million bad lines made a quarantine twice its size). Either way it counts in quarantined.
 func (r *run) quarantine(st *storage.FileState, off int64, reason string, line []byte) {
+	if st.Quarantined >= MaxStoredPerFile {
+		r.batch.Unstored++
+		return
+	}
+	st.Quarantined++
 	head := append([]byte(nil), record.Head(line, storage.MaxHead)...)
 	r.batch.Quarantine = append(r.batch.Quarantine, storage.QuarantineEntry{File: st.ID, Path: st.Path,
 		Offset: off, Reason: reason, Head: head})
 }
+
+// MaxStoredPerFile is how many bad lines of one file are stored in the quarantine with their
+// details; the file's further bad lines are counted only.
+const MaxStoredPerFile = 1000
 
 // readWhole reads a catalogue file that is not JSON lines through Options.ReadCatalogFile.
 func (r *run) readWhole(f *os.File, st *storage.FileState, size int64) error {
