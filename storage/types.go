@@ -124,7 +124,7 @@ type Batch struct {
 	// Unstored counts lines quarantined without an entry (a file's bad lines beyond the ones
 	// stored with their details): they count in Counters.Quarantined and Unstored.
 	Unstored int
-	Edges      []NodeEdges       // adjacency lists to replace
+	Edges    []NodeEdges // adjacency lists to replace
 	// Listed, when not nil, is every task the catalogue files list now (after this batch's
 	// rows): each task with a catalogue row that is not in it is retired, each in it returned
 	// to service (see Reader.Retired). The rows of Tasks return their tasks to service anyway.
