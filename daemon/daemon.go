@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -363,7 +364,13 @@ func (d *Daemon) serve(ctx context.Context) error {
 // path. It runs with each heartbeat.
 func (d *Daemon) checkDB() error {
 	fi, err := os.Stat(d.cfg.DB)
-	if err == nil && os.SameFile(fi, d.dbFile) {
+	switch {
+	case err == nil && os.SameFile(fi, d.dbFile):
+		return nil
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		if d.faults.once(d.cfg.DB, errText(err)) { // a folder on the path made unreadable: cannot tell
+			d.log.Warn("cannot check the database file", "path", d.cfg.DB, "err", err)
+		}
 		return nil
 	}
 	return fmt.Errorf("database %s was removed or replaced while envsched ran; stopping, since nothing stored "+

@@ -182,13 +182,19 @@ func (d *Daemon) sweepRequests(ctx context.Context) error {
 // pendingRequests lists the request files that need an answer.
 func (d *Daemon) pendingRequests() ([]string, error) {
 	names, err := listRequests(d.dirs.requests)
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.ELOOP) {
-		d.repairDirs() // removed (made again and watched: requests come again), not a folder, or a link
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.ELOOP) ||
+		errors.Is(err, fs.ErrPermission) {
+		if errors.Is(err, fs.ErrPermission) && d.faults.once(d.dirs.requests+" listing", errText(err)) {
+			d.log.Error("cannot list requests; serving goes on, and they are answered once the folder can be read",
+				"path", d.dirs.requests, "err", err)
+		}
+		d.repairDirs() // removed (made again and watched: requests come again), not a folder, a link, locked
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
+	delete(d.faults, d.dirs.requests+" listing")
 	return slices.DeleteFunc(names, func(name string) bool { return !d.needsAnswer(name) }), nil
 }
 

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -82,8 +83,14 @@ func TestOneDaemonPerDir(t *testing.T) {
 // doing, like a folder removed: the daemon logs it once, goes on serving, and publishes the
 // answers (and status.json) once it can write again. It stopped with exit 1.
 func TestUnwritableFoldersDoNotStopTheDaemon(t *testing.T) {
-	for _, folder := range []string{"batches", "."} {
-		t.Run(folder, func(t *testing.T) {
+	for _, tc := range []struct {
+		folder string
+		mode   os.FileMode
+		says   string // the log line that says so
+	}{{"batches", 0o555, "cannot publish"}, {".", 0o555, "cannot publish"}, {".", 0o000, "cannot list requests"},
+		{"requests", 0o000, "cannot list requests"}} {
+		folder := tc.folder
+		t.Run(fmt.Sprintf("%s %o", folder, tc.mode), func(t *testing.T) {
 			dir := t.TempDir()
 			ensureCatalog(t, dir)
 			for _, sub := range []string{"batches", "requests", "rollouts"} {
@@ -93,17 +100,17 @@ func TestUnwritableFoldersDoNotStopTheDaemon(t *testing.T) {
 			d := start(t, dir, opts{unprivileged: true, args: []string{"--rescan-interval", "100ms"}})
 			d.waitReady()
 			locked := filepath.Join(dir, folder)
-			must(t, os.Chmod(locked, 0o555))
+			must(t, os.Chmod(locked, tc.mode))
 			writeRequest(t, dir, "r1", `{"size": 2}`)
-			waitUntil(t, "the log line saying it cannot publish", func() bool {
+			waitUntil(t, "the log line saying "+tc.says, func() bool {
 				if d.exited() {
-					t.Fatalf("daemon exited with %d\nstderr:\n%s", d.state.ExitCode(), tail(d.stderr.String(), 3000))
+					t.Fatalf("daemon exited with %d\nstderr:\n%s", d.state.ExitCode(), tail(d.stderr.String(), 1500))
 				}
-				return strings.Contains(d.stderr.String(), "cannot publish")
+				return strings.Contains(d.stderr.String(), tc.says)
 			})
 			time.Sleep(500 * time.Millisecond) // sweeps and heartbeats with the folder locked
-			if n := strings.Count(d.stderr.String(), "cannot publish"); n > 2 {
-				t.Errorf("%d log lines saying it cannot publish; want one per file\n%s", n, tail(d.stderr.String(), 4000))
+			if n := strings.Count(d.stderr.String(), tc.says); n > 2 {
+				t.Errorf("%d log lines saying %s; want one per file\n%s", n, tc.says, tail(d.stderr.String(), 4000))
 			}
 			must(t, os.Chmod(locked, 0o755))
 			waitBatch(t, d, "r1")
