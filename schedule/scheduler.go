@@ -218,7 +218,7 @@ func (s *Scheduler) AnswerEarly(id string, body []byte, early func(answer []byte
 	if err != nil {
 		return nil, err
 	}
-	data, err := json.Marshal(ans)
+	data, err := encodeAnswer(ans)
 	if err != nil {
 		return nil, fmt.Errorf("encode answer %s: %w", id, err)
 	}
@@ -243,7 +243,7 @@ func (s *Scheduler) AnswerEarly(id string, body []byte, early func(answer []byte
 		saved.Baseline = next.Baseline
 	}
 	if p.DriftRate > 0 || p.RechosenRate > 0 || p.DispersionMemory > 0 || p.FeatureRidge > 0 {
-		if state, err = json.Marshal(saved); err != nil {
+		if state, err = encodeState(&saved); err != nil {
 			return nil, fmt.Errorf("encode predictor state of %s: %w", id, err)
 		}
 	}
