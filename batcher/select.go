@@ -175,6 +175,11 @@ type selector struct {
 
 	quota []int  // per environment: slots of the current round (meaningful for active ones)
 	heaps []heap // per environment: candidates of the current round (meaningful for active ones)
+	// per environment, for the current round (meaningful for active ones): its eligible
+	// nodes' range in elig; whether its heap is pruned, and then the best candidate left out
+	runs    [][2]int
+	pruned  []bool
+	leftOut []entry
 
 	own     []float64 // per node: its decayed own evidence, when Transfer is on (read by neighbourLoad)
 	stales  []float64 // staleness by rounds since last chosen, below staleMemo (see staleness)
@@ -231,6 +236,9 @@ func newSelector(sel *Selector, g *graph.Graph, preds []propagate.Prediction, ta
 	}
 	s.quota = make([]int, len(g.Envs))
 	s.heaps = make([]heap, len(g.Envs))
+	s.runs = make([][2]int, len(g.Envs))
+	s.pruned = make([]bool, len(g.Envs))
+	s.leftOut = make([]entry, len(g.Envs))
 	return s
 }
 
