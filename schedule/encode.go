@@ -1,19 +1,16 @@
 package schedule
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"math"
 	"slices"
 	"strconv"
 )
 
-// The answer and the predictor state are written by hand, field by field, into the bytes
-// encoding/json gives for them (json.Marshal: fields in order, map keys sorted, HTML-safe
-// strings, floats in the shortest form with its exponent rules). json.Marshal went through
-// reflection for each of an answer's 512 tasks and each of the state's ~2,000 baseline entries,
-// about 4 ms of a request's serial CPU at 100k tasks; these write the same bytes in a fraction
-// of it. A value they do not write the same way (a non-finite number, which json.Marshal
+// The answer is written by hand, field by field, into the bytes encoding/json gives for it
+// (json.Marshal: fields in order, map keys sorted, HTML-safe strings, floats in the shortest
+// form with its exponent rules): json.Marshal went through reflection for each of an answer's
+// 512 tasks. An answer it does not write the same way (a non-finite number, which json.Marshal
 // refuses) is handed to json.Marshal, so that both the bytes and the errors stay its own.
 
 // encodeAnswer is json.Marshal(a), byte for byte.
@@ -22,16 +19,6 @@ func encodeAnswer(a *Answer) ([]byte, error) {
 	b, ok := a.appendJSON(b)
 	if !ok {
 		return json.Marshal(a)
-	}
-	return b, nil
-}
-
-// encodeState is json.Marshal(st), byte for byte.
-func encodeState(st *savedState) ([]byte, error) {
-	b := make([]byte, 0, 256+len(st.Baseline)*192+len(st.PriorStart)*4/3)
-	b, ok, err := st.appendJSON(b)
-	if err != nil || !ok {
-		return json.Marshal(st)
 	}
 	return b, nil
 }
@@ -98,72 +85,6 @@ func (t *Task) appendJSON(b []byte) ([]byte, bool) {
 	return append(b, '}'), !f.bad
 }
 
-// appendJSON appends st's encoding; false when st holds a non-finite number, an error when
-// its dispersion does not encode.
-func (st *savedState) appendJSON(b []byte) ([]byte, bool, error) {
-	var f floats
-	b = append(b, `{"drift_offsets":`...)
-	b = f.appendMap(b, st.DriftOffsets)
-	b = f.field(b, `,"rechosen_offset":`, st.Rechosen)
-	if len(st.Baseline) > 0 {
-		b = append(b, `,"baseline":[`...)
-		for i := range st.Baseline {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = f.appendBaseline(b, &st.Baseline[i])
-		}
-		b = append(b, ']')
-	}
-	if st.Dispersion != nil {
-		d, err := json.Marshal(st.Dispersion)
-		if err != nil {
-			return nil, false, err
-		}
-		b = append(b, `,"dispersion":`...)
-		b = append(b, d...)
-	}
-	if len(st.PriorStart) > 0 {
-		b = append(b, `,"prior_start":"`...)
-		b = base64.StdEncoding.AppendEncode(b, st.PriorStart)
-		b = append(b, '"')
-	}
-	return append(b, '}'), !f.bad, nil
-}
-
-// appendBaseline appends one baseline entry: propagate.Baseline's fields, then the entry's age
-// (the embedded struct's fields are the entry's own in JSON), each omitempty as tagged.
-func (f *floats) appendBaseline(b []byte, e *baselineEntry) []byte {
-	b = append(b, `{"env":`...)
-	b = appendJSONString(b, e.Env)
-	b = append(b, `,"task":`...)
-	b = appendJSONString(b, e.Task)
-	b = append(b, `,"rollouts":`...)
-	b = strconv.AppendInt(b, e.Rollouts, 10)
-	b = f.field(b, `,"sum":`, e.Sum)
-	b = f.field(b, `,"mean":`, e.Mean)
-	if e.Tried {
-		b = append(b, `,"tried":true`...)
-	}
-	if e.Random {
-		b = append(b, `,"random":true`...)
-	}
-	if e.Pred != 0 {
-		b = f.field(b, `,"pred":`, e.Pred)
-	}
-	if e.Count != 0 {
-		b = f.field(b, `,"count":`, e.Count)
-	}
-	if e.Centre != 0 {
-		b = f.field(b, `,"centre":`, e.Centre)
-	}
-	if e.Age != 0 {
-		b = append(b, `,"age":`...)
-		b = strconv.AppendInt(b, int64(e.Age), 10)
-	}
-	return append(b, '}')
-}
-
 // floats writes float64 fields as encoding/json does and remembers whether one was not
 // finite (json.Marshal refuses those: the caller then lets it say so).
 type floats struct{ bad bool }
@@ -191,27 +112,6 @@ func (f *floats) append(b []byte, x float64) []byte {
 		}
 	}
 	return b
-}
-
-// appendMap appends a map of floats, its keys sorted; null for a nil map.
-func (f *floats) appendMap(b []byte, m map[string]float64) []byte {
-	if m == nil {
-		return append(b, "null"...)
-	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	b = append(b, '{')
-	for i, k := range keys {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendJSONString(b, k)
-		b = f.append(append(b, ':'), m[k])
-	}
-	return append(b, '}')
 }
 
 // appendIntMap appends a map of ints, its keys sorted; null for a nil map.

@@ -3,9 +3,14 @@ package schedule
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"math"
 	"math/rand/v2"
+	"reflect"
+	"slices"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/envsched/envsched/propagate"
 )
@@ -75,16 +80,20 @@ func randAnswer(rng *rand.Rand) *Answer {
 	return a
 }
 
+// randName is a random name as the catalogue and rollouts allow them: valid UTF-8 (the
+// state's JSON form rewrote invalid bytes; the binary form keeps every byte).
+func randName(rng *rand.Rand) string { return strings.ToValidUTF8(randString(rng), "\ufffd") }
+
 func randState(rng *rand.Rand) *savedState {
 	st := &savedState{Rechosen: randFloat(rng)}
 	if rng.IntN(3) > 0 {
 		st.DriftOffsets = map[string]float64{}
 		for range rng.IntN(5) {
-			st.DriftOffsets[randString(rng)] = randFloat(rng)
+			st.DriftOffsets[randName(rng)] = randFloat(rng)
 		}
 	}
 	for range rng.IntN(8) {
-		e := baselineEntry{Baseline: propagate.Baseline{Env: randString(rng), Task: randString(rng),
+		e := baselineEntry{Baseline: propagate.Baseline{Env: randName(rng), Task: randName(rng),
 			Rollouts: rng.Int64N(1000) - 5, Sum: randFloat(rng), Mean: randFloat(rng),
 			Tried: rng.IntN(2) == 0, Random: rng.IntN(2) == 0}}
 		if rng.IntN(2) == 0 {
@@ -114,8 +123,9 @@ func randState(rng *rand.Rand) *savedState {
 	return st
 }
 
-// The hand-written encoders give json.Marshal's bytes, for answers and states with every kind
-// of string and number json.Marshal treats apart, and fail where it fails.
+// The answer's encoder gives json.Marshal's bytes, for answers with every kind of string and
+// number json.Marshal treats apart; a state decodes from its binary form to what it decodes
+// to from its JSON (the form an earlier version stored), number for number.
 func TestEncodersAreJSONMarshal(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range 3000 {
@@ -127,14 +137,82 @@ func TestEncodersAreJSONMarshal(t *testing.T) {
 		if got, err := encodeAnswer(a); err != nil || !bytes.Equal(got, want) {
 			t.Fatalf("answer %d: got %s (%v)\nwant %s", i, got, err, want)
 		}
+		checkStateRoundTrip(t, randState(rng))
+	}
+}
+
+// checkStateRoundTrip checks that st decodes from its binary encoding as from its JSON.
+func checkStateRoundTrip(t *testing.T, st *savedState) {
+	t.Helper()
+	js, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := decodeSaved(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, err := encodeState(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := decodeSaved(bin)
+	if err != nil {
+		t.Fatalf("state %s: %v", js, err)
+	}
+	if !reflect.DeepEqual(got, want) || !sameBits(got, want) {
+		t.Fatalf("state %s\ndecoded from its binary form as %+v\nfrom its JSON as %+v", js, got, want)
+	}
+	if again, _ := encodeState(&got); !bytes.Equal(again, bin) {
+		t.Fatalf("state %s: encoded again, other bytes", js)
+	}
+}
+
+// sameBits compares the floats of two states bit for bit (DeepEqual takes -0 for 0).
+func sameBits(a, b savedState) bool {
+	same := func(x, y float64) bool { return math.Float64bits(x) == math.Float64bits(y) }
+	if !same(a.Rechosen, b.Rechosen) || len(a.Baseline) != len(b.Baseline) {
+		return false
+	}
+	for k, x := range a.DriftOffsets {
+		if !same(x, b.DriftOffsets[k]) {
+			return false
+		}
+	}
+	for i, e := range a.Baseline {
+		f := b.Baseline[i]
+		if !same(e.Sum, f.Sum) || !same(e.Mean, f.Mean) || !same(e.Pred, f.Pred) || !same(e.Count, f.Count) || !same(e.Centre, f.Centre) {
+			return false
+		}
+	}
+	return true
+}
+
+// A damaged binary state (cut anywhere, bytes added, counts beyond its length) is an error,
+// never a panic or a huge allocation.
+func TestDamagedBinaryState(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 50 {
 		st := randState(rng)
-		want, err = json.Marshal(st)
+		bin, err := encodeState(st)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, err := encodeState(st); err != nil || !bytes.Equal(got, want) {
-			t.Fatalf("state %d: got %s (%v)\nwant %s", i, got, err, want)
+		for n := 1; n < len(bin); n++ {
+			if _, err := decodeSaved(bin[:n]); !errors.Is(err, errState) {
+				t.Fatalf("state cut to %d of %d bytes: %v, want an error", n, len(bin), err)
+			}
 		}
+		if _, err := decodeSaved(append(slices.Clone(bin), 0)); !errors.Is(err, errState) {
+			t.Fatalf("a byte after the end: %v, want an error", err)
+		}
+	}
+	huge := []byte{stateVersion, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f}
+	if _, err := decodeSaved(huge); !errors.Is(err, errState) {
+		t.Fatalf("a count of 2^63 offsets: %v, want an error", err)
+	}
+	if _, err := decodeSaved(append([]byte{stateVersion, 0}, make([]byte, 8)...)); !errors.Is(err, errState) {
+		t.Fatalf("no baseline: %v, want an error", err)
 	}
 }
 
@@ -155,8 +233,12 @@ func TestEncodersRefuseNonFinite(t *testing.T) {
 				_, err := encodeState(&savedState{DriftOffsets: map[string]float64{"a": 1, "b": x}})
 				return err
 			},
+			"baseline sum": func() error {
+				_, err := encodeState(&savedState{Baseline: []baselineEntry{{Baseline: propagate.Baseline{Sum: x}}}})
+				return err
+			},
 			"baseline centre": func() error {
-				_, err := encodeState(&savedState{Baseline: []baselineEntry{{Baseline: propagate.Baseline{Centre: x}}}})
+				_, err := encodeState(&savedState{Baseline: []baselineEntry{{}, {Baseline: propagate.Baseline{Centre: x}}}})
 				return err
 			},
 			"dispersion": func() error {
@@ -172,7 +254,8 @@ func TestEncodersRefuseNonFinite(t *testing.T) {
 	}
 }
 
-// FuzzAnswerEncoding holds encodeAnswer to json.Marshal for any strings and numbers.
+// FuzzAnswerEncoding holds encodeAnswer to json.Marshal for any strings and numbers, and a
+// state's binary form to its JSON.
 func FuzzAnswerEncoding(f *testing.F) {
 	for _, s := range oddStrings {
 		f.Add(s, s, 0.5, int64(1))
@@ -186,12 +269,10 @@ func FuzzAnswerEncoding(f *testing.F) {
 		if (werr == nil) != (gerr == nil) || !bytes.Equal(got, want) {
 			t.Fatalf("got %s (%v), want %s (%v)", got, gerr, want, werr)
 		}
-		st := &savedState{DriftOffsets: map[string]float64{env: x}, Rechosen: x,
-			Baseline: []baselineEntry{{Baseline: propagate.Baseline{Env: env, Task: task, Sum: x, Pred: x, Rollouts: n}, Age: int(n % 7)}}}
-		want, werr = json.Marshal(st)
-		got, gerr = encodeState(st)
-		if (werr == nil) != (gerr == nil) || !bytes.Equal(got, want) {
-			t.Fatalf("state: got %s (%v), want %s (%v)", got, gerr, want, werr)
+		if math.IsNaN(x) || math.IsInf(x, 0) || !utf8.ValidString(env) || !utf8.ValidString(task) {
+			return // refused, and names are valid UTF-8 (see randName)
 		}
+		checkStateRoundTrip(t, &savedState{DriftOffsets: map[string]float64{env: x}, Rechosen: x,
+			Baseline: []baselineEntry{{Baseline: propagate.Baseline{Env: env, Task: task, Sum: x, Pred: x, Rollouts: n}, Age: int(n % 7)}}})
 	})
 }

@@ -167,7 +167,10 @@ func decodeSaved(data []byte) (savedState, error) {
 	if data == nil {
 		return st, nil
 	}
-	if err := json.Unmarshal(data, &st); err != nil {
+	if len(data) > 0 && data[0] == stateVersion {
+		return decodeBinaryState(data)
+	}
+	if err := json.Unmarshal(data, &st); err != nil { // as stored before the binary form
 		return savedState{}, fmt.Errorf("predictor state: %w", err)
 	}
 	return st, nil
