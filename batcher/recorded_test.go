@@ -6,8 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -96,6 +98,7 @@ func TestSelectionAsRecorded(t *testing.T) {
 		randomWorld(t, 2000, 7, 2, 0.8),
 		randomWorld(t, 5000, 20, 3, 0.3),
 		randomWorld(t, 40, 5, 4, 1),
+		randomWorld(t, 30_000, 12, 5, 0.6), // large enough for rounds split over the CPUs
 	}
 	var sel Selector
 	var lines []string
@@ -130,6 +133,37 @@ func TestSelectionAsRecorded(t *testing.T) {
 	for i := range lines {
 		if lines[i] != want[i] {
 			t.Errorf("got  %s\nwant %s", lines[i], want[i])
+		}
+	}
+}
+
+// A shuffle without a copy holds what a copied pool would, through the point where it copies.
+func TestShuffleIsACopiedPool(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	for _, n := range []int{1, 2, 70, 3000} {
+		base := make([]int32, n)
+		for i := range base {
+			base[i] = int32(3 * i)
+		}
+		pool, sh := slices.Clone(base), shuffle{base: base}
+		for t0 := range n {
+			j := t0 + rng.IntN(n-t0)
+			pool[t0], pool[j] = pool[j], pool[t0]
+			sh.swap(t0, j)
+			if got := sh.at(t0); got != pool[t0] {
+				t.Fatalf("n %d, draw %d: %d, want %d", n, t0, got, pool[t0])
+			}
+		}
+		for k := range pool {
+			if sh.at(k) != pool[k] {
+				t.Fatalf("n %d: position %d holds %d, want %d", n, k, sh.at(k), pool[k])
+			}
+		}
+		if n >= 3000 && sh.full == nil {
+			t.Fatalf("n %d: never copied", n)
+		}
+		if base[n-1] != int32(3*(n-1)) {
+			t.Fatal("the shuffle wrote into its base")
 		}
 	}
 }

@@ -3,6 +3,8 @@ package batcher
 import (
 	"fmt"
 	"math"
+
+	"github.com/envsched/envsched/internal/par"
 )
 
 // round chooses k distinct tasks (k <= eligible) and appends them to the picks. Its cost
@@ -103,12 +105,12 @@ func (s *selector) randomSlots(n int, quota []int) []int32 {
 	if n == 0 {
 		return nil
 	}
-	pool := append([]int32(nil), s.elig...)
+	pool := shuffle{base: s.elig}
 	var out []int32
-	for t := 0; t < len(pool) && len(out) < n; t++ {
-		j := t + s.rng.IntN(len(pool)-t)
-		pool[t], pool[j] = pool[j], pool[t]
-		i := pool[t]
+	for t := 0; t < len(s.elig) && len(out) < n; t++ {
+		j := t + s.rng.IntN(len(s.elig)-t)
+		pool.swap(t, j)
+		i := pool.at(t)
 		e := s.g.Nodes[i].Env
 		if quota[e] == 0 {
 			continue
@@ -118,6 +120,45 @@ func (s *selector) randomSlots(n int, quota []int) []int32 {
 		s.take(int(i))
 	}
 	return out
+}
+
+// shuffle is the pool of a partial Fisher-Yates shuffle of base that copies nothing while it
+// is small: the positions it swapped hold their values in moved, the others still base's.
+// Past a share of base's length it copies base once and goes on in place. A round's few
+// random slots so cost their draws, not a copy of every eligible task.
+type shuffle struct {
+	base  []int32
+	moved map[int]int32
+	full  []int32 // base with the swaps applied, once copied
+}
+
+func (sh *shuffle) at(k int) int32 {
+	if sh.full != nil {
+		return sh.full[k]
+	}
+	if v, ok := sh.moved[k]; ok {
+		return v
+	}
+	return sh.base[k]
+}
+
+func (sh *shuffle) swap(t, j int) {
+	if sh.full == nil && len(sh.moved) >= max(64, len(sh.base)/32) {
+		sh.full = append([]int32(nil), sh.base...)
+		for k, v := range sh.moved {
+			sh.full[k] = v
+		}
+		sh.moved = nil
+	}
+	if sh.full != nil {
+		sh.full[t], sh.full[j] = sh.full[j], sh.full[t]
+		return
+	}
+	if sh.moved == nil {
+		sh.moved = map[int]int32{}
+	}
+	vt, vj := sh.at(t), sh.at(j)
+	sh.moved[t], sh.moved[j] = vj, vt
 }
 
 // take marks node i chosen and raises the penalty of its neighbours.
@@ -205,7 +246,8 @@ const (
 // those left out in leftOut.
 func (s *selector) candidateHeaps(quota []int) []heap {
 	hs := s.heaps
-	off, start := 0, 0
+	off, start, work := 0, 0, 0
+	todo := s.todo[:0]
 	for _, e := range s.active {
 		n := s.quotas[e].Eligible
 		s.runs[e] = [2]int{start, start + n}
@@ -217,11 +259,25 @@ func (s *selector) candidateHeaps(quota []int) []heap {
 		}
 		hs[e].items = s.items[off : off : off+n]
 		off += n
-		if keep := pruneFactor*quota[e] + pruneExtra; n >= 2*keep {
-			s.prunedHeap(e, keep)
-		} else {
-			s.fillHeap(e)
+		todo = append(todo, e)
+		work += n
+	}
+	s.todo = todo
+	// Each environment's heap is its own (its items, pruned and leftOut slots): large
+	// rounds make them on every CPU, with the same result.
+	build := func(lo, hi int) {
+		for _, e := range todo[lo:hi] {
+			if keep := pruneFactor*quota[e] + pruneExtra; s.quotas[e].Eligible >= 2*keep {
+				s.prunedHeap(e, keep)
+			} else {
+				s.fillHeap(e)
+			}
 		}
+	}
+	if work >= valueChunk {
+		par.Ranges(len(todo), 2, build)
+	} else {
+		build(0, len(todo))
 	}
 	return hs
 }

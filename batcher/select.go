@@ -180,6 +180,7 @@ type selector struct {
 	runs    [][2]int
 	pruned  []bool
 	leftOut []entry
+	todo    []int // the environments whose heaps a round makes
 
 	own     []float64 // per node: its decayed own evidence, when Transfer is on (read by neighbourLoad)
 	stales  []float64 // staleness by rounds since last chosen, below staleMemo (see staleness)
