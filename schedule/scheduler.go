@@ -323,8 +323,9 @@ func (s *Scheduler) choose(id string, req Request) (*Answer, []storage.TaskKey, 
 	if err != nil {
 		return nil, nil, savedState{}, selectError(err)
 	}
+	pick := s.pred.Picker(next)
 	predOf := func(pk batcher.Pick) propagate.Prediction { // corrected for how it was picked
-		return s.pred.Pick(next, preds[pk.Node], st.tasks[pk.Node].Rollouts > 0, pk.Random)
+		return pick(preds[pk.Node], st.tasks[pk.Node].Rollouts > 0, pk.Random)
 	}
 	ans := newAnswer(id, step, s.opts.Now(), breq, st, predOf, b)
 	nodes := make([]int, len(b.Picks))
