@@ -13,9 +13,9 @@ import (
 
 // The predictor state stored with every answer is written in a compact binary form: a
 // version byte, then its fields with numbers as their exact bits. As JSON it was about 200
-// bytes a baseline entry, ~440 KB for the four answers' worth of a batch of 512, encoded and
-// written to the database (a fresh run of overflow pages) with every answer; in this form it
-// is about a third of that. It decodes to the very numbers that were encoded, so the next
+// bytes a baseline entry (four answers' worth of entries), ~440 KB in all at 100k tasks with
+// batches of 512, encoded and written to the database (a fresh run of overflow pages) with
+// every answer; in this form it is less than half of that (~190 KB). It decodes to the very numbers that were encoded, so the next
 // answer is the same either way; a state stored as JSON by an earlier version is still read.
 //
 //	stateVersion
