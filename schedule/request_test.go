@@ -191,3 +191,18 @@ func TestEnvNamesNotValidUTF8Refused(t *testing.T) {
 		}
 	}
 }
+
+// TestTrailingBytesNamed: what follows a request's object is quoted in the message (a NUL byte
+// written by a C trainer was refused as "more than one JSON value", with nothing to see).
+func TestTrailingBytesNamed(t *testing.T) {
+	for body, want := range map[string]string{
+		"{\"size\": 2}\x00":                           `"\x00"`,
+		`{"size": 2} {"size": 3}`:                     `"{\"size\": 3}"`,
+		"{\"size\": 2}\n x" + strings.Repeat("y", 40): `"xyyyyyyyyyyyyyyyyyyy"…`,
+	} {
+		_, err := ParseRequest([]byte(body), 64, 8)
+		if err == nil || !strings.Contains(err.Error(), "more than one JSON value") || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v; want the message to quote %s", body, err, want)
+		}
+	}
+}
