@@ -93,7 +93,7 @@ class Worlds(unittest.TestCase):
     def test_learner_is_deterministic_and_learns(self):
         tasks = _tasks()
         for world in worlds.WORLDS:
-            a, b = worlds.Learner(world, tasks, 7), worlds.Learner(world, tasks, 7)
+            a, b = worlds.new_learner(world, tasks, 7), worlds.new_learner(world, tasks, 7)
             self.assertEqual([a.p(i) for i in range(len(tasks))], [b.p(i) for i in range(len(tasks))])
             self.assertEqual(a.rollout(3, 1, 8), b.rollout(3, 1, 8))
             self.assertNotEqual(a.heldout([0, 1, 10]), a.heldout_tasks([0, 1, 10]))  # 2 envs, 1+2 tasks
@@ -105,7 +105,7 @@ class Worlds(unittest.TestCase):
     def test_degenerate_groups_teach_nothing(self):
         tasks = _tasks()
         for world in worlds.WORLDS:
-            a, b = worlds.Learner(world, tasks, 1), worlds.Learner(world, tasks, 1)
+            a, b = worlds.new_learner(world, tasks, 1), worlds.new_learner(world, tasks, 1)
             a.update(1, [(i, [1.0] * 4) for i in range(len(tasks))], len(tasks))
             b.update(1, [], len(tasks))  # the same step without any group: only drift
             self.assertEqual(a.level, b.level, world)
