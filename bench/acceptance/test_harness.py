@@ -180,6 +180,16 @@ class AgentWorlds(unittest.TestCase):
                 return
         self.fail("no flipped group in 200 steps")
 
+    def test_giants_nothing_transfers_between_environments(self):
+        tasks = _tasks()
+        a = worlds.new_learner("giants", tasks, 6)
+        env0 = [i for i, t in enumerate(tasks) if t.env == tasks[0].env]
+        others = [i for i in range(len(tasks)) if i not in env0]
+        before = [a.p(i) for i in others]
+        a.update(1, [(i, [1.0, 0.0, 1.0, 0.0]) for i in env0], len(env0))
+        self.assertGreater(a.heldout(env0), worlds.new_learner("giants", tasks, 6).heldout(env0))
+        self.assertEqual([a.p(i) for i in others], before)
+
     def test_plateau_is_bimodal(self):
         tasks = worlds.subset(_tasks() * 1, 3, 10)
         a = worlds.new_learner("plateau", tasks, 5)

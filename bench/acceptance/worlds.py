@@ -28,9 +28,9 @@ multi-turn environments). Three learner assumptions are offered (``WORLDS``):
   first two worlds' results, to probe that mechanism (named in issue 13 from the outside check),
   with its constants set, like theirs, on random choice alone.
 
-* ``agentic`` and ``plateau`` live in agentworlds.py (their learners differ in kind: an explicit
+* ``agentic``, ``plateau`` and ``giants`` live in agentworlds.py (their learners differ in kind: an explicit
   REINFORCE gradient over hidden sub-goal decisions, graded rewards, interference, a flaky
-  grader); ``new_learner`` makes the learner of any world.
+  grader, no transfer between environments of 105x different sizes); ``new_learner`` makes the learner of any world.
 
 All learn GRPO-style without standard-deviation normalisation (a group's signal is its reward
 variance, zero for an all-equal group), averaged over the batch, and forget towards their start.
@@ -50,7 +50,7 @@ import struct
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
-WORLDS = ("sharp", "chain", "tools", "agentic", "plateau")  # the last two: agentworlds.py
+WORLDS = ("sharp", "chain", "tools", "agentic", "plateau", "giants")  # the last three: agentworlds.py
 
 _TOKEN_RE = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 _MIN_ACTION_TASKS = 5  # an action word shared by fewer tasks is the skill "other"
