@@ -44,7 +44,8 @@ import worlds  # noqa: E402
 from envsched_client import EnvschedClient, read_status  # noqa: E402
 
 DEFAULT_CATALOGUE = os.path.join(ROOT, "..", "shared", "data", "catalog-real.jsonl")
-POLICIES = ("envsched", "random", "oracle")
+POLICIES = ("envsched", "random", "oracle", "history")
+DEFAULT_POLICIES = ("envsched", "random", "oracle")
 EXIT_NO_CATALOGUE = 4
 EARLY = 10  # "steps 1-10": the phase with few rollouts
 
@@ -120,6 +121,35 @@ def choose_oracle(learner: Any, train: Sequence[int], seed: int, step: int, size
         return (learner.informative(i, group), worlds.unit("oracle", seed, step, i))
 
     return sorted(train, key=informative, reverse=True)[:size]
+
+
+class HistoryPolicy:
+    """A reference that sees only what a trainer sees: each step, the tasks whose last group had
+    unequal rewards, most spread first (k(n-k) of its last group, then the older step, then a
+    hash), and untried tasks drawn at random for the rest; a task whose last group was all-equal
+    is not chosen again while untried tasks are left."""
+
+    def __init__(self, train: Sequence[int], seed: int) -> None:
+        self.train, self.seed = list(train), seed
+        self.last: Dict[int, Tuple[float, int]] = {}  # task -> (spread of its last group, step)
+
+    def choose(self, step: int, size: int) -> List[int]:
+        live = sorted((i for i, (s, _) in self.last.items() if s > 0),
+                      key=lambda i: (-self.last[i][0], self.last[i][1], worlds.unit("history", self.seed, step, i)))
+        chosen = live[:size]
+        untried = [i for i in self.train if i not in self.last]
+        rng = random.Random(f"history-policy/{self.seed}/{step}")
+        chosen += rng.sample(untried, min(size - len(chosen), len(untried)))
+        if len(chosen) < size:
+            rest = [i for i in self.train if i in self.last and i not in set(chosen)]
+            chosen += rng.sample(rest, size - len(chosen))
+        return chosen
+
+    def record(self, step: int, chosen: Sequence[int], groups: Sequence[Sequence[float]]) -> None:
+        """What the step's groups showed."""
+        for i, g in zip(chosen, groups):
+            m = sum(g) / len(g)
+            self.last[i] = (m * (1.0 - m) if min(g) != max(g) else 0.0, step)
 
 
 # -- the daemon --------------------------------------------------------------------------------
@@ -235,12 +265,15 @@ def play(cfg: Config, world: str, policy: str, seed: int, tasks: Sequence[worlds
     if policy == "envsched":
         _play_daemon(cfg, run, learner, tasks, train, held)
     else:
+        hist = HistoryPolicy(train, seed)
         for step in range(1, cfg.steps + 1):
             if policy == "random":
                 chosen = choose_random(train, seed, step, cfg.batch)
+            elif policy == "history":
+                chosen = hist.choose(step, cfg.batch)
             else:
                 chosen = choose_oracle(learner, train, seed, step, cfg.batch, cfg.group)
-            _train_step(run, learner, held, step, chosen, cfg)
+            hist.record(step, chosen, _train_step(run, learner, held, step, chosen, cfg))
     return run
 
 
@@ -615,7 +648,8 @@ def parse_args(argv: Sequence[str]) -> Tuple[Config, argparse.Namespace]:
     ap.add_argument("--bin", default=os.path.join(ROOT, "envsched"), help="the envsched binary")
     ap.add_argument("--catalog", default=DEFAULT_CATALOGUE, help="the real catalogue (catalog-real.jsonl)")
     ap.add_argument("--world", default=",".join(worlds.WORLDS), help=f"worlds, of {','.join(worlds.WORLDS)}")
-    ap.add_argument("--policies", default=",".join(POLICIES), help=f"policies, of {','.join(POLICIES)}")
+    ap.add_argument("--policies", default=",".join(DEFAULT_POLICIES),
+                    help=f"policies, of {','.join(POLICIES)} (default {','.join(DEFAULT_POLICIES)})")
     ap.add_argument("--seeds", default="1-10", type=parse_seeds, help="seeds: 1-10, 1,2,5 (default 1-10)")
     ap.add_argument("--steps", type=int, default=120)
     ap.add_argument("--batch-size", type=int, default=64)

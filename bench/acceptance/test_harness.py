@@ -66,6 +66,21 @@ class Figures(unittest.TestCase):
         self.assertNotIn(("11+", "never_tried"), rows)
 
 
+class History(unittest.TestCase):
+    def test_history_policy_rechooses_only_unequal_groups(self):
+        h = harness.HistoryPolicy(range(10), seed=1)
+        first = h.choose(1, 4)
+        self.assertEqual(len(set(first)), 4)
+        h.record(1, first, [[1, 0, 1, 0], [1, 1, 1, 1], [0, 0, 0, 1], [0, 0, 0, 0]])
+        second = h.choose(2, 4)
+        self.assertEqual(second[:2], [first[0], first[2]])  # most spread first
+        self.assertNotIn(first[1], second)  # all-equal: not again while untried tasks are left
+        self.assertNotIn(first[3], second)
+        h.record(2, second, [[1, 0, 1, 0]] * 2 + [[1, 1, 1, 1]] * 2)
+        h.record(3, h.choose(3, 4), [[0, 0, 0, 0]] * 4)
+        self.assertEqual(len(set(h.choose(4, 10))), 10)  # untried exhausted: fills with the rest
+
+
 class Reasons(unittest.TestCase):
     def test_history_contradictions(self):
         h = harness.History()
