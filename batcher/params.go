@@ -27,6 +27,14 @@ const (
 	// group that is unlikely to be degenerate but whose rewards barely differ is worth less
 	// than one whose rewards split evenly.
 	ExploitSpread
+	// ExploitLasting values a task by the expected share of informative groups over two steps
+	// when it is chosen now and again next step only if its group now was informative (see
+	// ExpectedLasting): the chance of an informative group now, plus the chance that it is
+	// informative twice in a row, halved. Of two tasks equally likely to be informative now it
+	// prefers the one whose posterior is wide (an untried task, which if informative is likely
+	// to stay so and be exploited) over one whose posterior sits near 0 or 1 (a task seen
+	// all-equal, whose rare unequal group is chance and is not repeated).
+	ExploitLasting
 )
 
 // String is the name of the exploitation measure, as flags spell it.
@@ -36,11 +44,13 @@ func (e Exploit) String() string {
 		return "informative"
 	case ExploitSpread:
 		return "spread"
+	case ExploitLasting:
+		return "lasting"
 	}
 	return "variance"
 }
 
-// ParseExploit returns the measure named s: "variance", "informative" or "spread".
+// ParseExploit returns the measure named s: "variance", "informative", "spread" or "lasting".
 func ParseExploit(s string) (Exploit, error) {
 	switch s {
 	case "variance":
@@ -49,8 +59,10 @@ func ParseExploit(s string) (Exploit, error) {
 		return ExploitInformative, nil
 	case "spread":
 		return ExploitSpread, nil
+	case "lasting":
+		return ExploitLasting, nil
 	}
-	return 0, fmt.Errorf("%w: exploit is %q, want variance, informative or spread", ErrParams, s)
+	return 0, fmt.Errorf("%w: exploit is %q, want variance, informative, spread or lasting", ErrParams, s)
 }
 
 // Params are the knobs of selection. Start from DefaultParams.
@@ -130,7 +142,7 @@ var ErrParams = errors.New("invalid selection parameter")
 // Validate reports the first parameter out of its range, saying what range it needs.
 func (p Params) Validate() error {
 	return num.FirstBad(ErrParams, []num.Check{
-		{p.Exploit == ExploitVariance || p.Exploit == ExploitInformative || p.Exploit == ExploitSpread, "exploit", "variance, informative or spread", p.Exploit},
+		{p.Exploit == ExploitVariance || p.Exploit == ExploitInformative || p.Exploit == ExploitSpread || p.Exploit == ExploitLasting, "exploit", "variance, informative, spread or lasting", p.Exploit},
 		{p.CoverageWeight >= 0 && p.CoverageWeight <= MaxWeight, "coverage weight", "a number from 0 to 1e6", p.CoverageWeight},
 		{p.SimPenalty >= 0 && p.SimPenalty <= MaxWeight, "similarity penalty", "a number from 0 to 1e6", p.SimPenalty},
 		{p.RandomShare >= 0 && p.RandomShare <= 1, "random share", "in [0, 1]", p.RandomShare},

@@ -17,7 +17,7 @@ import (
 // (PROTOCOL.md "Requests and batches").
 type Request struct {
 	Size         int      // tasks in the batch, >= 1
-	GroupSize    int      // rollouts per task, >= 1 (used by ExploitInformative and ExploitSpread)
+	GroupSize    int      // rollouts per task, >= 1 (used by ExploitInformative, ExploitSpread and ExploitLasting)
 	Step         int64    // the training step the batch is for; staleness counts from it
 	Envs         []string // only these environments; nil means all
 	ExcludeEnvs  []string // never these environments
@@ -189,6 +189,8 @@ type selector struct {
 	touched []int32   // nodes whose pen or taken this round set: a round resets these alone
 	items   []entry   // backing array of the candidate heaps
 	picks   []Pick
+
+	horizon int // LastingHorizon of the statistics, when Exploit is ExploitLasting
 }
 
 func newSelector(sel *Selector, g *graph.Graph, preds []propagate.Prediction, tasks []stats.Task, req Request, p Params, allowed []bool) *selector {
@@ -204,6 +206,9 @@ func newSelector(sel *Selector, g *graph.Graph, preds []propagate.Prediction, ta
 		picks:  make([]Pick, 0, req.Size),
 	}
 	s.envSeen = envsSeen(g, tasks)
+	if p.Exploit == ExploitLasting {
+		s.horizon = LastingHorizon(tasks)
+	}
 	if p.Transfer > 0 {
 		// One pass (on every CPU), so that the neighbours' loads read 8 bytes a neighbour
 		// instead of a whole Prediction each.
@@ -358,6 +363,8 @@ func (s *selector) values(i int) values {
 		v.exploit = clamp01(1 - pr.PDegenerate(s.req.GroupSize))
 	case ExploitSpread:
 		v.exploit = ExpectedSpread(pr, s.req.GroupSize)
+	case ExploitLasting:
+		v.exploit = ExpectedLasting(pr, s.req.GroupSize, s.horizon)
 	default:
 		v.exploit = clamp01(4 * pr.Var)
 	}

@@ -51,7 +51,7 @@ func schedulerFlags() []cli.Flag {
 		&cli.Float64Flag{Name: "dispersion-memory", EnvVars: []string{"ENVSCHED_DISPERSION_MEMORY"}, Value: pp.DispersionMemory,
 			Usage: "share of the measured calibration (spread and slope of the predictions, what exploring and random slots return) each answer keeps; the rest is forgotten (0 = no such correction)"},
 		&cli.StringFlag{Name: "exploit", EnvVars: []string{"ENVSCHED_EXPLOIT"}, Value: bp.Exploit.String(),
-			Usage: "exploitation value: variance (4 × predicted within-group variance), informative (1 − chance of a degenerate group) or spread (expected spread of the group's rewards, 2 × their standard deviation)"},
+			Usage: "exploitation value: variance (4 × predicted within-group variance), informative (1 − chance of a degenerate group) spread (expected spread of the group's rewards, 2 × their standard deviation) or lasting (expected share of informative groups over this step and the next when re-chosen only if informative: prefers tasks that stay informative once found)"},
 		&cli.Float64Flag{Name: "coverage-weight", EnvVars: []string{"ENVSCHED_COVERAGE_WEIGHT"}, Value: bp.CoverageWeight,
 			Usage: "weight of the coverage value (uncertainty, staleness, novelty) against exploitation (0 to 1e6)"},
 		&cli.Float64Flag{Name: "sim-penalty", EnvVars: []string{"ENVSCHED_SIM_PENALTY"}, Value: bp.SimPenalty,

@@ -19,17 +19,26 @@ import (
 // request), a consistent copy of its database is taken (the snapshot protocol), and the
 // daemon's answer must equal, byte for byte but for created_at, what `envsched batch` answers
 // on that copy: a process that read the whole model from the file.
-func TestModelAnswersAsTheDatabase(t *testing.T) {
+func TestModelAnswersAsTheDatabase(t *testing.T) { modelAnswers(t, 30, nil) }
+
+// The same with --exploit lasting, whose horizon is measured from every task's statistics at
+// each request: a restarted daemon and a process reading the file must measure the same.
+func TestModelAnswersAsTheDatabaseLasting(t *testing.T) {
+	modelAnswers(t, 15, []string{"--exploit", "lasting"})
+}
+
+// modelAnswers is TestModelAnswersAsTheDatabase over the given number of requests, with the
+// given selection flags given to the daemon and to `envsched batch` alike.
+func modelAnswers(t *testing.T, requests int, flags []string) {
 	rng := rand.New(rand.NewPCG(seed(t), 3))
 	dir, copies := t.TempDir(), t.TempDir()
-	d := start(t, dir, opts{})
+	d := start(t, dir, opts{args: flags})
 	in := &inputs{rng: rng}
 	kills := 0
 	restart := func() {
 		d.kill()
-		d, kills = start(t, dir, opts{}), kills+1
+		d, kills = start(t, dir, opts{args: flags}), kills+1
 	}
-	const requests = 30
 	for i := range requests {
 		files := in.phase(i)
 		half := rng.IntN(len(files) + 1)
@@ -51,7 +60,7 @@ func TestModelAnswersAsTheDatabase(t *testing.T) {
 		size, group := 4+rng.IntN(12), 1+rng.IntN(4)
 		writeRequest(t, dir, id, fmt.Sprintf(`{"size": %d, "group_size": %d}`, size, group))
 		got := waitBatch(t, d, id)
-		want := batchOn(t, dir, db, id, size, group)
+		want := batchOn(t, dir, db, id, size, group, flags...)
 		if !bytes.Equal(withoutTime(t, got), withoutTime(t, want)) {
 			t.Fatalf("request %s (%d kills so far): the daemon answered\n%s\nthe database alone gives\n%s", id, kills, got, want)
 		}
@@ -80,10 +89,10 @@ func snapshotOf(t *testing.T, dir, copies string, i int) string {
 }
 
 // batchOn runs `envsched batch` on dir with database db and returns its batch.
-func batchOn(t *testing.T, dir, db, id string, size, group int) []byte {
+func batchOn(t *testing.T, dir, db, id string, size, group int, flags ...string) []byte {
 	t.Helper()
-	cmd := execCommand([]string{"batch", "--dir", dir, "--db", db, "--id", id, "--json",
-		"--size", fmt.Sprint(size), "--group-size", fmt.Sprint(group)})
+	cmd := execCommand(append([]string{"batch", "--dir", dir, "--db", db, "--id", id, "--json",
+		"--size", fmt.Sprint(size), "--group-size", fmt.Sprint(group)}, flags...))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
