@@ -80,6 +80,20 @@ func BenchmarkBatch(b *testing.B) {
 			}
 			reportTimes(b, cpu0, "op")
 		})
+		b.Run(fmt.Sprintf("select-lasting/N=%d", n), func(b *testing.B) {
+			p := DefaultParams()
+			p.Exploit = ExploitLasting // the cost of the lasting measure, side by side with select
+			h := LastingHorizon(w.tasks)
+			var sel Selector
+			cpu0 := cpuTime()
+			for b.Loop() {
+				if _, err := sel.Select(w.g, w.preds, w.tasks, req, p); err != nil {
+					b.Fatal(err)
+				}
+			}
+			reportTimes(b, cpu0, "op")
+			b.ReportMetric(float64(h), "horizon")
+		})
 		b.Run(fmt.Sprintf("batch/N=%d", n), func(b *testing.B) {
 			pr, _ := propagate.NewPredictor(propagate.DefaultParams())
 			var sel Selector
