@@ -17,7 +17,9 @@ type Predictor struct {
 	out []Prediction
 
 	own   []evidence // own decayed evidence per node
-	hop   []hop      // one-hop borrowed evidence per node
+	ownN  []float64  // with Params.Loads: own decayed rollouts per node, a + b in float64
+	hop   []hop      // one-hop borrowed evidence per node (kept for every node with two hops only)
+	loads []float64  // with Params.Loads: the neighbour load per node (see Loads)
 	envs  []envSums
 	pow   []float64 // pow[k] = λ^k
 	drift drift
@@ -91,7 +93,7 @@ func (pr *Predictor) Predict(g *graph.Graph, tasks []stats.Task, round int64, st
 	pr.envPriors()
 	pr.prior.start = st.Warm
 	pr.prior.fit(g, tasks, pr.own, pr.p.FeatureRidge)
-	if pr.p.Hops > 0 && pr.p.Gamma > 0 {
+	if pr.p.Hops == 2 && pr.p.Gamma > 0 { // the second hop reads every node's first
 		parallelNodes(n, func(lo, hi int) { pr.oneHop(g, lo, hi) })
 	}
 	parallelNodes(n, func(lo, hi int) { pr.finish(g, tasks, round, lo, hi) })
@@ -112,7 +114,12 @@ func parallelNodes(n int, f func(lo, hi int)) {
 func (pr *Predictor) grow(n, envs int) {
 	pr.out = resize(pr.out, n)
 	pr.own = resize(pr.own, n)
-	pr.hop = resize(pr.hop, n)
+	if pr.p.Hops == 2 {
+		pr.hop = resize(pr.hop, n)
+	}
+	if pr.p.Loads {
+		pr.ownN, pr.loads = resize(pr.ownN, n), resize(pr.loads, n)
+	}
 	pr.envs = append(pr.envs[:0], make([]envSums, envs)...)
 	if len(pr.pow) == 0 {
 		pr.pow = make([]float64, 1024)
@@ -165,6 +172,9 @@ func (pr *Predictor) ownChunk(g *graph.Graph, tasks []stats.Task, round int64, l
 		f := pr.decay(t.Round, round)
 		a, b := t.A*f, t.B*f
 		pr.own[i] = evidence{float32(a), float32(b)}
+		if pr.ownN != nil {
+			pr.ownN[i] = a + b
+		}
 		e := &sums[g.Nodes[i].Env-first]
 		e.a += a
 		e.n += a + b
@@ -205,11 +215,35 @@ func (pr *Predictor) envPriors() {
 	}
 }
 
-// oneHop fills hop[lo:hi] with the evidence each node borrows from its direct neighbours.
+// oneHop fills hop[lo:hi] with the evidence each node borrows from its direct neighbours (and
+// loads[lo:hi] with their neighbour loads, with Params.Loads): the pass a second hop needs
+// before any node's prediction can be finished.
 func (pr *Predictor) oneHop(g *graph.Graph, lo, hi int) {
-	gamma, minW := pr.p.Gamma, pr.p.MinTotalWeight
 	for i := lo; i < hi; i++ {
-		var w, sa, sb float64
+		pr.hop[i] = pr.neighbours(g, i)
+	}
+}
+
+// neighbours returns what node i borrows from its direct neighbours over one hop, and, with
+// Params.Loads, sets loads[i] in the same walk over its edges.
+func (pr *Predictor) neighbours(g *graph.Graph, i int) hop {
+	var w, sa, sb float64
+	var sum, ws float64 // the load's
+	if pr.loads != nil {
+		for _, e := range g.Neighbors(i) {
+			ew, sim := float64(e.Weight), float64(e.Sim)
+			o := pr.own[e.To]
+			w += ew
+			sa += ew * float64(o.a)
+			sb += ew * float64(o.b)
+			sum += sim * pr.ownN[e.To]
+			ws += sim
+		}
+		pr.loads[i] = 0
+		if ws != 0 {
+			pr.loads[i] = sum / ws
+		}
+	} else {
 		for _, e := range g.Neighbors(i) {
 			ew := float64(e.Weight)
 			o := pr.own[e.To]
@@ -217,18 +251,46 @@ func (pr *Predictor) oneHop(g *graph.Graph, lo, hi int) {
 			sa += ew * float64(o.a)
 			sb += ew * float64(o.b)
 		}
-		inv := gamma / max(w, minW)
-		pr.hop[i] = hop{a: float32(sa * inv), b: float32(sb * inv), inv: float32(inv)}
 	}
+	inv := pr.p.Gamma / max(w, pr.p.MinTotalWeight)
+	return hop{a: float32(sa * inv), b: float32(sb * inv), inv: float32(inv)}
+}
+
+// Loads returns the neighbour load of every node as of the last call to Predict, indexed like
+// the graph's nodes, or nil unless Params.Loads is set: the similarity-weighted mean of its
+// neighbours' own decayed rollouts (Prediction.Own), Σ sim·own / Σ sim over its edges in
+// order, 0 with no similarity, the same bits as batcher's transfer factor works it out from
+// the predictions. The slice belongs to the Predictor and is overwritten by the next call.
+func (pr *Predictor) Loads() []float64 {
+	if !pr.p.Loads {
+		return nil
+	}
+	return pr.loads
+}
+
+// firstHop is node i's walk over its edges for finish: its one-hop evidence read from hop
+// (two hops, where oneHop filled it), or worked out here (one hop: no pass of its own), or,
+// with no borrowing, only the load when Params.Loads asks for it.
+func (pr *Predictor) firstHop(g *graph.Graph, i int) hop {
+	switch {
+	case pr.p.Hops == 0 || pr.p.Gamma == 0:
+		if pr.loads != nil {
+			pr.neighbours(g, i)
+		}
+		return hop{}
+	case pr.p.Hops == 2:
+		return pr.hop[i]
+	}
+	return pr.neighbours(g, i)
 }
 
 // borrowed returns the evidence node i borrows over one or two hops, without echo: the
-// two-hop paths i→j→i carry i's own evidence back, and are subtracted.
-func (pr *Predictor) borrowed(g *graph.Graph, i int) (ba, bb float64) {
+// two-hop paths i→j→i carry i's own evidence back, and are subtracted. h is its one-hop
+// evidence (firstHop).
+func (pr *Predictor) borrowed(g *graph.Graph, i int, h hop) (ba, bb float64) {
 	if pr.p.Hops == 0 || pr.p.Gamma == 0 {
 		return 0, 0
 	}
-	h := pr.hop[i]
 	ba, bb = float64(h.a), float64(h.b)
 	if pr.p.Hops == 2 {
 		var sa, sb, echo float64
@@ -258,7 +320,7 @@ func (pr *Predictor) finish(g *graph.Graph, tasks []stats.Task, round int64, lo,
 		env := g.Nodes[i].Env
 		f := pr.decay(t.Round, round)
 		a, b := t.A*f, t.B*f
-		ba, bb := pr.borrowed(g, i)
+		ba, bb := pr.borrowed(g, i, pr.firstHop(g, i))
 		alpha, beta := pr.posterior(i, env, a, b, ba, bb)
 		base, count, centre := alpha/(alpha+beta), alpha+beta, pr.envs[env].centre
 		alpha, beta, pre, lazy := pr.adjust(env, alpha, beta, base, centre, t.Rollouts > 0, stale(t, f))
