@@ -18,7 +18,7 @@ type Predictor struct {
 
 	own   []evidence // own decayed evidence per node
 	ownN  []float64  // with Params.Loads: own decayed rollouts per node, a + b in float64
-	hop   []hop      // one-hop borrowed evidence per node (kept for every node with two hops only)
+	hop   []hop      // one-hop borrowed evidence per node
 	loads []float64  // with Params.Loads: the neighbour load per node (see Loads)
 	envs  []envSums
 	pow   []float64 // pow[k] = λ^k
@@ -93,7 +93,7 @@ func (pr *Predictor) Predict(g *graph.Graph, tasks []stats.Task, round int64, st
 	pr.envPriors()
 	pr.prior.start = st.Warm
 	pr.prior.fit(g, tasks, pr.own, pr.p.FeatureRidge)
-	if pr.p.Hops == 2 && pr.p.Gamma > 0 { // the second hop reads every node's first
+	if pr.p.Hops > 0 && pr.p.Gamma > 0 || pr.p.Loads {
 		parallelNodes(n, func(lo, hi int) { pr.oneHop(g, lo, hi) })
 	}
 	parallelNodes(n, func(lo, hi int) { pr.finish(g, tasks, round, lo, hi) })
@@ -114,9 +114,7 @@ func parallelNodes(n int, f func(lo, hi int)) {
 func (pr *Predictor) grow(n, envs int) {
 	pr.out = resize(pr.out, n)
 	pr.own = resize(pr.own, n)
-	if pr.p.Hops == 2 {
-		pr.hop = resize(pr.hop, n)
-	}
+	pr.hop = resize(pr.hop, n)
 	if pr.p.Loads {
 		pr.ownN, pr.loads = resize(pr.ownN, n), resize(pr.loads, n)
 	}
@@ -215,9 +213,10 @@ func (pr *Predictor) envPriors() {
 	}
 }
 
-// oneHop fills hop[lo:hi] with the evidence each node borrows from its direct neighbours (and
-// loads[lo:hi] with their neighbour loads, with Params.Loads): the pass a second hop needs
-// before any node's prediction can be finished.
+// oneHop fills hop[lo:hi] with the evidence each node borrows from its direct neighbours, and,
+// with Params.Loads, loads[lo:hi] with their neighbour loads: one walk over the edges for
+// both. It is a pass of its own, not a part of finish: a tight walk keeps many of its random
+// reads in flight at once, which the arithmetic of finish between walks would not.
 func (pr *Predictor) oneHop(g *graph.Graph, lo, hi int) {
 	for i := lo; i < hi; i++ {
 		pr.hop[i] = pr.neighbours(g, i)
@@ -268,29 +267,13 @@ func (pr *Predictor) Loads() []float64 {
 	return pr.loads
 }
 
-// firstHop is node i's walk over its edges for finish: its one-hop evidence read from hop
-// (two hops, where oneHop filled it), or worked out here (one hop: no pass of its own), or,
-// with no borrowing, only the load when Params.Loads asks for it.
-func (pr *Predictor) firstHop(g *graph.Graph, i int) hop {
-	switch {
-	case pr.p.Hops == 0 || pr.p.Gamma == 0:
-		if pr.loads != nil {
-			pr.neighbours(g, i)
-		}
-		return hop{}
-	case pr.p.Hops == 2:
-		return pr.hop[i]
-	}
-	return pr.neighbours(g, i)
-}
-
 // borrowed returns the evidence node i borrows over one or two hops, without echo: the
-// two-hop paths i→j→i carry i's own evidence back, and are subtracted. h is its one-hop
-// evidence (firstHop).
-func (pr *Predictor) borrowed(g *graph.Graph, i int, h hop) (ba, bb float64) {
+// two-hop paths i→j→i carry i's own evidence back, and are subtracted.
+func (pr *Predictor) borrowed(g *graph.Graph, i int) (ba, bb float64) {
 	if pr.p.Hops == 0 || pr.p.Gamma == 0 {
 		return 0, 0
 	}
+	h := pr.hop[i]
 	ba, bb = float64(h.a), float64(h.b)
 	if pr.p.Hops == 2 {
 		var sa, sb, echo float64
@@ -320,7 +303,7 @@ func (pr *Predictor) finish(g *graph.Graph, tasks []stats.Task, round int64, lo,
 		env := g.Nodes[i].Env
 		f := pr.decay(t.Round, round)
 		a, b := t.A*f, t.B*f
-		ba, bb := pr.borrowed(g, i, pr.firstHop(g, i))
+		ba, bb := pr.borrowed(g, i)
 		alpha, beta := pr.posterior(i, env, a, b, ba, bb)
 		base, count, centre := alpha/(alpha+beta), alpha+beta, pr.envs[env].centre
 		alpha, beta, pre, lazy := pr.adjust(env, alpha, beta, base, centre, t.Rollouts > 0, stale(t, f))
