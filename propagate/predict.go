@@ -17,7 +17,7 @@ type Predictor struct {
 	out []Prediction
 
 	own   []evidence // own decayed evidence per node
-	ownN  []float64  // with Params.Loads: own decayed rollouts per node, a + b in float64
+	both  []both     // with Params.Loads: own evidence and rollouts per node, for oneHop
 	hop   []hop      // one-hop borrowed evidence per node
 	loads []float64  // with Params.Loads: the neighbour load per node (see Loads)
 	envs  []envSums
@@ -32,6 +32,14 @@ type Predictor struct {
 // evidence is a node's decayed successes and failures. float32 keeps the arrays that the
 // edge passes read at random small enough for the cache.
 type evidence struct{ a, b float32 }
+
+// both is a node's own evidence as in own and its own decayed rollouts a + b in float64, side
+// by side, so that a walk taking the borrowing and the neighbour loads together reads one
+// 16-byte entry per neighbour, not two arrays.
+type both struct {
+	evidence
+	n float64
+}
 
 // hop is what a node borrows over one hop, and inv = γ / max(total edge weight,
 // MinTotalWeight), the factor that turns its edge weights into shares.
@@ -116,7 +124,7 @@ func (pr *Predictor) grow(n, envs int) {
 	pr.own = resize(pr.own, n)
 	pr.hop = resize(pr.hop, n)
 	if pr.p.Loads {
-		pr.ownN, pr.loads = resize(pr.ownN, n), resize(pr.loads, n)
+		pr.both, pr.loads = resize(pr.both, n), resize(pr.loads, n)
 	}
 	pr.envs = append(pr.envs[:0], make([]envSums, envs)...)
 	if len(pr.pow) == 0 {
@@ -170,8 +178,8 @@ func (pr *Predictor) ownChunk(g *graph.Graph, tasks []stats.Task, round int64, l
 		f := pr.decay(t.Round, round)
 		a, b := t.A*f, t.B*f
 		pr.own[i] = evidence{float32(a), float32(b)}
-		if pr.ownN != nil {
-			pr.ownN[i] = a + b
+		if pr.both != nil {
+			pr.both[i] = both{pr.own[i], a + b}
 		}
 		e := &sums[g.Nodes[i].Env-first]
 		e.a += a
@@ -231,11 +239,11 @@ func (pr *Predictor) neighbours(g *graph.Graph, i int) hop {
 	if pr.loads != nil {
 		for _, e := range g.Neighbors(i) {
 			ew, sim := float64(e.Weight), float64(e.Sim)
-			o := pr.own[e.To]
+			o := &pr.both[e.To]
 			w += ew
 			sa += ew * float64(o.a)
 			sb += ew * float64(o.b)
-			sum += sim * pr.ownN[e.To]
+			sum += sim * o.n
 			ws += sim
 		}
 		pr.loads[i] = 0
