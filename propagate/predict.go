@@ -97,6 +97,7 @@ func (pr *Predictor) Predict(g *graph.Graph, tasks []stats.Task, round int64, st
 	pr.drift.start(st, pr.p)
 	pr.drift.measure(g, tasks, st.Baseline)
 	pr.expOffsets()
+	pr.prior.collected = pr.prior.fits(g, pr.p.FeatureRidge)
 	pr.ownEvidence(g, tasks, round)
 	pr.envPriors()
 	pr.prior.start = st.Warm
@@ -151,13 +152,21 @@ func (pr *Predictor) decay(from, round int64) float64 {
 // pieces are fixed, and merged in order, so the sums do not depend on the number of CPUs.
 const chunk = 1 << 14
 
-// ownEvidence fills own with each node's decayed evidence and sums it per environment.
+// ownEvidence fills own with each node's decayed evidence and sums it per environment. When
+// the feature prior will fit (prior.collected), it also collects the rows of the fit in the
+// prior's pieces, in the same pass over every task's statistics (see featurePrior.collectRows).
 func (pr *Predictor) ownEvidence(g *graph.Graph, tasks []stats.Task, round int64) {
 	n := len(tasks)
 	parts := make([][]envSums, (n+chunk-1)/chunk)
+	if pr.prior.collected {
+		pr.prior.growPieces(len(parts))
+	}
 	par.Ranges(len(parts), 4, func(lo, hi int) {
 		for c := lo; c < hi; c++ {
 			parts[c] = pr.ownChunk(g, tasks, round, c*chunk, min(n, (c+1)*chunk))
+			if pr.prior.collected {
+				pr.prior.collectPiece(c, tasks, pr.own)
+			}
 		}
 	})
 	for c, part := range parts {
