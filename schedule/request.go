@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/envsched/envsched/record"
 )
@@ -240,6 +241,10 @@ func envList(k string, v json.RawMessage) ([]string, error) {
 	var names []string
 	if err := json.Unmarshal(v, &names); err != nil {
 		return nil, badf("%s is %s: want a list of environment names, such as [\"tau2-retail\"]", k, short(v))
+	}
+	if !utf8.Valid(v) || record.HasLoneSurrogate(v) {
+		return nil, badf("%s holds a name that is not valid UTF-8 (a byte that is not, or an escape of a lone "+
+			"surrogate such as \\udcff): no environment has such a name; write the names as the catalogue does", k)
 	}
 	if len(names) == 0 && k == "envs" {
 		return nil, badf("envs is empty: list at least one environment, or leave it out for all")

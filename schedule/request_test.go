@@ -166,3 +166,28 @@ func TestDuplicateFieldRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestEnvNamesNotValidUTF8Refused: an environment name in envs or exclude_envs that is not
+// valid UTF-8 (a raw byte, or an escape of a lone surrogate, which json.Unmarshal makes U+FFFD)
+// is refused saying so: read as U+FFFD it matched no environment, or an environment named
+// "\ufffd", not the one meant. Escapes that are valid (a surrogate pair, an escaped backslash)
+// are names like any other.
+func TestEnvNamesNotValidUTF8Refused(t *testing.T) {
+	for body, refused := range map[string]bool{
+		`{"envs": ["a\ud800"]}`:        true,
+		`{"exclude_envs": ["\udcff"]}`: true,
+		"{\"envs\": [\"a\xffb\"]}":     true,
+		`{"envs": ["\ude00\ud83d"]}`:   true,
+		`{"envs": ["\ud83d\ude00"]}`:   false,
+		`{"envs": ["a\\ud800"]}`:       false,
+		`{"envs": ["caf\u00e9", "b"]}`: false,
+	} {
+		_, err := ParseRequest([]byte(body), 64, 8)
+		if (err != nil) != refused {
+			t.Errorf("%s: %v; want refused %v", body, err, refused)
+		}
+		if err != nil && refused && !strings.Contains(err.Error(), "not valid UTF-8") {
+			t.Errorf("%s: %v; want a message saying the name is not valid UTF-8", body, err)
+		}
+	}
+}
