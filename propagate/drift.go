@@ -143,7 +143,7 @@ func (d *drift) start(st State, p Params) {
 		d.re = min(max(st.Rechosen, -d.reMax), d.reMax)
 	}
 	d.trendMem, d.groupSize, d.trend = 0, p.GroupSize, Trend{}
-	if d.reRate > 0 && p.RechosenTrend > 0 {
+	if d.reRate > 0 && p.RechosenTrend > 0 && p.DispersionMemory > 0 { // stored with the dispersion state
 		d.trendMem = p.RechosenTrend
 		if tr := st.Dispersion.Trend; tr != nil && tr.valid() {
 			d.trend = *tr

@@ -70,7 +70,8 @@ type Params struct {
 	// by their binomial likelihood. Measured on the simulator: tasks trained on often got
 	// easier than one offset says and tasks trained once harder, and the posterior pulled
 	// a task's own evidence towards its prior further than the truth was. 0 keeps one offset
-	// for all (RechosenRate); it needs RechosenRate > 0.
+	// for all (RechosenRate). It needs RechosenRate > 0 and DispersionMemory > 0: it is
+	// stored with the dispersion state (Dispersion.Trend).
 	RechosenTrend float64
 	// DispersionMemory turns on the dispersion correction and is the share of what it
 	// measured that each call keeps (the rest is forgotten): every group that comes back
