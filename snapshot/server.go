@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/envsched/envsched/fsutil"
+	"golang.org/x/sys/unix"
 )
 
 // Source is what Serve copies: storage.DB's WriteSnapshot, which writes the whole database
@@ -25,7 +26,9 @@ type Source interface {
 type ServeOptions struct {
 	PollInterval time.Duration // how often Folder is listed; 0 means DefaultPollInterval
 	MaxAge       time.Duration // leftovers older than this are removed; 0 means DefaultMaxAge
-	Logger       *slog.Logger  // nil discards
+	// SweepInterval is how often leftovers older than MaxAge are looked for; 0 means a minute.
+	SweepInterval time.Duration
+	Logger        *slog.Logger // nil discards
 }
 
 func (o ServeOptions) withDefaults() ServeOptions {
@@ -34,6 +37,9 @@ func (o ServeOptions) withDefaults() ServeOptions {
 	}
 	if o.MaxAge <= 0 {
 		o.MaxAge = DefaultMaxAge
+	}
+	if o.SweepInterval <= 0 {
+		o.SweepInterval = time.Minute
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -52,17 +58,23 @@ func Serve(ctx context.Context, src Source, dir string, opts ServeOptions) error
 	if err := ensureFolder(folder); err != nil {
 		return err
 	}
-	s := server{src: src, folder: folder, opts: opts}
-	s.sweepOrphans()
+	s := &server{src: src, folder: folder, opts: opts}
+	if s.hold() {
+		s.sweepOrphans()
+		s.release()
+	}
 	tick := time.NewTicker(opts.PollInterval)
 	defer tick.Stop()
 	lastSweep := time.Time{}
 	for {
-		if time.Since(lastSweep) > time.Minute {
-			s.sweep(time.Now())
-			lastSweep = time.Now()
+		if s.usable() && s.hold() {
+			if time.Since(lastSweep) > opts.SweepInterval {
+				s.sweep(time.Now())
+				lastSweep = time.Now()
+			}
+			s.answerAll()
+			s.release()
 		}
-		s.answerAll()
 		select {
 		case <-ctx.Done():
 			return nil
@@ -93,11 +105,59 @@ type server struct {
 	src    Source
 	folder string
 	opts   ServeOptions
+	fault  string // why the folder was last found unusable; "" when it was usable
+	// dir is the folder held open for one pass (hold, release), and at the path that reaches
+	// it through that descriptor: every file of the pass is named under at, never under
+	// folder, so that a folder swapped for a link while the pass runs is not followed.
+	dir *os.File
+	at  string
+}
+
+// hold opens the folder for one pass without following a link; a folder that became a link
+// since usable checked it is skipped until the next pass. The pass then names its files under
+// /proc/self/fd/N, which the kernel resolves to the folder the descriptor holds, whatever
+// the path DIR/snapshots names meanwhile (Linux, like the rest of envsched).
+func (s *server) hold() bool {
+	f, err := os.OpenFile(s.folder, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return false
+	}
+	s.dir, s.at = f, fmt.Sprintf("/proc/self/fd/%d", f.Fd())
+	return true
+}
+
+// release closes the folder held by hold.
+func (s *server) release() {
+	s.dir.Close()
+	s.dir, s.at = nil, ""
+}
+
+// usable checks the folder before each pass, as the trainer may change it while envsched runs:
+// a folder removed is made again (the reading commands need it), and a folder replaced by a
+// symbolic link or a file is left alone, the pass skipped: listing it would follow the link, and
+// the sweep would remove old files wherever it leads. Each change is logged once.
+func (s *server) usable() bool {
+	_, statErr := os.Lstat(s.folder)
+	err := ensureFolder(s.folder)
+	switch {
+	case err != nil && err.Error() != s.fault:
+		s.opts.Logger.Error("snapshot folder unusable; reading commands get no copies until it is a folder again",
+			"folder", s.folder, "err", err)
+	case err == nil && errors.Is(statErr, fs.ErrNotExist):
+		s.opts.Logger.Warn("snapshot folder was removed; made it again", "folder", s.folder)
+	case err == nil && s.fault != "":
+		s.opts.Logger.Info("snapshot folder usable again", "folder", s.folder)
+	}
+	s.fault = ""
+	if err != nil {
+		s.fault = err.Error()
+	}
+	return err == nil
 }
 
 // answerAll answers every pending request in the folder.
-func (s server) answerAll() {
-	entries, err := os.ReadDir(s.folder)
+func (s *server) answerAll() {
+	entries, err := os.ReadDir(s.at)
 	if err != nil {
 		s.opts.Logger.Warn("list snapshot requests", "folder", s.folder, "error", err)
 		return
@@ -117,28 +177,28 @@ func (s server) answerAll() {
 }
 
 // answer writes NAME.db (or NAME.error) and then removes NAME.want.
-func (s server) answer(name string) {
+func (s *server) answer(name string) {
 	start := time.Now()
 	n, err := s.write(name)
 	if err != nil {
 		s.opts.Logger.Warn("snapshot failed", "name", name, "error", err)
 		msg := []byte(err.Error() + "\n")
-		if werr := fsutil.WriteFileAtomic(filepath.Join(s.folder, name+errorSuffix), msg, 0o644); werr != nil {
+		if werr := fsutil.WriteFileAtomic(filepath.Join(s.at, name+errorSuffix), msg, 0o644); werr != nil {
 			s.opts.Logger.Warn("snapshot error file", "name", name, "error", werr)
 		}
 	} else {
 		s.opts.Logger.Info("snapshot written", "name", name, "bytes", n, "ms", time.Since(start).Milliseconds())
 	}
-	if err := os.Remove(filepath.Join(s.folder, name+wantSuffix)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := os.Remove(filepath.Join(s.at, name+wantSuffix)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		s.opts.Logger.Warn("remove snapshot request", "name", name, "error", err)
 	}
 }
 
 // write copies the database into NAME.db atomically (fsutil.WriteAtomic: temporary file,
 // fsync, rename, folder fsync); the copy is readable by its owner only.
-func (s server) write(name string) (int64, error) {
+func (s *server) write(name string) (int64, error) {
 	var n int64
-	err := fsutil.WriteAtomic(filepath.Join(s.folder, name+dbSuffix), 0o600, func(w io.Writer) error {
+	err := fsutil.WriteAtomic(filepath.Join(s.at, name+dbSuffix), 0o600, func(w io.Writer) error {
 		var err error
 		n, err = s.src.WriteSnapshot(w)
 		return err
@@ -152,18 +212,35 @@ func (s server) write(name string) (int64, error) {
 // sweep removes every regular file in the folder older than MaxAge: requests nobody can
 // answer, copies and error files whose reader died, temporary files of crashed writers.
 // Readers unlink a copy as soon as they open it, so an old file is an orphan.
-func (s server) sweep(now time.Time) {
-	entries, err := os.ReadDir(s.folder)
+func (s *server) sweep(now time.Time) {
+	s.removeIn(func(name string, st *unix.Stat_t) bool {
+		return now.Sub(time.Unix(st.Mtim.Unix())) >= s.opts.MaxAge
+	}, func(name string) { s.opts.Logger.Info("removed stale snapshot file", "file", name) })
+}
+
+// removeIn removes the regular files of the folder held for the pass (hold) for which doomed
+// is true (given their lstat), calling removed after each. It works through that descriptor,
+// never through the folder's path: a folder swapped for a link meanwhile cannot make it remove
+// files elsewhere.
+func (s *server) removeIn(doomed func(name string, st *unix.Stat_t) bool, removed func(name string)) {
+	held, err := unix.Openat(int(s.dir.Fd()), ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return
 	}
-	for _, e := range entries {
-		fi, err := e.Info()
-		if err != nil || !fi.Mode().IsRegular() || now.Sub(fi.ModTime()) < s.opts.MaxAge {
+	f := os.NewFile(uintptr(held), s.folder)
+	defer f.Close()
+	names, err := f.Readdirnames(-1)
+	if err != nil {
+		return
+	}
+	fd := int(f.Fd())
+	for _, name := range names {
+		var st unix.Stat_t
+		if unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
 			continue
 		}
-		if err := os.Remove(filepath.Join(s.folder, e.Name())); err == nil {
-			s.opts.Logger.Info("removed stale snapshot file", "file", e.Name())
+		if doomed(name, &st) && unix.Unlinkat(fd, name, 0) == nil {
+			removed(name)
 		}
 	}
 }
