@@ -24,6 +24,9 @@
 // rest are filled by lazy greedy selection in which a candidate's gain is its score minus η
 // times its largest edge similarity to a task already chosen (MMR). The penalty only grows, so
 // a stale gain in the heap is an upper bound and the greedy needs O((size + updates)·log N).
+// An environment with many more candidates than its quota q keeps only its best 2q+16 in its
+// heap, and the best one left out bounds the environment's place among the others: a top that
+// does not come before it makes the heap whole first, so the picks are those of whole heaps.
 //
 // Ties are broken by a hash of the seed and the node, so the same inputs and seed give the
 // same batch and another seed may give another.

@@ -16,15 +16,25 @@ type UnknownEnvError struct {
 	Known []string // the environments that exist
 }
 
-// Error names the environment and lists the known ones.
+// Error names the environment and lists the known ones: at most maxListed, each quoted and cut
+// like the name asked for (an environment name may be 4 KiB, and the message goes into an error
+// file and a log line), then how many more there are.
 func (e *UnknownEnvError) Error() string {
-	known := e.Known
-	more := ""
-	if len(known) > 10 {
-		known, more = known[:10], fmt.Sprintf(" and %d more", len(e.Known)-10)
+	n := min(len(e.Known), maxListed)
+	known := make([]string, n)
+	for i, k := range e.Known[:n] {
+		known[i] = quoteCut(k)
 	}
-	return fmt.Sprintf("%s names unknown environment %s: known are %s%s", e.Field, quoteCut(e.Env), strings.Join(known, ", "), more)
+	more := ""
+	if len(e.Known) > n {
+		more = fmt.Sprintf(" and %d more", len(e.Known)-n)
+	}
+	return fmt.Sprintf("%s names unknown environment %s: the %d known are %s%s", e.Field, quoteCut(e.Env),
+		len(e.Known), strings.Join(known, ", "), more)
 }
+
+// maxListed is how many known environments a message lists.
+const maxListed = 10
 
 // quoteCut quotes a name for a message, cut to its first 100 bytes with its length said: a
 // request may name a 100 KB environment, and its error file and log line need not repeat it.

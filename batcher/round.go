@@ -3,6 +3,8 @@ package batcher
 import (
 	"fmt"
 	"math"
+
+	"github.com/envsched/envsched/internal/par"
 )
 
 // round chooses k distinct tasks (k <= eligible) and appends them to the picks. Its cost
@@ -103,12 +105,12 @@ func (s *selector) randomSlots(n int, quota []int) []int32 {
 	if n == 0 {
 		return nil
 	}
-	pool := append([]int32(nil), s.elig...)
+	pool := shuffle{base: s.elig}
 	var out []int32
-	for t := 0; t < len(pool) && len(out) < n; t++ {
-		j := t + s.rng.IntN(len(pool)-t)
-		pool[t], pool[j] = pool[j], pool[t]
-		i := pool[t]
+	for t := 0; t < len(s.elig) && len(out) < n; t++ {
+		j := t + s.rng.IntN(len(s.elig)-t)
+		pool.swap(t, j)
+		i := pool.at(t)
 		e := s.g.Nodes[i].Env
 		if quota[e] == 0 {
 			continue
@@ -118,6 +120,45 @@ func (s *selector) randomSlots(n int, quota []int) []int32 {
 		s.take(int(i))
 	}
 	return out
+}
+
+// shuffle is the pool of a partial Fisher-Yates shuffle of base that copies nothing while it
+// is small: the positions it swapped hold their values in moved, the others still base's.
+// Past a share of base's length it copies base once and goes on in place. A round's few
+// random slots so cost their draws, not a copy of every eligible task.
+type shuffle struct {
+	base  []int32
+	moved map[int]int32
+	full  []int32 // base with the swaps applied, once copied
+}
+
+func (sh *shuffle) at(k int) int32 {
+	if sh.full != nil {
+		return sh.full[k]
+	}
+	if v, ok := sh.moved[k]; ok {
+		return v
+	}
+	return sh.base[k]
+}
+
+func (sh *shuffle) swap(t, j int) {
+	if sh.full == nil && len(sh.moved) >= max(64, len(sh.base)/32) {
+		sh.full = append([]int32(nil), sh.base...)
+		for k, v := range sh.moved {
+			sh.full[k] = v
+		}
+		sh.moved = nil
+	}
+	if sh.full != nil {
+		sh.full[t], sh.full[j] = sh.full[j], sh.full[t]
+		return
+	}
+	if sh.moved == nil {
+		sh.moved = map[int]int32{}
+	}
+	vt, vj := sh.at(t), sh.at(j)
+	sh.moved[t], sh.moved[j] = vj, vt
 }
 
 // take marks node i chosen and raises the penalty of its neighbours.
@@ -141,13 +182,16 @@ func (s *selector) gain(i int32) float64 {
 // greedy fills the quotas by lazy greedy selection. Each environment keeps a max-heap of its
 // candidates by gain; a top-level heap holds each environment by the stored gain of its top.
 // Penalties only grow, so a stored gain is an upper bound: a popped entry whose gain is still
-// current is the best candidate of all.
+// current is the best candidate of all. A pruned heap (see candidateHeaps) holds only an
+// environment's best candidates: its top is taken only when it also comes before the best
+// candidate left out, else the environment's heap is made whole first, so that the picks are
+// those of whole heaps.
 func (s *selector) greedy(quota []int, repeat bool) {
 	envHeaps := s.candidateHeaps(quota)
 	top := &heap{}
 	for _, e := range s.active {
 		if h := &envHeaps[e]; h.len() > 0 {
-			top.push(entry{gain: h.peek().gain, key: h.peek().key, node: int32(e)})
+			top.push(s.envTop(int32(e)))
 		}
 	}
 	for top.len() > 0 {
@@ -157,41 +201,170 @@ func (s *selector) greedy(quota []int, repeat bool) {
 		best := h.peek()
 		if g := s.gain(best.node); g != best.gain {
 			h.replaceTop(entry{gain: g, key: best.key, node: best.node})
-			top.push(entry{gain: h.peek().gain, key: h.peek().key, node: e})
+			top.push(s.envTop(e))
+			continue
+		}
+		if s.pruned[e] && !best.before(s.leftOut[e]) {
+			s.wholeHeap(e)
+			top.push(s.envTop(e))
 			continue
 		}
 		h.pop()
 		s.take(int(best.node))
 		s.pick(int(best.node), false, repeat)
-		quota[e]--
+		quota[e]-- // a pruned heap keeps more candidates than its quota: it never runs out first
 		if quota[e] > 0 && h.len() > 0 {
-			top.push(entry{gain: h.peek().gain, key: h.peek().key, node: e})
+			top.push(s.envTop(e))
 		}
 	}
 }
 
+// envTop is environment e's entry in the top-level heap: the stored gain of its heap's top, or
+// of its best candidate left out when that comes first (the entry must bound every candidate
+// of e, else another environment's pick could come before a better one left out).
+func (s *selector) envTop(e int32) entry {
+	t := s.heaps[e].peek()
+	if s.pruned[e] && s.leftOut[e].before(t) {
+		t = s.leftOut[e]
+	}
+	return entry{gain: t.gain, key: t.key, node: e}
+}
+
+// pruneFactor and pruneExtra size a pruned heap: an environment with quota q keeps its best
+// pruneFactor·q + pruneExtra candidates, room for the picks and for the neighbours their
+// penalties push down. An environment with fewer than twice that keeps them all.
+const (
+	pruneFactor = 2
+	pruneExtra  = 16
+)
+
 // candidateHeaps returns per active environment with quota left a heap of its untaken
-// eligible tasks, all in one backing array (indexed by environment; others are not set).
+// eligible tasks, all in one backing array (indexed by environment; others are not set). An
+// environment with many more candidates than its quota gets a pruned heap: its best
+// candidates only, found in one pass with a small heap of the worst kept on top (heapifying
+// every candidate of a 100,000-task catalogue was most of a round's cost), with the best of
+// those left out in leftOut.
 func (s *selector) candidateHeaps(quota []int) []heap {
 	hs := s.heaps
-	off := 0
+	off, start, work := 0, 0, 0
+	todo := s.todo[:0]
 	for _, e := range s.active {
+		n := s.quotas[e].Eligible
+		s.runs[e] = [2]int{start, start + n}
+		start += n
 		hs[e] = heap{items: s.items[off:off:off]}
-		if quota[e] > 0 {
-			hs[e].items = s.items[off : off : off+s.quotas[e].Eligible]
-			off += s.quotas[e].Eligible
+		s.pruned[e] = false
+		if quota[e] == 0 {
+			continue
+		}
+		hs[e].items = s.items[off : off : off+n]
+		off += n
+		todo = append(todo, e)
+		work += n
+	}
+	s.todo = todo
+	// Each environment's heap is its own (its items, pruned and leftOut slots): large
+	// rounds make them on every CPU, with the same result.
+	build := func(lo, hi int) {
+		for _, e := range todo[lo:hi] {
+			if keep := pruneFactor*quota[e] + pruneExtra; s.quotas[e].Eligible >= 2*keep {
+				s.prunedHeap(e, keep)
+			} else {
+				s.fillHeap(e)
+			}
 		}
 	}
-	for _, i := range s.elig {
-		e := s.g.Nodes[i].Env
-		if quota[e] > 0 && !s.taken[i] {
-			hs[e].items = append(hs[e].items, entry{gain: s.gain(i), key: s.key(i), node: i})
-		}
-	}
-	for _, e := range s.active {
-		hs[e].init()
+	if work >= valueChunk {
+		par.Ranges(len(todo), 2, build)
+	} else {
+		build(0, len(todo))
 	}
 	return hs
+}
+
+// fillHeap makes environment e's heap of all its untaken eligible tasks at their gains now.
+func (s *selector) fillHeap(e int) {
+	h := &s.heaps[e]
+	h.items = h.items[:0]
+	r := s.runs[e]
+	for _, i := range s.elig[r[0]:r[1]] {
+		if !s.taken[i] {
+			h.items = append(h.items, entry{gain: s.gain(i), key: s.key(i), node: i})
+		}
+	}
+	h.init()
+}
+
+// wholeHeap makes a pruned heap whole: every untaken candidate of e at its gain now.
+func (s *selector) wholeHeap(e int32) {
+	s.pruned[e] = false
+	s.fillHeap(int(e))
+}
+
+// prunedHeap makes environment e's heap of its best keep untaken candidates, and leftOut[e]
+// the best of the others (a heap of the worst kept on top decides in one comparison for most
+// candidates).
+func (s *selector) prunedHeap(e, keep int) {
+	h := &s.heaps[e]
+	h.items = h.items[:0]
+	var out entry
+	outSet := false
+	leave := func(x entry) {
+		if !outSet || x.before(out) {
+			out, outSet = x, true
+		}
+	}
+	r := s.runs[e]
+	for _, i := range s.elig[r[0]:r[1]] {
+		if s.taken[i] {
+			continue
+		}
+		x := entry{gain: s.gain(i), key: s.key(i), node: i}
+		switch {
+		case len(h.items) < keep:
+			h.items = append(h.items, x)
+			worstUp(h.items, len(h.items)-1)
+		case x.before(h.items[0]):
+			leave(h.items[0])
+			h.items[0] = x
+			worstDown(h.items, 0)
+		default:
+			leave(x)
+		}
+	}
+	h.init()
+	s.pruned[e], s.leftOut[e] = outSet, out
+}
+
+// worstUp and worstDown keep items a heap with its worst entry (the last in the order of
+// before) at the top.
+func worstUp(items []entry, i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !items[p].before(items[i]) {
+			return
+		}
+		items[i], items[p] = items[p], items[i]
+		i = p
+	}
+}
+
+func worstDown(items []entry, i int) {
+	n := len(items)
+	for {
+		worst, l := i, 2*i+1
+		if l < n && items[worst].before(items[l]) {
+			worst = l
+		}
+		if r := l + 1; r < n && items[worst].before(items[r]) {
+			worst = r
+		}
+		if worst == i {
+			return
+		}
+		items[i], items[worst] = items[worst], items[i]
+		i = worst
+	}
 }
 
 // pick appends node i with its numbers and reason.

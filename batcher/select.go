@@ -82,12 +82,13 @@ func retiredIn(g *graph.Graph, req Request, allowed []bool) int {
 // after request over a large graph does not allocate per node each time. The zero value is
 // ready; a Selector is not safe for concurrent use.
 type Selector struct {
-	own   []float64
-	score []float64
-	pen   []float32
-	taken []bool
-	elig  []int32
-	items []entry
+	own    []float64
+	stales []float64
+	score  []float64
+	pen    []float32
+	taken  []bool
+	elig   []int32
+	items  []entry
 }
 
 // Select is the package function Select, reusing the Selector's buffers.
@@ -174,8 +175,15 @@ type selector struct {
 
 	quota []int  // per environment: slots of the current round (meaningful for active ones)
 	heaps []heap // per environment: candidates of the current round (meaningful for active ones)
+	// per environment, for the current round (meaningful for active ones): its eligible
+	// nodes' range in elig; whether its heap is pruned, and then the best candidate left out
+	runs    [][2]int
+	pruned  []bool
+	leftOut []entry
+	todo    []int // the environments whose heaps a round makes
 
 	own     []float64 // per node: its decayed own evidence, when Transfer is on (read by neighbourLoad)
+	stales  []float64 // staleness by rounds since last chosen, below staleMemo (see staleness)
 	pen     []float32 // per node: largest similarity to a task chosen this round
 	taken   []bool    // per node: chosen this round
 	touched []int32   // nodes whose pen or taken this round set: a round resets these alone
@@ -197,14 +205,19 @@ func newSelector(sel *Selector, g *graph.Graph, preds []propagate.Prediction, ta
 	}
 	s.envSeen = envsSeen(g, tasks)
 	if p.Transfer > 0 {
-		// One sequential pass, so that the neighbours' loads read 8 bytes a neighbour
+		// One pass (on every CPU), so that the neighbours' loads read 8 bytes a neighbour
 		// instead of a whole Prediction each.
 		sel.own = resize(sel.own, n)
-		for i := range preds {
-			sel.own[i] = preds[i].Own
-		}
-		s.own = sel.own
+		own := sel.own
+		par.Ranges(n, valueChunk, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				own[i] = preds[i].Own
+			}
+		})
+		s.own = own
 	}
+	sel.stales = staleTable(sel.stales, p.StaleRounds)
+	s.stales = sel.stales
 	s.elig = sel.elig[:0]
 	for i, nd := range g.Nodes {
 		if allowed[nd.Env] && (req.Retired == nil || !req.Retired[i]) {
@@ -224,6 +237,9 @@ func newSelector(sel *Selector, g *graph.Graph, preds []propagate.Prediction, ta
 	}
 	s.quota = make([]int, len(g.Envs))
 	s.heaps = make([]heap, len(g.Envs))
+	s.runs = make([][2]int, len(g.Envs))
+	s.pruned = make([]bool, len(g.Envs))
+	s.leftOut = make([]entry, len(g.Envs))
 	return s
 }
 
@@ -351,7 +367,7 @@ func (s *selector) values(i int) values {
 	if t.LastChosen > 0 {
 		v.chosenBefore = true
 		v.roundsSinceChosen = max(0, s.req.Step-t.LastChosen)
-		v.stale = 1 - math.Exp(-float64(v.roundsSinceChosen)/s.p.StaleRounds)
+		v.stale = s.staleness(v.roundsSinceChosen)
 	}
 	if v.neverTried {
 		v.novel += 0.5
@@ -360,6 +376,36 @@ func (s *selector) values(i int) values {
 		v.novel += 0.5
 	}
 	return v
+}
+
+// staleMemo is how many round counts the staleness table holds: a request's nodes were last
+// chosen at a few hundred distinct steps at most, most of them recent.
+const staleMemo = 512
+
+// staleTable returns tab (reused when it holds τ's values) filled with the staleness of 0 to
+// staleMemo−1 rounds for τ = tau, and τ itself at the end.
+func staleTable(tab []float64, tau float64) []float64 {
+	if len(tab) == staleMemo+1 && tab[staleMemo] == tau {
+		return tab
+	}
+	tab = resize(tab, staleMemo+1)
+	for r := range staleMemo {
+		tab[r] = stalenessOf(int64(r), tau)
+	}
+	tab[staleMemo] = tau
+	return tab
+}
+
+// stalenessOf is 1 − exp(−r/τ), the staleness of a task last chosen r rounds ago.
+func stalenessOf(r int64, tau float64) float64 { return 1 - math.Exp(-float64(r)/tau) }
+
+// staleness is stalenessOf(r, StaleRounds), from the table when r is in it (the same number:
+// the table holds what the function gives).
+func (s *selector) staleness(r int64) float64 {
+	if r >= 0 && r < staleMemo {
+		return s.stales[r]
+	}
+	return stalenessOf(r, s.p.StaleRounds)
 }
 
 // neighbourLoad is the similarity-weighted mean decayed rollouts of node i's neighbours: how

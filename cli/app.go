@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/envsched/envsched/daemon"
 	"github.com/envsched/envsched/storage"
 )
 
@@ -77,14 +78,14 @@ func cliUsage(err error) bool {
 }
 
 // ExitCode maps an error returned by the app's Run to the process's exit code: 3 when the
-// database is held by another process, 2 for bad usage, 1 otherwise (0 is for a nil error).
+// database or the exchange directory is held by another process, 2 for bad usage, 1 otherwise (0 is for a nil error).
 func ExitCode(err error) int {
 	if err == nil {
 		return exitOK
 	}
 	var ue usageError
 	switch {
-	case errors.Is(err, storage.ErrLocked):
+	case errors.Is(err, storage.ErrLocked), errors.Is(err, daemon.ErrDirHeld):
 		return exitLocked
 	case errors.As(err, &ue), cliUsage(err):
 		return exitUsage

@@ -31,9 +31,9 @@ func runCommand() *cli.Command {
 		Name:  "run",
 		Usage: "serve an exchange directory: ingest rollouts, answer batch requests",
 		Description: "run creates DIR's folders, ingests the rollouts and catalogue already there, answers " +
-			"the requests already there, then watches DIR until SIGINT or SIGTERM, answering each " +
+			"the requests already there, then watches DIR until SIGINT, SIGTERM or SIGHUP, answering each " +
 			"DIR/requests/ID.json with DIR/batches/ID.json. Exit codes: 0 stopped by a signal, 1 an " +
-			"error, 2 bad flags, 3 the database is held by another envsched.",
+			"error, 2 bad flags, 3 the database or DIR is held by another envsched.",
 		Flags:  append(runFlags(), schedulerFlags()...),
 		Action: runAction,
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
@@ -74,7 +74,7 @@ func runFlags() []cli.Flag {
 	}
 }
 
-// runAction builds the Config, starts the daemon and serves until SIGINT or SIGTERM.
+// runAction builds the Config, starts the daemon and serves until SIGINT, SIGTERM or SIGHUP.
 func runAction(c *cli.Context) error {
 	logger, err := runLogger(c.String("log-format"), c.String("log-level"), os.Stderr)
 	if err != nil {
@@ -84,9 +84,21 @@ func runAction(c *cli.Context) error {
 	if err != nil {
 		return usageError{err}
 	}
-	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(c.Context, stopSignals()...)
 	defer stop()
 	return serveDir(ctx, cfg, logger)
+}
+
+// stopSignals are the signals that stop the daemon gracefully: SIGINT, SIGTERM, and SIGHUP (the
+// terminal it runs in closed: by default it killed the process mid-commit, which is safe but
+// leaves temporary files and an answer unpublished until the next start) unless SIGHUP is
+// ignored, as under nohup: then it stays ignored (a handler would undo nohup).
+func stopSignals() []os.Signal {
+	sigs := []os.Signal{os.Interrupt, syscall.SIGTERM}
+	if !signal.Ignored(syscall.SIGHUP) {
+		sigs = append(sigs, syscall.SIGHUP)
+	}
+	return sigs
 }
 
 // serveDir runs the daemon until ctx is done.

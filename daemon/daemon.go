@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -91,6 +92,11 @@ type Daemon struct {
 	// the pass's answers (writeRejects).
 	rejects []rejected
 
+	// dbFile is the database file as opened, to notice it removed or replaced (checkDB).
+	dbFile os.FileInfo
+	// dirLock holds the exchange directory's lock (lockDir); nil when it could not be taken.
+	dirLock *os.File
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -114,9 +120,11 @@ func newDirs(root string) (dirs, error) {
 	}, nil
 }
 
-// New creates the folders, removes envsched's stale temporary files, opens the database (a
-// database held by another process fails within about a second with an error wrapping
-// storage.ErrLocked), and starts watching (before any scan, so no change is missed).
+// New creates the folders, locks the exchange directory (one served by another process fails
+// within about a second with an error wrapping ErrDirHeld), removes envsched's stale temporary
+// files, opens the database (a database held by another process fails within about a second
+// with an error wrapping storage.ErrLocked), and starts watching (before any scan, so no
+// change is missed).
 func New(cfg Config, logger *slog.Logger, opts ...Option) (*Daemon, error) {
 	p := defaultParts(cfg.withDefaults())
 	for _, o := range opts {
@@ -138,6 +146,9 @@ func New(cfg Config, logger *slog.Logger, opts ...Option) (*Daemon, error) {
 		return nil, err
 	}
 	if err := d.prepareDirs(); err != nil {
+		return nil, err
+	}
+	if d.dirLock, err = lockDir(d.dirs.root, cfg.DB, time.Second, d.log); err != nil {
 		return nil, err
 	}
 	if err := d.open(p); err != nil {
@@ -214,6 +225,9 @@ func (d *Daemon) open(p parts) error {
 		return err
 	}
 	d.db = db
+	if d.dbFile, err = os.Stat(d.cfg.DB); err != nil {
+		return fmt.Errorf("database %s: %w", d.cfg.DB, err)
+	}
 	if err := d.sweep(); err != nil {
 		return err
 	}
@@ -252,6 +266,9 @@ func (d *Daemon) Close() error {
 		}
 		if d.db != nil {
 			errs = append(errs, d.db.Close())
+		}
+		if d.dirLock != nil {
+			d.dirLock.Close() // released once the database is closed: a successor finds both free
 		}
 		d.closeErr = errors.Join(errs...)
 	})
@@ -329,7 +346,9 @@ func (d *Daemon) serve(ctx context.Context) error {
 		case <-d.later.due():
 			err = d.ingestPaths(ctx, d.later.take())
 		case <-status.C:
-			err = d.writeStatus()
+			if err = d.checkDB(); err == nil {
+				err = d.writeStatus()
+			}
 		case <-sweep.C:
 			err = d.sweepRequests(ctx)
 		}
@@ -337,6 +356,26 @@ func (d *Daemon) serve(ctx context.Context) error {
 			return err
 		}
 	}
+}
+
+// checkDB fails when the database file at its path is no longer the one opened (removed, or
+// replaced by another file): the daemon would go on storing into a file nobody can open again,
+// while the reading commands said there was no database and a new daemon could start on the
+// path. It runs with each heartbeat.
+func (d *Daemon) checkDB() error {
+	fi, err := os.Stat(d.cfg.DB)
+	switch {
+	case err == nil && os.SameFile(fi, d.dbFile):
+		return nil
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		if d.faults.once(d.cfg.DB, errText(err)) { // a folder on the path made unreadable: cannot tell
+			d.log.Warn("cannot check the database file", "path", d.cfg.DB, "err", err)
+		}
+		return nil
+	}
+	return fmt.Errorf("database %s was removed or replaced while envsched ran; stopping, since nothing stored "+
+		"from now on could be read again: start envsched again, which reads the files in %s into a database at "+
+		"that path (the batch files already written stay as they are)", d.cfg.DB, d.dirs.root)
 }
 
 // onChange handles one flush of hints. Requests come after the barrier: a full ingest pass of

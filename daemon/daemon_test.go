@@ -221,13 +221,47 @@ func TestLinkedFolderIsRefused(t *testing.T) {
 	}
 }
 
+// TestSecondDaemonIsLockedOut: a second daemon is refused, naming what is held and the database
+// it would use, whether it shares the first one's DIR (with the same database or another: two
+// daemons on one DIR answered the same requests and overwrote each other's batch files with
+// other answers) or only its database. Once the first stops, a second starts.
 func TestSecondDaemonIsLockedOut(t *testing.T) {
 	dir := t.TempDir()
-	serveTest(t, testConfig(dir, true))
-	_, err := New(testConfig(dir, true), nil, testParts()...)
-	if !errors.Is(err, storage.ErrLocked) || !strings.Contains(err.Error(), "envsched.db") {
-		t.Fatalf("second New: %v; want storage.ErrLocked naming the database", err)
+	first := serveTest(t, testConfig(dir, true))
+	otherDB := filepath.Join(t.TempDir(), "other.db")
+	cases := []struct {
+		name string
+		cfg  Config
+		want error
+	}{
+		{"same DIR, same database", testConfig(dir, true), ErrDirHeld},
+		{"same DIR, another database", func() Config { c := testConfig(dir, true); c.DB = otherDB; return c }(), ErrDirHeld},
+		{"another DIR, same database", func() Config {
+			c := testConfig(t.TempDir(), true)
+			c.DB = filepath.Join(dir, "envsched.db")
+			return c
+		}(), storage.ErrLocked},
 	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := New(tc.cfg, nil, testParts()...)
+			if err == nil {
+				d.Close()
+			}
+			if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), filepath.Base(tc.cfg.withDefaults().DB)) {
+				t.Fatalf("second New: %v; want %v naming the database", err, tc.want)
+			}
+		})
+	}
+	if _, err := os.Stat(otherDB); err == nil {
+		t.Error("the refused daemon created its database")
+	}
+	first.stop()
+	d, err := New(testConfig(dir, true), nil, testParts()...)
+	if err != nil {
+		t.Fatalf("New after the first stopped: %v", err)
+	}
+	d.Close()
 }
 
 func TestConfigValidate(t *testing.T) {

@@ -76,9 +76,11 @@ func (d *Daemon) plainTarget(dir, name string) bool {
 
 // tampered reports whether a failed write into the exchange directory failed because of what
 // a trainer did to it in the meantime (a folder removed, or replaced by a file or the other way
-// round) rather than a failure of envsched's (a full disk, an I/O error), which must stop it.
+// round; its permissions changed, or its filesystem made read-only) rather than a failure of
+// envsched's (a full disk, an I/O error), which must stop it.
 func tampered(err error) bool {
-	for _, e := range []error{syscall.ENOENT, syscall.ENOTDIR, syscall.EISDIR, syscall.ELOOP, syscall.ENOTEMPTY, syscall.EEXIST} {
+	for _, e := range []error{syscall.ENOENT, syscall.ENOTDIR, syscall.EISDIR, syscall.ELOOP, syscall.ENOTEMPTY, syscall.EEXIST,
+		syscall.EACCES, syscall.EPERM, syscall.EROFS} {
 		if errors.Is(err, e) {
 			return true
 		}
@@ -89,13 +91,31 @@ func tampered(err error) bool {
 // published turns the error of a write into DIR/batches or DIR into nil when the trainer's
 // tampering caused it (logged once; the next sweep tries again).
 func (d *Daemon) published(path string, err error) error {
-	if err == nil || !tampered(err) {
+	key := "publish " + path // apart from plainTarget's entry for the name, which it clears while the name is free
+	if err == nil {
+		delete(d.faults, key) // a later fault is logged again
+		return nil
+	}
+	if !tampered(err) {
 		return err
 	}
-	if d.faults.once(path, err.Error()) {
+	if d.faults.once(key, errText(err)) { // the cause alone: the message names a new temporary file each time
 		d.log.Error("cannot publish; serving goes on, and it is tried again at every sweep", "path", path, "err", err)
 	}
 	return nil
+}
+
+// errText is the cause of a path error without the path (a temporary file's random name).
+func errText(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err.Error()
+	}
+	return err.Error()
 }
 
 // kindOf names what a file system entry is, for messages.

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -138,4 +139,72 @@ func removeRetrying(t *testing.T, path string) {
 		}
 	}
 	t.Fatal(err)
+}
+
+// TestLinkedRequestsFolderIsNotRead: requests/ replaced, while the daemon serves, by a symbolic
+// link to a folder elsewhere that holds a request. The daemon said it does not follow the link,
+// then listed the folder through it and answered the request found there; now it reads nothing
+// through it, and serves again once requests/ is a folder again.
+func TestLinkedRequestsFolderIsNotRead(t *testing.T) {
+	for _, m := range watchModes {
+		t.Run(m.name, func(t *testing.T) {
+			dir, elsewhere := t.TempDir(), t.TempDir()
+			must(t, os.WriteFile(filepath.Join(elsewhere, "outside.json"), []byte(`{"size": 2}`), 0o644))
+			cfg := testConfig(dir, m.poll)
+			cfg.SafetyInterval, cfg.StatusInterval = 50*time.Millisecond, 20*time.Millisecond
+			r := serveTest(t, cfg)
+			writeRequest(t, dir, "before.json", `{"size": 2}`)
+			r.batch("before")
+			reqs := filepath.Join(dir, "requests")
+			for { // the daemon may make the folder again between the two steps
+				removeRetrying(t, reqs)
+				if os.Symlink(elsewhere, reqs) == nil {
+					break
+				}
+			}
+			r.waitLog("is a symbolic link")
+			time.Sleep(300 * time.Millisecond) // sweeps and polls with the link in place
+			for _, name := range []string{"outside.json", "outside.error.json"} {
+				if _, err := os.Lstat(filepath.Join(dir, "batches", name)); err == nil {
+					t.Errorf("batches/%s written for a request read through the link", name)
+				}
+			}
+			must(t, os.Remove(reqs))
+			writeRequestRetrying(t, dir, "after.json", `{"size": 2}`)
+			r.batch("after")
+		})
+	}
+}
+
+// TestDatabaseRemovedWhileServing: the database file removed (or replaced) while the daemon
+// serves stops it with an error naming the file and what to do. It went on storing into the
+// removed file, which no reading command could open (they said there was no database), and
+// lost everything it stored since at its stop.
+func TestDatabaseRemovedWhileServing(t *testing.T) {
+	for _, replace := range []bool{false, true} {
+		t.Run(fmt.Sprintf("replaced=%v", replace), func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := testConfig(dir, true)
+			cfg.StatusInterval = 20 * time.Millisecond
+			r := serveTest(t, cfg)
+			writeRequest(t, dir, "before.json", `{"size": 2}`)
+			r.batch("before")
+			db := filepath.Join(dir, "envsched.db")
+			must(t, os.Remove(db))
+			if replace {
+				must(t, os.WriteFile(db, []byte("another file"), 0o600))
+			}
+			select {
+			case err := <-r.done:
+				r.cancel()
+				r.cancel = nil // stopped already: nothing for the cleanup to check
+				r.d.Close()
+				if err == nil || !strings.Contains(err.Error(), "removed or replaced") || !strings.Contains(err.Error(), db) {
+					t.Fatalf("daemon stopped with %v; want an error saying %s was removed or replaced", err, db)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("daemon still serving 30 s after its database was removed")
+			}
+		})
+	}
 }

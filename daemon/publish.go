@@ -27,6 +27,26 @@ func publishHooks(crash *crasher) fsutil.Hooks {
 	}
 }
 
+// publishBatch publishes answer as dir/name: file, the temporary copy written early, when there
+// is one, else (or when the folder was made again since and the copy is gone with it) a new
+// atomic write. One publication reaches each crash point once: a retry after the early copy's
+// failed rename does not pass CrashBeforeRename again (the crash tests count the reaches).
+func publishBatch(dir, name string, answer []byte, file *fsutil.Prepared, crash *crasher) error {
+	hooks := publishHooks(crash)
+	var err error
+	if file != nil {
+		err = file.Publish(hooks)
+		hooks.BeforeRename = nil
+	}
+	if file == nil || tampered(err) { // the folder made again since: its temporary file is gone
+		err = fsutil.WriteAtomic(filepath.Join(dir, name), 0o644, func(w io.Writer) error {
+			_, err := w.Write(answer)
+			return err
+		}, hooks)
+	}
+	return err
+}
+
 // sameContent reports whether path holds exactly data (a missing file does not).
 func sameContent(path string, data []byte) bool {
 	old, err := fsutil.ReadRegular(path) // a FIFO put there must not block the daemon

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/envsched/envsched/fsutil"
 )
@@ -101,9 +102,16 @@ func errorFile(id, msg string) []byte {
 	return append(data, '\n')
 }
 
-// listRequests returns the names of the request files in dir, in directory order.
+// listRequests returns the names of the request files in dir, in directory order. dir itself
+// must be a folder, not a symbolic link to one (an error wrapping syscall.ELOOP): requests are
+// never read from outside DIR.
 func listRequests(dir string) ([]string, error) {
-	entries, err := os.ReadDir(dir)
+	f, err := os.OpenFile(dir, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_DIRECTORY, 0)
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", dir, err)
+	}
+	defer f.Close()
+	entries, err := f.ReadDir(-1)
 	if err != nil {
 		return nil, fmt.Errorf("list %s: %w", dir, err)
 	}

@@ -31,6 +31,9 @@ type timing struct {
 // handle answers one request file (a name in DIR/requests). It returns whether an answer was
 // published. Only failures of envsched are returned; a bad request gets its error file.
 func (d *Daemon) handle(name string, tm timing) (bool, error) {
+	if fi, err := os.Lstat(d.dirs.requests); err != nil || !fi.IsDir() {
+		return false, nil // not a folder (a link to one elsewhere): repairDirs says so; nothing is read
+	}
 	id, _ := requestID(name)
 	// the version that is refused, if it is (see writeRejects)
 	read, _ := os.Lstat(filepath.Join(d.dirs.requests, name))
@@ -74,16 +77,10 @@ func (d *Daemon) publish(id string, answer []byte, tm timing, file *fsutil.Prepa
 		return false, nil // stored: published by a later sweep once it can be
 	}
 	start := time.Now()
-	var err error
-	if file != nil {
-		err = file.Publish(publishHooks(&d.crash))
+	if err := publishBatch(d.dirs.batches, batchFileName(id), answer, file, &d.crash); err != nil {
+		return false, d.published(path, err) // nil when the trainer's doing: a later sweep tries again
 	}
-	if file == nil || tampered(err) { // the folder made again since: its temporary file is gone
-		err = writeAtomic(d.dirs.batches, batchFileName(id), answer, &d.crash)
-	}
-	if err != nil {
-		return false, d.published(path, err)
-	}
+	d.published(path, nil)
 	published := time.Since(start)
 	if err := d.removeErrorFile(id); err != nil {
 		return false, d.published(filepath.Join(d.dirs.batches, errorFileName(id)), err)
@@ -185,13 +182,19 @@ func (d *Daemon) sweepRequests(ctx context.Context) error {
 // pendingRequests lists the request files that need an answer.
 func (d *Daemon) pendingRequests() ([]string, error) {
 	names, err := listRequests(d.dirs.requests)
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-		d.repairDirs() // removed (made again and watched: requests come again) or not a folder
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.ELOOP) ||
+		errors.Is(err, fs.ErrPermission) {
+		if errors.Is(err, fs.ErrPermission) && d.faults.once(d.dirs.requests+" listing", errText(err)) {
+			d.log.Error("cannot list requests; serving goes on, and they are answered once the folder can be read",
+				"path", d.dirs.requests, "err", err)
+		}
+		d.repairDirs() // removed (made again and watched: requests come again), not a folder, a link, locked
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
+	delete(d.faults, d.dirs.requests+" listing")
 	return slices.DeleteFunc(names, func(name string) bool { return !d.needsAnswer(name) }), nil
 }
 

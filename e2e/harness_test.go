@@ -101,6 +101,9 @@ type opts struct {
 	// unprivileged runs the daemon as uid/gid nobody when the tests run as root, so that file
 	// permissions bite (see runAsNobody).
 	unprivileged bool
+	// ignoreHangup starts the daemon with SIGHUP ignored, as nohup does (through sh's trap and
+	// exec: the same process).
+	ignoreHangup bool
 }
 
 // start runs `envsched run --dir dir` with fast polling and a fast status heartbeat.
@@ -110,6 +113,9 @@ func start(t *testing.T, dir string, o opts) *daemon {
 	args := append([]string{"run", "--dir", dir, "--poll-interval", "20ms", "--status-interval", "200ms",
 		"--log-format", "json", "--log-level", "debug"}, o.args...)
 	cmd := exec.Command(binary, args...)
+	if o.ignoreHangup {
+		cmd = exec.Command("/bin/sh", append([]string{"-c", `trap "" HUP; exec "$0" "$@"`, binary}, args...)...)
+	}
 	cmd.Env = append(os.Environ(), o.env...)
 	if o.unprivileged && os.Geteuid() == 0 {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}

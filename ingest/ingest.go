@@ -129,6 +129,14 @@ func ignored(name string) bool {
 	return strings.HasPrefix(name, ".") || strings.HasSuffix(name, ".tmp")
 }
 
+// editorFile reports whether a name in catalog/ is an editor's backup or autosave (Emacs'
+// "tasks.jsonl~" and "#tasks.jsonl#"; Vim's swap files begin with a dot already): never a
+// catalogue, so neither read nor quarantined as a stray file. Rollout files end in ".jsonl"
+// and need no such rule.
+func editorFile(name string) bool {
+	return strings.HasSuffix(name, "~") || strings.HasPrefix(name, "#") && strings.HasSuffix(name, "#")
+}
+
 // classify says whether rel (relative, '/' separated) names a file ingest reads.
 func classify(rel string) (storage.FileKind, bool) {
 	parts := strings.Split(rel, "/")
@@ -138,7 +146,7 @@ func classify(rel string) (storage.FileKind, bool) {
 		}
 	}
 	switch {
-	case len(parts) == 2 && parts[0] == CatalogDir:
+	case len(parts) == 2 && parts[0] == CatalogDir && !editorFile(parts[1]):
 		return storage.KindCatalog, true
 	case len(parts) >= 2 && parts[0] == RolloutsDir && strings.HasSuffix(rel, ".jsonl"):
 		return storage.KindRollouts, true

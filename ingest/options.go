@@ -179,8 +179,18 @@ func (s Summary) String() string {
 }
 
 // EdgeLists are adjacency lists to store, made on demand: a whole graph's lists are never held
-// at once. Make(i, j) returns lists i to j-1 of N; the order is the maker's.
+// at once. Make(i, j) returns lists i to j-1 of N; the order is the maker's. Done, when set, is
+// called once the scan is through with the lists, however it ends: after the last is stored,
+// or when a commit failed before (the maker restores there what it changed for the making).
 type EdgeLists struct {
 	N    int
 	Make func(i, j int) []storage.NodeEdges
+	Done func()
+}
+
+// done calls Done when it is set.
+func (l EdgeLists) done() {
+	if l.Done != nil {
+		l.Done()
+	}
 }

@@ -2,6 +2,8 @@ package ingest
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -10,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/envsched/envsched/storage"
 )
 
 // TestRefusedFiles puts things that are not regular files where rollout and catalogue files
@@ -143,4 +147,70 @@ func sortedCopy(s []string) []string {
 	c := append([]string(nil), s...)
 	sort.Strings(c)
 	return c
+}
+
+// TestRefusalOfAFailedCommitIsQuarantinedLater: a refused or unreadable file is marked as
+// quarantined when its entry is queued; when the commit that carries the entry fails (a full
+// disk), the scan returns the error and the next scan of the same process must queue the entry
+// again. It did not: the file was never counted until a restart.
+func TestRefusalOfAFailedCommitIsQuarantinedLater(t *testing.T) {
+	cases := []struct {
+		name, rel, reason string
+		make              func(e *env, rel string)
+	}{
+		{"FIFO rollout file", "rollouts/pipe.jsonl", ReasonNotRegular, func(e *env, rel string) { mkfifo(e, rel) }},
+		{"FIFO catalogue file", "catalog/pipe.jsonl", ReasonNotRegular, func(e *env, rel string) { mkfifo(e, rel) }},
+		{"link in a subfolder", "rollouts/a/b/l.jsonl", ReasonNotRegular, func(e *env, rel string) { symlink(e, "/etc/passwd", rel) }},
+		{"stray catalogue file (read whole)", "catalog/notes.txt", "not a catalogue file", func(e *env, rel string) {
+			e.write(rel, "remember to buy milk\n")
+		}},
+		{"unreadable rollout file", "rollouts/locked.jsonl", ReasonUnreadable, func(e *env, rel string) {
+			e.write(rel, lines("b"))
+			if err := os.Chmod(e.path(rel), 0); err != nil {
+				e.t.Fatal(err)
+			}
+		}},
+	}
+	for _, tc := range cases {
+		for _, hinted := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/hinted=%v", tc.name, hinted), func(t *testing.T) {
+				fail := true
+				e := newEnv(t, Options{ReadCatalogFile: readStray, commitHook: func(*storage.Batch) error {
+					if fail {
+						return errors.New("disk full (simulated)")
+					}
+					return nil
+				}})
+				e.write("rollouts/ok.jsonl", lines("a"))
+				tc.make(e, tc.rel)
+				scan := func() error {
+					var err error
+					asUnprivileged(t, e.dir, func() {
+						if hinted {
+							_, err = e.in.ScanPaths(context.Background(), []string{e.path("rollouts/ok.jsonl"), e.path(tc.rel)})
+						} else {
+							_, err = e.in.Scan(context.Background())
+						}
+					})
+					return err
+				}
+				if err := scan(); err == nil {
+					t.Fatal("scan succeeded through a failing commit")
+				}
+				fail = false
+				for range 2 { // quarantined once, not again
+					if err := scan(); err != nil {
+						t.Fatal(err)
+					}
+				}
+				q := e.reasons()
+				if len(q) != 1 || !strings.HasPrefix(q[0], tc.rel+"@0:"+tc.reason) {
+					t.Errorf("quarantine = %q; want one entry for %s: %s", q, tc.rel, tc.reason)
+				}
+				if got := e.tasks(); strings.Join(got, ",") != "e/a=1" {
+					t.Errorf("stored %v; want e/a once", got)
+				}
+			})
+		}
+	}
 }

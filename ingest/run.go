@@ -66,9 +66,13 @@ func (in *Ingester) scan(ctx context.Context, cands []candidate, full bool) (Sum
 	close(r.todo)
 	if err != nil {
 		r.wait() // the batch in flight may still have committed: count it
+		if r.later != nil {
+			r.later.done() // left to edges, which the error skipped
+		}
 		if rerr := in.reload(); rerr != nil {
 			err = errors.Join(err, rerr)
 		}
+		in.forgetRefusals()
 		return r.sum, err
 	}
 	if n := r.sum.Quarantined - r.logged; n > 0 && r.logged >= maxLogged {
@@ -180,7 +184,9 @@ func (r *run) edges() error {
 		return nil
 	}
 	if r.later != nil {
-		return r.store(*r.later, true)
+		lists := *r.later
+		r.later = nil // store calls its Done
+		return r.store(lists, true)
 	}
 	var lists EdgeLists
 	pending := false
@@ -202,6 +208,7 @@ func (r *run) edges() error {
 // store commits lists in commits of at most edgeChunk × MaxRecords lists, the last with
 // EdgesDone; with no lists, a commit that only clears the mark when pending.
 func (r *run) store(lists EdgeLists, pending bool) error {
+	defer lists.done()
 	if lists.N == 0 && !pending {
 		return nil
 	}
@@ -234,9 +241,10 @@ func (r *run) inline(b *storage.Batch) func(*storage.Reader, []record.Task, []re
 			return nil, err
 		}
 		if lists.N > edgeChunk*r.in.opts.MaxRecords {
-			r.later = &lists
+			r.later = &lists // store calls its Done
 			return nil, nil
 		}
+		defer lists.done()
 		b.EdgesDone = true
 		return lists.Make(0, lists.N), nil
 	}
@@ -599,11 +607,23 @@ func reasonOf(err error) string {
 	return err.Error()
 }
 
+// quarantine sets a bad line of st aside: an entry with its offset, reason and first bytes for
+// the first MaxStoredPerFile bad lines of the file, a count alone for the rest (a file of a
+// million bad lines made a quarantine twice its size). Either way it counts in quarantined.
 func (r *run) quarantine(st *storage.FileState, off int64, reason string, line []byte) {
+	if st.Quarantined >= MaxStoredPerFile {
+		r.batch.Unstored++
+		return
+	}
+	st.Quarantined++
 	head := append([]byte(nil), record.Head(line, storage.MaxHead)...)
 	r.batch.Quarantine = append(r.batch.Quarantine, storage.QuarantineEntry{File: st.ID, Path: st.Path,
 		Offset: off, Reason: reason, Head: head})
 }
+
+// MaxStoredPerFile is how many bad lines of one file are stored in the quarantine with their
+// details; the file's further bad lines are counted only.
+const MaxStoredPerFile = 1000
 
 // readWhole reads a catalogue file that is not JSON lines through Options.ReadCatalogFile.
 func (r *run) readWhole(f *os.File, st *storage.FileState, size int64) error {

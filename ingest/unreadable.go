@@ -94,6 +94,17 @@ func errText(err error) string {
 // an I/O error on it) rather than the file being gone.
 func openable(err error) bool { return !errors.Is(err, os.ErrNotExist) }
 
+// forgetRefusals forgets which files were refused, quarantined or logged as unreadable, after a
+// scan that failed: their quarantine entries may have been in a batch that never committed, and
+// quarantineOnce, which marks a file as it queues its entry, would otherwise never queue it
+// again while the process lives. The next refusal reads the quarantine again; a file is logged
+// again once.
+func (in *Ingester) forgetRefusals() {
+	in.held = nil
+	clear(in.refused)
+	clear(in.faults)
+}
+
 // quarantineOnce reports whether a file refused or unopenable for reason has no quarantine
 // entry yet (file id 0, same path and reason), and remembers that it has one from now on: a FIFO
 // that stays in the folder, or a file that stays unreadable, is counted once, not once more at

@@ -180,3 +180,59 @@ func TestStrayCatalogFileIsQuarantined(t *testing.T) {
 		t.Fatalf("tasks = %d; want 1", n)
 	}
 }
+
+// TestEditorFilesInCatalogAreIgnored: an editor's backup and autosave files beside a catalogue
+// (Emacs' tasks.jsonl~ and #tasks.jsonl#) are neither read nor quarantined: they were counted as
+// stray catalogue files. A stray file of any other name still is; rollouts/ keeps its rule.
+func TestEditorFilesInCatalogAreIgnored(t *testing.T) {
+	e := newEnv(t, Options{ReadCatalogFile: readStray})
+	e.write("catalog/tasks.jsonl", `{"env":"e","task":"t"}`+"\n")
+	e.write("catalog/tasks.jsonl~", `{"env":"e","task":"old"}`+"\n")
+	e.write("catalog/#tasks.jsonl#", `{"env":"e","task":"autosave"}`+"\n")
+	e.write("catalog/notes.txt", "remember\n")
+	e.write("catalog/#notes", "not an autosave: no closing #\n")
+	e.write("rollouts/run~/a.jsonl", line("in"))
+	e.scan()
+	want := []string{"catalog/#notes@0:", "catalog/notes.txt@0:"}
+	q := e.reasons()
+	if len(q) != len(want) {
+		t.Fatalf("quarantine = %q; want the two stray files only", q)
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(sortedCopy(q)[i], w) {
+			t.Errorf("quarantine = %q; want entries beginning %q", q, want)
+		}
+	}
+	if n := e.taskCount(); n != 2 {
+		t.Errorf("tasks = %d; want 2 (t of tasks.jsonl, and in of the rollouts)", n)
+	}
+}
+
+// TestEmacsSaveRetiresRemovedTasks: Emacs saves by renaming the file to its backup name
+// (tasks.jsonl~) and writing a new one: the tasks the edit removed are retired, and nothing is
+// quarantined. (A sibling of TestEditorFilesInCatalogAreIgnored that held before it too: the
+// renamed backup listed no rows.)
+func TestEmacsSaveRetiresRemovedTasks(t *testing.T) {
+	e := newEnv(t, Options{ReadCatalogFile: readStray})
+	e.write("catalog/tasks.jsonl", `{"env":"e","task":"a"}`+"\n"+`{"env":"e","task":"b"}`+"\n")
+	e.scan()
+	if err := os.Rename(e.path("catalog/tasks.jsonl"), e.path("catalog/tasks.jsonl~")); err != nil {
+		t.Fatal(err)
+	}
+	e.write("catalog/tasks.jsonl", `{"env":"e","task":"a"}`+"\n")
+	e.scan()
+	var retired map[storage.TaskKey]bool
+	if err := e.db.View(func(r *storage.Reader) error {
+		var err error
+		retired, err = r.Retired()
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(retired) != 1 || !retired[storage.TaskKey{Env: "e", Task: "b"}] {
+		t.Errorf("retired %v; want e/b alone", retired)
+	}
+	if q := e.reasons(); len(q) != 0 {
+		t.Errorf("quarantine = %q; want none", q)
+	}
+}

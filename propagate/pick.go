@@ -22,13 +22,43 @@ package propagate
 // task never tried that selection chose, while nothing is measured for its kind of pick,
 // with the corrections off, and for a task with continuous rewards (which they never measure).
 func (pr *Predictor) Pick(st State, p Prediction, tried, random bool) Prediction {
-	if pr.p.DispersionMemory == 0 || p.Continuous || !(p.count > 0) {
-		return p
+	return pr.Picker(st)(p, tried, random)
+}
+
+// Picker returns Pick(st, ·) for the picks of one answer: the correction of each kind of
+// pick (tried or not, random or not) depends on st alone, so it is found once for each kind,
+// not once for each pick (a search over the dispersion grid's corrections).
+func (pr *Predictor) Picker(st State) func(p Prediction, tried, random bool) Prediction {
+	type memo struct {
+		k          correction
+		ok, worked bool
 	}
-	k, ok := pr.pickCorrection(st.Dispersion, tried, random)
-	if !ok {
-		return p
+	var kinds [2][2]memo
+	return func(p Prediction, tried, random bool) Prediction {
+		if pr.p.DispersionMemory == 0 || p.Continuous || !(p.count > 0) {
+			return p
+		}
+		m := &kinds[b2i(tried)][b2i(random)]
+		if !m.worked {
+			m.k, m.ok = pr.pickCorrection(st.Dispersion, tried, random)
+			m.worked = true
+		}
+		if !m.ok {
+			return p
+		}
+		return pr.corrected(p, m.k)
 	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// corrected is p with the pick's correction k applied (see Pick).
+func (pr *Predictor) corrected(p Prediction, k correction) Prediction {
 	m, n := k.apply(p.preMean(), p.count, p.centre)
 	a, b := m*n, (1-m)*n
 	q := p

@@ -111,3 +111,39 @@ func TestRandomSlotIsPredictedByRandomSlots(t *testing.T) {
 		t.Errorf("correction off: Pick gives %v, the channel %v", slot, channel)
 	}
 }
+
+// TestPickerIsPick: one Picker, asked for the picks of an answer in any order and of every
+// kind, gives what Pick gives each of them alone, with every kind's correction measured.
+func TestPickerIsPick(t *testing.T) {
+	w := newSlotWorld()
+	c := newChain(t, DefaultParams())
+	var preds []Prediction
+	for round := int64(1); round <= 12; round++ {
+		preds = c.call(t, w.g, w.tasks, round)
+		for i := range c.st.Baseline {
+			c.st.Baseline[i].Random = i%3 == 2
+		}
+		w.round(round)
+	}
+	st := c.st
+	if st.Dispersion.Random == nil || st.Dispersion.Global == nil {
+		t.Fatalf("dispersion %+v: want random slots and the channel measured", st.Dispersion)
+	}
+	st.Dispersion.Rechose, st.Dispersion.RechosenFactor = st.Dispersion.Global, 1.7 // the re-chosen kind too
+	pick := c.pr.Picker(st)
+	rng := rand.New(rand.NewPCG(5, 5))
+	changed := 0
+	for range 4 * len(preds) {
+		i, tried, random := rng.IntN(len(preds)), rng.IntN(2) == 0, rng.IntN(2) == 0
+		got, want := pick(preds[i], tried, random), c.pr.Pick(st, preds[i], tried, random)
+		if got != want {
+			t.Fatalf("task %d tried %v random %v: Picker %+v, Pick %+v", i, tried, random, got, want)
+		}
+		if got != preds[i] {
+			changed++
+		}
+	}
+	if changed == 0 {
+		t.Fatal("no pick corrected: the test shows nothing")
+	}
+}

@@ -76,7 +76,7 @@ func (d *doc) name(sp span, empty, badUTF8, nul string) ([]byte, error) {
 		return nil, &BadLineError{Reason: ReasonInvalidJSON}
 	case len(b) == 0:
 		return nil, &BadLineError{Reason: empty}
-	case !utf8.Valid(b):
+	case !utf8.Valid(b) || d.loneSurrogate(sp):
 		return nil, &BadLineError{Reason: badUTF8}
 	case bytes.IndexByte(b, 0) >= 0:
 		return nil, &BadLineError{Reason: nul}
@@ -231,7 +231,7 @@ func (d *doc) optionalID(sp span) ([]byte, error) {
 		if !ok {
 			return nil, &BadLineError{Reason: ReasonInvalidJSON}
 		}
-		if utf8.Valid(b) {
+		if utf8.Valid(b) && !d.loneSurrogate(sp) {
 			return b, nil
 		}
 	case jNumber:
@@ -442,6 +442,53 @@ func (d *doc) tree(sp span, use func(*fastjson.Value)) {
 	if v, err := p.ParseBytes(d.raw(sp)); err == nil { // the scanner checked it: no error expected
 		use(v)
 	}
+}
+
+// loneSurrogate reports whether the string at sp holds a \u escape of a surrogate that is not
+// half of a pair (Python's json.dumps writes "\udcff" for a byte it could not decode). unescape
+// makes it U+FFFD, as encoding/json does, so "\udcff" and "\udcfe" would be one name: names
+// and ids holding one are taken as not valid UTF-8.
+func (d *doc) loneSurrogate(sp span) bool { return HasLoneSurrogate(d.s[sp.start+1 : sp.end-1]) }
+
+// HasLoneSurrogate reports whether the JSON text raw (a string's contents, or whole values:
+// outside strings JSON has no backslash) holds a \u escape of a lone surrogate, which no name
+// or id may hold (PROTOCOL.md, section 3).
+func HasLoneSurrogate(raw []byte) bool {
+	for i := bytes.IndexByte(raw, '\\'); i >= 0 && i+1 < len(raw); {
+		if raw[i+1] != 'u' {
+			i = nextEscape(raw, i+2)
+			continue
+		}
+		r, ok := hex4(raw[i+2:])
+		if !ok {
+			return false // malformed: str refuses the string
+		}
+		i += 6
+		if !utf16.IsSurrogate(r) {
+			i = nextEscape(raw, i)
+			continue
+		}
+		r2, ok := rune(0), false
+		if i+1 < len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
+			r2, ok = hex4(raw[i+2:])
+		}
+		if !ok || utf16.DecodeRune(r, r2) == utf8.RuneError {
+			return true
+		}
+		i = nextEscape(raw, i+6)
+	}
+	return false
+}
+
+// nextEscape is the index of the first backslash in raw at or after i, or -1.
+func nextEscape(raw []byte, i int) int {
+	if i >= len(raw) {
+		return -1
+	}
+	if j := bytes.IndexByte(raw[i:], '\\'); j >= 0 {
+		return i + j
+	}
+	return -1
 }
 
 // unescape decodes the escapes of a JSON string's contents as encoding/json does: a lone

@@ -2,7 +2,6 @@ package schedule
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"github.com/envsched/envsched/batcher"
 	"github.com/envsched/envsched/propagate"
@@ -61,8 +60,8 @@ func storedState(t *testing.T, db *storage.DB) savedState {
 	if err != nil || data == nil {
 		t.Fatalf("stored predictor state %q, %v", data, err)
 	}
-	var st savedState
-	if err := json.Unmarshal(data, &st); err != nil {
+	st, err := decodeSaved(data)
+	if err != nil {
 		t.Fatal(err)
 	}
 	return st

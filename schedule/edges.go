@@ -216,7 +216,8 @@ func (k *EdgeKeeper) Finish(r *storage.Reader) (ingest.EdgeLists, error) {
 		b.DropIndex()
 		k.b = nil
 		runtime.GC() // the lists and the commits that store them reuse what the index held
-		return ingest.EdgeLists{N: len(keys), Make: leanMake(b, keys)}, nil
+		mk, restore := leanMake(b, keys)
+		return ingest.EdgeLists{N: len(keys), Make: mk, Done: restore}, nil
 	}
 	return ingest.EdgeLists{N: len(keys), Make: func(i, j int) []storage.NodeEdges {
 		return listsOf(b, keys[i:j])
@@ -229,21 +230,30 @@ func (k *EdgeKeeper) Finish(r *storage.Reader) (ingest.EdgeLists, error) {
 // at a million tasks.
 const storeGCPercent = 25
 
-// leanMake is EdgeLists.Make for a one-shot keeper: it makes the lists with the collector's
-// target at storeGCPercent from the first call and restores the previous target once the last
-// list is made (a panic in between leaves it set: the process then ends).
-func leanMake(b *graph.Builder, keys []graph.NodeKey) func(i, j int) []storage.NodeEdges {
+// leanMake is EdgeLists.Make for a one-shot keeper, and its Done: mk sets the collector's
+// target to storeGCPercent at its first call and restores the previous target once the last
+// list is made; restore restores it when it is still set (a commit that failed before the last
+// list: the command then reports the error, and whatever it does next runs with the target it
+// had). Both are idempotent about the target.
+func leanMake(b *graph.Builder, keys []graph.NodeKey) (mk func(i, j int) []storage.NodeEdges, restore func()) {
 	prev, set := 0, false
-	return func(i, j int) []storage.NodeEdges {
+	restore = func() {
+		if set {
+			debug.SetGCPercent(prev)
+			set = false
+		}
+	}
+	mk = func(i, j int) []storage.NodeEdges {
 		if !set {
 			prev, set = debug.SetGCPercent(storeGCPercent), true
 		}
 		out := listsOf(b, keys[i:j])
 		if j == len(keys) {
-			debug.SetGCPercent(prev)
+			restore()
 		}
 		return out
 	}
+	return mk, restore
 }
 
 // linkedTo returns the nodes whose stored lists name one of tasks, and those that the stored

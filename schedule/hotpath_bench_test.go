@@ -90,7 +90,8 @@ func bernoulli01(rng *rand.Rand, p float64) float64 {
 // prior on, stored edges, one hop): the Scheduler is reused, and before each request (not
 // timed) the rollouts of the previous answer arrive, 8 for each of its 512 tasks, one commit,
 // as a trainer would write them. It reports the wall and CPU milliseconds of Scheduler.Answer
-// and the feature prior's conjugate-gradient iterations. HOTPATH_N sets the sizes
+// and the feature prior's conjugate-gradient iterations, and the KiB it passed to write calls
+// (the answer's commit). HOTPATH_N sets the sizes
 // (comma-separated; default 10000,100000).
 func BenchmarkHotPath(b *testing.B) {
 	sizes := []int{10_000, 100_000}
@@ -140,7 +141,7 @@ func BenchmarkHotPath(b *testing.B) {
 		answered()
 		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
-			var cpu, iters float64
+			var cpu, iters, written float64
 			for b.Loop() {
 				b.StopTimer()
 				var bt storage.Batch
@@ -154,11 +155,12 @@ func BenchmarkHotPath(b *testing.B) {
 				if _, err := db.Commit(&bt); err != nil {
 					b.Fatal(err)
 				}
-				cpu0 := cpuTime()
+				cpu0, w0 := cpuTime(), writtenBytes()
 				b.StartTimer()
 				request()
 				b.StopTimer()
 				cpu += float64((cpuTime() - cpu0).Microseconds()) / 1000
+				written += writtenBytes() - w0
 				answered()
 				iters += float64(s.pred.FitIterations())
 				b.StartTimer()
@@ -166,6 +168,7 @@ func BenchmarkHotPath(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/request")
 			b.ReportMetric(cpu/float64(b.N), "cpu-ms/request")
 			b.ReportMetric(iters/float64(b.N), "iters/request")
+			b.ReportMetric(written/1024/float64(b.N), "written-KiB/request")
 		})
 		s.Close()
 		// HOTPATH_DIGEST names a file to which the digests of every answer and stored predictor

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/envsched/envsched/record"
 )
@@ -119,7 +120,8 @@ func decodeObject(body []byte) (map[string]json.RawMessage, error) {
 		return nil, badf("the request is not a JSON object (%s): write an object such as {\"size\": 64}, or nothing for every default", jsonProblem(err))
 	}
 	if dec.More() {
-		return nil, badf("the request has more than one JSON value: write one object such as {\"size\": 64}")
+		return nil, badf("the request has more than one JSON value (after the object: %s): write one object such as "+
+			"{\"size\": 64}", trailing(body[dec.InputOffset():]))
 	}
 	if k, ok := duplicateKey(body); ok {
 		return nil, badf("the request gives %q twice: give each field once", short(json.RawMessage(k)))
@@ -241,6 +243,10 @@ func envList(k string, v json.RawMessage) ([]string, error) {
 	if err := json.Unmarshal(v, &names); err != nil {
 		return nil, badf("%s is %s: want a list of environment names, such as [\"tau2-retail\"]", k, short(v))
 	}
+	if !utf8.Valid(v) || record.HasLoneSurrogate(v) {
+		return nil, badf("%s holds a name that is not valid UTF-8 (a byte that is not, or an escape of a lone "+
+			"surrogate such as \\udcff): no environment has such a name; write the names as the catalogue does", k)
+	}
 	if len(names) == 0 && k == "envs" {
 		return nil, badf("envs is empty: list at least one environment, or leave it out for all")
 	}
@@ -250,6 +256,16 @@ func envList(k string, v json.RawMessage) ([]string, error) {
 		}
 	}
 	return names, nil
+}
+
+// trailing quotes the first bytes after a request's object, for a message: a NUL byte or a
+// stray character is hard to see otherwise.
+func trailing(rest []byte) string {
+	rest = bytes.TrimLeft(rest, " \t\r\n")
+	if len(rest) > 20 {
+		return fmt.Sprintf("%q…", rest[:20])
+	}
+	return fmt.Sprintf("%q", rest)
 }
 
 // short is a JSON value for a message, cut to 40 bytes.

@@ -166,3 +166,43 @@ func TestDuplicateFieldRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestEnvNamesNotValidUTF8Refused: an environment name in envs or exclude_envs that is not
+// valid UTF-8 (a raw byte, or an escape of a lone surrogate, which json.Unmarshal makes U+FFFD)
+// is refused saying so: read as U+FFFD it matched no environment, or an environment named
+// "\ufffd", not the one meant. Escapes that are valid (a surrogate pair, an escaped backslash)
+// are names like any other.
+func TestEnvNamesNotValidUTF8Refused(t *testing.T) {
+	for body, refused := range map[string]bool{
+		`{"envs": ["a\ud800"]}`:        true,
+		`{"exclude_envs": ["\udcff"]}`: true,
+		"{\"envs\": [\"a\xffb\"]}":     true,
+		`{"envs": ["\ude00\ud83d"]}`:   true,
+		`{"envs": ["\ud83d\ude00"]}`:   false,
+		`{"envs": ["a\\ud800"]}`:       false,
+		`{"envs": ["caf\u00e9", "b"]}`: false,
+	} {
+		_, err := ParseRequest([]byte(body), 64, 8)
+		if (err != nil) != refused {
+			t.Errorf("%s: %v; want refused %v", body, err, refused)
+		}
+		if err != nil && refused && !strings.Contains(err.Error(), "not valid UTF-8") {
+			t.Errorf("%s: %v; want a message saying the name is not valid UTF-8", body, err)
+		}
+	}
+}
+
+// TestTrailingBytesNamed: what follows a request's object is quoted in the message (a NUL byte
+// written by a C trainer was refused as "more than one JSON value", with nothing to see).
+func TestTrailingBytesNamed(t *testing.T) {
+	for body, want := range map[string]string{
+		"{\"size\": 2}\x00":                           `"\x00"`,
+		`{"size": 2} {"size": 3}`:                     `"{\"size\": 3}"`,
+		"{\"size\": 2}\n x" + strings.Repeat("y", 40): `"xyyyyyyyyyyyyyyyyyyy"…`,
+	} {
+		_, err := ParseRequest([]byte(body), 64, 8)
+		if err == nil || !strings.Contains(err.Error(), "more than one JSON value") || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v; want the message to quote %s", body, err, want)
+		}
+	}
+}

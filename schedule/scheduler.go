@@ -118,6 +118,11 @@ type savedState struct {
 	// encoded): the fit of the last answer. It saves about half the fit's iterations, and,
 	// stored, keeps the next answer a function of the database.
 	PriorStart []byte `json:"prior_start,omitempty"`
+	// nodes holds, when this process made Baseline, the graph node of each of its entries
+	// as of then: a hint that saves the next answer a search by name for each entry, used
+	// only once the node at it is seen to be the entry's task. It is not stored (a restored
+	// state has none and searches).
+	nodes []int
 }
 
 // baselineEntry is one task's drift baseline and the number of answers it has been carried
@@ -162,7 +167,10 @@ func decodeSaved(data []byte) (savedState, error) {
 	if data == nil {
 		return st, nil
 	}
-	if err := json.Unmarshal(data, &st); err != nil {
+	if len(data) > 0 && data[0] == stateVersion {
+		return decodeBinaryState(data)
+	}
+	if err := json.Unmarshal(data, &st); err != nil { // as stored before the binary form
 		return savedState{}, fmt.Errorf("predictor state: %w", err)
 	}
 	return st, nil
@@ -218,7 +226,7 @@ func (s *Scheduler) AnswerEarly(id string, body []byte, early func(answer []byte
 	if err != nil {
 		return nil, err
 	}
-	data, err := json.Marshal(ans)
+	data, err := encodeAnswer(ans)
 	if err != nil {
 		return nil, fmt.Errorf("encode answer %s: %w", id, err)
 	}
@@ -240,10 +248,10 @@ func (s *Scheduler) AnswerEarly(id string, body []byte, early func(answer []byte
 		saved.PriorStart = next.PriorStart
 	}
 	if p.DriftRate > 0 || p.RechosenRate > 0 || p.DispersionMemory > 0 {
-		saved.Baseline = next.Baseline
+		saved.Baseline, saved.nodes = next.Baseline, next.nodes
 	}
 	if p.DriftRate > 0 || p.RechosenRate > 0 || p.DispersionMemory > 0 || p.FeatureRidge > 0 {
-		if state, err = json.Marshal(saved); err != nil {
+		if state, err = encodeState(&saved); err != nil {
 			return nil, fmt.Errorf("encode predictor state of %s: %w", id, err)
 		}
 	}
@@ -315,8 +323,9 @@ func (s *Scheduler) choose(id string, req Request) (*Answer, []storage.TaskKey, 
 	if err != nil {
 		return nil, nil, savedState{}, selectError(err)
 	}
+	pick := s.pred.Picker(next)
 	predOf := func(pk batcher.Pick) propagate.Prediction { // corrected for how it was picked
-		return s.pred.Pick(next, preds[pk.Node], st.tasks[pk.Node].Rollouts > 0, pk.Random)
+		return pick(preds[pk.Node], st.tasks[pk.Node].Rollouts > 0, pk.Random)
 	}
 	ans := newAnswer(id, step, s.opts.Now(), breq, st, predOf, b)
 	nodes := make([]int, len(b.Picks))
@@ -327,8 +336,8 @@ func (s *Scheduler) choose(id string, req Request) (*Answer, []storage.TaskKey, 
 	for i, pk := range b.Picks {
 		picked[i].Random = pk.Random
 	}
-	saved := savedState{DriftOffsets: next.Offsets, Rechosen: next.Rechosen, Dispersion: &next.Dispersion,
-		Baseline: s.nextBaseline(st, picked)}
+	saved := savedState{DriftOffsets: next.Offsets, Rechosen: next.Rechosen, Dispersion: &next.Dispersion}
+	saved.Baseline, saved.nodes = s.nextBaseline(st, picked, nodes)
 	if saved.PriorStart, err = next.Warm.MarshalBinary(); err != nil {
 		return nil, nil, savedState{}, fmt.Errorf("encode the feature prior's warm start: %w", err)
 	}
@@ -336,32 +345,54 @@ func (s *Scheduler) choose(id string, req Request) (*Answer, []storage.TaskKey, 
 }
 
 // nextBaseline is the baseline to store with an answer: chosen, the baselines of the tasks
-// it chose as of this call, then the entries of the stored baseline younger than baselineAnswers whose tasks were
-// not chosen again, with their statistics brought up to now (so that every rollout is
-// measured once).
-func (s *Scheduler) nextBaseline(st *state, picked []propagate.Baseline) []baselineEntry {
-	var out []baselineEntry
-	chosen := map[[2]string]bool{}
-	for _, b := range picked {
-		if k := [2]string{b.Env, b.Task}; !chosen[k] { // a task twice in one answer (allow_repeats) once
+// it chose as of this call (at the given nodes), then the entries of the stored baseline
+// younger than baselineAnswers whose tasks were not chosen again, with their statistics
+// brought up to now (so that every rollout is measured once). It returns each entry's node.
+func (s *Scheduler) nextBaseline(st *state, picked []propagate.Baseline, nodes []int) ([]baselineEntry, []int) {
+	out := make([]baselineEntry, 0, len(picked)+len(s.saved.Baseline))
+	at := make([]int, 0, cap(out))
+	// Nodes stand for tasks one to one within a graph, so a task chosen twice in one answer
+	// (allow_repeats) is its node twice.
+	chosen := make(map[int]bool, len(picked))
+	for k, b := range picked {
+		if i := nodes[k]; !chosen[i] {
 			out = append(out, baselineEntry{Baseline: b})
-			chosen[k] = true
+			at = append(at, i)
+			chosen[i] = true
 		}
 	}
-	for _, e := range s.saved.Baseline {
-		if e.Age+1 >= baselineAnswers || chosen[[2]string{e.Env, e.Task}] {
+	for k, e := range s.saved.Baseline {
+		if e.Age+1 >= baselineAnswers {
 			continue
 		}
-		i, ok := st.find(e.Env, e.Task)
-		if !ok {
+		i, ok := s.saved.nodeOf(st, k)
+		if !ok || chosen[i] {
 			continue
 		}
 		// the mean stays the one its task was chosen on, and Tried with it: a group that
 		// arrives in parts still measures the channel it was chosen in
 		e.Rollouts, e.Sum, e.Age = st.tasks[i].Rollouts, st.tasks[i].Sum, e.Age+1
 		out = append(out, e)
+		at = append(at, i)
 	}
-	return out
+	if len(out) == 0 {
+		return nil, nil // as stored and read back: none
+	}
+	return out, at
+}
+
+// nodeOf is the node of baseline entry k in st's graph: its hint when the node there is the
+// entry's task, else found by name.
+func (sv *savedState) nodeOf(st *state, k int) (int, bool) {
+	e := &sv.Baseline[k]
+	if k < len(sv.nodes) {
+		if i := sv.nodes[k]; i >= 0 && i < len(st.g.Nodes) {
+			if nd := st.g.Nodes[i]; nd.Task == e.Task && st.g.Envs[nd.Env] == e.Env {
+				return i, true
+			}
+		}
+	}
+	return st.find(e.Env, e.Task)
 }
 
 // selectParams are the selection parameters of a request: p with its coverage weight

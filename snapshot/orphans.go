@@ -3,10 +3,11 @@ package snapshot
 import (
 	"errors"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // A reader killed while it waits for its copy (SIGKILL, or any death before it unlinks the
@@ -39,21 +40,15 @@ func alive(pid int) bool {
 }
 
 // sweepOrphans removes the files of readers whose process is gone, and reports how many.
-func (s server) sweepOrphans() int {
-	entries, err := os.ReadDir(s.folder)
-	if err != nil {
-		return 0
-	}
+func (s *server) sweepOrphans() int {
 	n := 0
-	for _, e := range entries {
-		pid, ok := ownerOf(e.Name())
-		if !ok || !e.Type().IsRegular() || pid == os.Getpid() || alive(pid) {
-			continue
-		}
-		if os.Remove(filepath.Join(s.folder, e.Name())) == nil {
-			n++
-			s.opts.Logger.Info("removed the snapshot file of a reader that is gone", "file", e.Name(), "pid", pid)
-		}
-	}
+	s.removeIn(func(name string, _ *unix.Stat_t) bool {
+		pid, ok := ownerOf(name)
+		return ok && pid != os.Getpid() && !alive(pid)
+	}, func(name string) {
+		n++
+		pid, _ := ownerOf(name)
+		s.opts.Logger.Info("removed the snapshot file of a reader that is gone", "file", name, "pid", pid)
+	})
 	return n
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/envsched/envsched/fsutil"
+	"golang.org/x/sys/unix"
 )
 
 // Source is what Serve copies: storage.DB's WriteSnapshot, which writes the whole database
@@ -25,7 +26,9 @@ type Source interface {
 type ServeOptions struct {
 	PollInterval time.Duration // how often Folder is listed; 0 means DefaultPollInterval
 	MaxAge       time.Duration // leftovers older than this are removed; 0 means DefaultMaxAge
-	Logger       *slog.Logger  // nil discards
+	// SweepInterval is how often leftovers older than MaxAge are looked for; 0 means a minute.
+	SweepInterval time.Duration
+	Logger        *slog.Logger // nil discards
 }
 
 func (o ServeOptions) withDefaults() ServeOptions {
@@ -34,6 +37,9 @@ func (o ServeOptions) withDefaults() ServeOptions {
 	}
 	if o.MaxAge <= 0 {
 		o.MaxAge = DefaultMaxAge
+	}
+	if o.SweepInterval <= 0 {
+		o.SweepInterval = time.Minute
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -52,17 +58,19 @@ func Serve(ctx context.Context, src Source, dir string, opts ServeOptions) error
 	if err := ensureFolder(folder); err != nil {
 		return err
 	}
-	s := server{src: src, folder: folder, opts: opts}
+	s := &server{src: src, folder: folder, opts: opts}
 	s.sweepOrphans()
 	tick := time.NewTicker(opts.PollInterval)
 	defer tick.Stop()
 	lastSweep := time.Time{}
 	for {
-		if time.Since(lastSweep) > time.Minute {
-			s.sweep(time.Now())
-			lastSweep = time.Now()
+		if s.usable() {
+			if time.Since(lastSweep) > opts.SweepInterval {
+				s.sweep(time.Now())
+				lastSweep = time.Now()
+			}
+			s.answerAll()
 		}
-		s.answerAll()
 		select {
 		case <-ctx.Done():
 			return nil
@@ -93,10 +101,34 @@ type server struct {
 	src    Source
 	folder string
 	opts   ServeOptions
+	fault  string // why the folder was last found unusable; "" when it was usable
+}
+
+// usable checks the folder before each pass, as the trainer may change it while envsched runs:
+// a folder removed is made again (the reading commands need it), and a folder replaced by a
+// symbolic link or a file is left alone, the pass skipped: listing it would follow the link, and
+// the sweep would remove old files wherever it leads. Each change is logged once.
+func (s *server) usable() bool {
+	_, statErr := os.Lstat(s.folder)
+	err := ensureFolder(s.folder)
+	switch {
+	case err != nil && err.Error() != s.fault:
+		s.opts.Logger.Error("snapshot folder unusable; reading commands get no copies until it is a folder again",
+			"folder", s.folder, "err", err)
+	case err == nil && errors.Is(statErr, fs.ErrNotExist):
+		s.opts.Logger.Warn("snapshot folder was removed; made it again", "folder", s.folder)
+	case err == nil && s.fault != "":
+		s.opts.Logger.Info("snapshot folder usable again", "folder", s.folder)
+	}
+	s.fault = ""
+	if err != nil {
+		s.fault = err.Error()
+	}
+	return err == nil
 }
 
 // answerAll answers every pending request in the folder.
-func (s server) answerAll() {
+func (s *server) answerAll() {
 	entries, err := os.ReadDir(s.folder)
 	if err != nil {
 		s.opts.Logger.Warn("list snapshot requests", "folder", s.folder, "error", err)
@@ -117,7 +149,7 @@ func (s server) answerAll() {
 }
 
 // answer writes NAME.db (or NAME.error) and then removes NAME.want.
-func (s server) answer(name string) {
+func (s *server) answer(name string) {
 	start := time.Now()
 	n, err := s.write(name)
 	if err != nil {
@@ -136,7 +168,7 @@ func (s server) answer(name string) {
 
 // write copies the database into NAME.db atomically (fsutil.WriteAtomic: temporary file,
 // fsync, rename, folder fsync); the copy is readable by its owner only.
-func (s server) write(name string) (int64, error) {
+func (s *server) write(name string) (int64, error) {
 	var n int64
 	err := fsutil.WriteAtomic(filepath.Join(s.folder, name+dbSuffix), 0o600, func(w io.Writer) error {
 		var err error
@@ -152,18 +184,34 @@ func (s server) write(name string) (int64, error) {
 // sweep removes every regular file in the folder older than MaxAge: requests nobody can
 // answer, copies and error files whose reader died, temporary files of crashed writers.
 // Readers unlink a copy as soon as they open it, so an old file is an orphan.
-func (s server) sweep(now time.Time) {
-	entries, err := os.ReadDir(s.folder)
+func (s *server) sweep(now time.Time) {
+	s.removeIn(func(name string, st *unix.Stat_t) bool {
+		return now.Sub(time.Unix(st.Mtim.Unix())) >= s.opts.MaxAge
+	}, func(name string) { s.opts.Logger.Info("removed stale snapshot file", "file", name) })
+}
+
+// removeIn removes the regular files of the folder for which doomed is true (given their
+// lstat), calling removed after each. It works through one descriptor of the folder opened
+// without following a link, never through its path: a folder swapped for a link meanwhile
+// cannot make it remove files elsewhere.
+func (s *server) removeIn(doomed func(name string, st *unix.Stat_t) bool, removed func(name string)) {
+	f, err := os.OpenFile(s.folder, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_DIRECTORY, 0)
 	if err != nil {
 		return
 	}
-	for _, e := range entries {
-		fi, err := e.Info()
-		if err != nil || !fi.Mode().IsRegular() || now.Sub(fi.ModTime()) < s.opts.MaxAge {
+	defer f.Close()
+	names, err := f.Readdirnames(-1)
+	if err != nil {
+		return
+	}
+	fd := int(f.Fd())
+	for _, name := range names {
+		var st unix.Stat_t
+		if unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
 			continue
 		}
-		if err := os.Remove(filepath.Join(s.folder, e.Name())); err == nil {
-			s.opts.Logger.Info("removed stale snapshot file", "file", e.Name())
+		if doomed(name, &st) && unix.Unlinkat(fd, name, 0) == nil {
+			removed(name)
 		}
 	}
 }

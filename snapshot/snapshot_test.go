@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -359,4 +360,125 @@ func answerWithoutRemoving(ctx context.Context, t *testing.T, folder, answer str
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// logLines is a logger into a buffer, and the buffer, for tests that count log lines.
+func logLines() (*slog.Logger, *lockedLog) {
+	b := &lockedLog{}
+	return slog.New(slog.NewTextHandler(b, nil)), b
+}
+
+type lockedLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// serveWith runs Serve with opts until the test ends and waits for its folder.
+func serveWith(t *testing.T, src snapshot.Source, dir string, opts snapshot.ServeOptions) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if err := snapshot.Serve(ctx, src, dir, opts); err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if _, err := os.Stat(snapshot.Dir(dir)); err == nil {
+			return
+		}
+	}
+	t.Fatal("Serve did not create the snapshot folder")
+}
+
+// TestServeMakesTheFolderAgain: DIR/snapshots removed while the daemon serves is made again, so
+// the reading commands get their copies (they failed, saying no snapshot server ran, until the
+// daemon restarted), and the removal is logged once (a warning every poll before: ten lines a
+// second).
+func TestServeMakesTheFolderAgain(t *testing.T) {
+	dir, path, db := held(t)
+	logger, logs := logLines()
+	serveWith(t, db, dir, snapshot.ServeOptions{PollInterval: 10 * time.Millisecond, Logger: logger})
+	if err := os.RemoveAll(snapshot.Dir(dir)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // thirty passes
+	r, err := snapshot.Open(context.Background(), dir, path, snapshot.Options{Wait: 30 * time.Second})
+	if err != nil {
+		t.Fatalf("open after the folder was removed: %v", err)
+	}
+	r.Close()
+	if n := strings.Count(logs.String(), "level=WARN"); n > 1 {
+		t.Errorf("%d warnings after one removal; want 1:\n%s", n, logs.String())
+	}
+}
+
+// TestServeNeverFollowsALinkSwappedIn: DIR/snapshots replaced, while the daemon serves, by a
+// symbolic link to another folder: the daemon neither writes a copy there (a request file
+// there is not answered) nor sweeps it (its old files and files named like a dead reader's stay;
+// the sweep removed them before), and says so once. Made a folder again, it serves again.
+func TestServeNeverFollowsALinkSwappedIn(t *testing.T) {
+	dir, path, db := held(t)
+	logger, logs := logLines()
+	serveWith(t, db, dir, snapshot.ServeOptions{PollInterval: 10 * time.Millisecond, SweepInterval: 10 * time.Millisecond,
+		MaxAge: time.Minute, Logger: logger})
+	elsewhere := t.TempDir()
+	victims := []string{"precious.txt", fmt.Sprintf("r%d-aa.db", deadPID(t))}
+	for _, name := range victims {
+		p := filepath.Join(elsewhere, name)
+		if err := os.WriteFile(p, []byte("keep me"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		long := time.Now().Add(-time.Hour)
+		if err := os.Chtimes(p, long, long); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(elsewhere, "x.want"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(snapshot.Dir(dir)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, snapshot.Dir(dir)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // thirty passes and sweeps
+	for _, name := range append(victims, "x.want") {
+		if _, err := os.Stat(filepath.Join(elsewhere, name)); err != nil {
+			t.Errorf("%s in the folder the link leads to: %v", name, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(elsewhere, "x.db")); err == nil {
+		t.Error("a copy of the database was written through the link")
+	}
+	if n := strings.Count(logs.String(), "snapshot folder unusable"); n != 1 {
+		t.Errorf("%d log lines saying the folder is unusable; want 1:\n%s", n, logs.String())
+	}
+	if err := os.Remove(snapshot.Dir(dir)); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if fi, err := os.Lstat(snapshot.Dir(dir)); err == nil && fi.IsDir() {
+			break
+		}
+	}
+	r, err := snapshot.Open(context.Background(), dir, path, snapshot.Options{Wait: 30 * time.Second})
+	if err != nil {
+		t.Fatalf("open once the link is gone: %v", err)
+	}
+	r.Close()
 }

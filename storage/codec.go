@@ -265,7 +265,7 @@ func encodeFile(f FileState) []byte {
 	}
 	return enc(nil).u64(f.ID).u8(uint8(f.Kind)).u8(gone).uvar(f.Dev).uvar(f.Ino).
 		svar(f.Offset).svar(f.Generation).svar(f.Size).svar(f.ModTime).
-		bytes(f.Fingerprint).str(f.Path).bytes(f.Tail).svar(f.Birth)
+		bytes(f.Fingerprint).str(f.Path).bytes(f.Tail).svar(f.Birth).svar(f.Quarantined)
 }
 
 func decodeFile(b []byte) (FileState, error) {
@@ -275,6 +275,9 @@ func decodeFile(b []byte) (FileState, error) {
 	f.Fingerprint, f.Path = d.bytes(), d.str()
 	if len(d.b) > 0 { // written since Tail was added; older states have none (checked as empty)
 		f.Tail, f.Birth = d.bytes(), d.svar()
+	}
+	if len(d.b) > 0 { // written since Quarantined was added; older states count none stored
+		f.Quarantined = d.svar()
 	}
 	return f, d.err("file state")
 }

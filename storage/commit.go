@@ -145,7 +145,7 @@ func (c *committer) apply(b *Batch, res *Result) error {
 			return err
 		},
 		func() error { return c.addRollouts(b.Rollouts, res) },
-		func() error { return c.putQuarantine(b.Quarantine, res) },
+		func() error { res.Quarantined += b.Unstored; return c.putQuarantine(b.Quarantine, res) },
 		func() error { return c.flushTasks() },
 		func() error { return c.flushCalib() },
 		func() error { return c.putIDHashes() },
@@ -172,6 +172,7 @@ func (c *committer) apply(b *Batch, res *Result) error {
 	c.counters.Duplicates += int64(res.Duplicates)
 	c.counters.Clipped += int64(res.Clipped)
 	c.counters.Quarantined += int64(res.Quarantined)
+	c.counters.Unstored += int64(b.Unstored)
 	return writeCounters(c.tx, c.counters)
 }
 

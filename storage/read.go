@@ -428,6 +428,7 @@ var (
 	ctrEdgeWrites  = []byte("edge_writes")
 	ctrCatWrites   = []byte("catalog_writes")
 	ctrEdgesStale  = []byte("edges_pending")
+	ctrUnstored    = []byte("quarantined_unstored")
 )
 
 func readCounters(tx *bolt.Tx) (Counters, error) {
@@ -442,7 +443,7 @@ func readCounters(tx *bolt.Tx) (Counters, error) {
 		Rollouts: get(ctrRollouts), Quarantined: get(ctrQuarantined), Duplicates: get(ctrDuplicates),
 		Clipped: get(ctrClipped), RequestsAnswered: get(ctrAnswered), Round: get(ctrRound),
 		EdgeWrites: get(ctrEdgeWrites), CatalogWrites: get(ctrCatWrites), LastRequest: string(b.Get(ctrLastRequest)),
-		EdgesPending: get(ctrEdgesStale) != 0,
+		EdgesPending: get(ctrEdgesStale) != 0, Unstored: get(ctrUnstored),
 	}, nil
 }
 
@@ -451,7 +452,7 @@ func writeCounters(tx *bolt.Tx, c Counters) error {
 	for k, v := range map[string]int64{string(ctrRollouts): c.Rollouts, string(ctrQuarantined): c.Quarantined,
 		string(ctrDuplicates): c.Duplicates, string(ctrClipped): c.Clipped, string(ctrAnswered): c.RequestsAnswered,
 		string(ctrRound): c.Round, string(ctrEdgeWrites): c.EdgeWrites, string(ctrCatWrites): c.CatalogWrites,
-		string(ctrEdgesStale): boolInt(c.EdgesPending)} {
+		string(ctrEdgesStale): boolInt(c.EdgesPending), string(ctrUnstored): c.Unstored} {
 		if err := b.Put([]byte(k), u64key(uint64(v))); err != nil {
 			return fmt.Errorf("put counter %s: %w", k, err)
 		}

@@ -76,6 +76,9 @@ type FileState struct {
 	Gone        bool     // the file was no longer found at a full scan; kept as a tombstone
 	Tail        []byte   // the bytes just before Offset (up to 64; fewer when Offset is smaller)
 	Birth       int64    // the file's birth time (Unix ns) where the filesystem tells it; 0 when unknown
+	// Quarantined counts this file's bad lines stored in the quarantine with their details
+	// (ingest stores at most ingest.MaxStoredPerFile of them; see Batch.Unstored).
+	Quarantined int64
 }
 
 // Rollout is one rollout to store, as parsed (reward not yet clipped), with the file it came
@@ -118,7 +121,10 @@ type Batch struct {
 	Tasks      []record.Task     // catalogue rows: new tasks are added, known ones get new metadata
 	Rollouts   []Rollout         // deduplicated by RolloutID, clipped, counted, folded into stats
 	Quarantine []QuarantineEntry // Seq is assigned by Commit
-	Edges      []NodeEdges       // adjacency lists to replace
+	// Unstored counts lines quarantined without an entry (a file's bad lines beyond the ones
+	// stored with their details): they count in Counters.Quarantined and Unstored.
+	Unstored int
+	Edges    []NodeEdges // adjacency lists to replace
 	// Listed, when not nil, is every task the catalogue files list now (after this batch's
 	// rows): each task with a catalogue row that is not in it is retired, each in it returned
 	// to service (see Reader.Retired). The rows of Tasks return their tasks to service anyway.
@@ -163,13 +169,14 @@ type Batch struct {
 // Empty reports whether b changes nothing.
 func (b *Batch) Empty() bool {
 	return len(b.Files) == 0 && len(b.Tasks) == 0 && len(b.Rollouts) == 0 &&
-		len(b.Quarantine) == 0 && len(b.Edges) == 0 && b.Listed == nil && !b.EdgesDone
+		len(b.Quarantine) == 0 && b.Unstored == 0 && len(b.Edges) == 0 && b.Listed == nil && !b.EdgesDone
 }
 
 // Reset empties b for reuse, keeping its capacity, Adjacency and DeferEdges.
 func (b *Batch) Reset() {
 	b.Files, b.Tasks, b.Rollouts = b.Files[:0], b.Tasks[:0], b.Rollouts[:0]
 	b.Quarantine, b.Edges = b.Quarantine[:0], b.Edges[:0]
+	b.Unstored = 0
 	b.Listed = nil
 	b.EdgesDone = false
 }
@@ -179,7 +186,7 @@ type Result struct {
 	Rollouts     int       // rollouts stored
 	Duplicates   int       // rollouts skipped because their RolloutID was stored before
 	Clipped      int       // stored rollouts whose reward was outside the range
-	Quarantined  int       // quarantine entries stored
+	Quarantined  int       // lines quarantined: entries stored, and Batch.Unstored
 	NewTasks     int       // tasks added (from the catalogue or first seen in rollouts)
 	TasksUpdated int       // catalogue rows for known tasks (metadata replaced)
 	Retired      int       // tasks retired or returned to service by Batch.Listed
@@ -189,7 +196,8 @@ type Result struct {
 // Counters are the whole-database counts (they survive restarts).
 type Counters struct {
 	Rollouts         int64  // rollouts stored
-	Quarantined      int64  // lines quarantined
+	Quarantined      int64  // lines quarantined (with an entry stored or not)
+	Unstored         int64  // lines quarantined without an entry stored (see Batch.Unstored)
 	Duplicates       int64  // rollouts skipped as duplicates
 	Clipped          int64  // stored rollouts whose reward was clipped
 	RequestsAnswered int64  // answers stored

@@ -547,6 +547,7 @@ func daemonRun(b binary, dir, base string, k, requests int, parts map[string]boo
 // batches asks for 20 batches of 512 one after another.
 func batches(b binary, d *daemon, f *figures) error {
 	var b512 []float64
+	cpu0 := d.cpu()
 	for i := range 20 {
 		lat, err := d.request(fmt.Sprintf("b512-%d", i), `{"size": 512}`)
 		if err != nil {
@@ -555,6 +556,7 @@ func batches(b binary, d *daemon, f *figures) error {
 		b512 = append(b512, ms(lat))
 	}
 	f.add(b.label("batch of 512, request to file, median ms"), quantile(b512, 0.5))
+	f.add(b.label("batch of 512, the daemon's CPU a request ms"), (d.cpu()-cpu0)/20)
 	f.add(b.label("batch of 512, choose, median ms"), quantile(answered(d.log.String(), "choose_ms", "b512-"), 0.5))
 	return nil
 }

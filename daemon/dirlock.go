@@ -1,0 +1,60 @@
+package daemon
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"syscall"
+	"time"
+)
+
+// ErrDirHeld means another envsched process serves the exchange directory. Two daemons on one
+// DIR (with two databases) would both answer every request, each overwriting the other's batch
+// file with another answer, and sweep each other's temporary files.
+var ErrDirHeld = errors.New("exchange directory is served by another envsched process")
+
+// DirHeldError is ErrDirHeld with the folder and the database this process would have used.
+type DirHeldError struct {
+	Dir, DB string
+}
+
+// Error says which folder is held, where to find the other process, and what to do.
+func (e *DirHeldError) Error() string {
+	return fmt.Sprintf("exchange directory %s is served by another envsched process (its pid and database are "+
+		"in %s/status.json); this one would use the database %s: stop the other one, or give this one another --dir",
+		e.Dir, e.Dir, e.DB)
+}
+
+// Is makes errors.Is(err, ErrDirHeld) true.
+func (e *DirHeldError) Is(target error) bool { return target == ErrDirHeld }
+
+// lockDir takes an exclusive lock (flock) on the folder dir itself, held while the returned
+// file is open (closing it, or the process ending, releases it). It waits up to timeout for a
+// daemon being stopped to let go, then fails with a *DirHeldError. A filesystem that cannot
+// lock a folder (some network filesystems) is logged and gives a nil file: the folder is then
+// served unlocked, as before.
+func lockDir(dir, db string, timeout time.Duration, log *slog.Logger) (*os.File, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, fmt.Errorf("lock exchange directory %s: %w", dir, err)
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return f, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			f.Close()
+			log.Warn("cannot lock the exchange directory; a second envsched on it would not be refused",
+				"path", dir, "err", err)
+			return nil, nil
+		}
+		if time.Now().After(deadline) {
+			f.Close()
+			return nil, &DirHeldError{Dir: dir, DB: db}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
