@@ -104,6 +104,27 @@ func BenchmarkBatch(b *testing.B) {
 			runtime.KeepAlive(pr)
 			runtime.KeepAlive(&sel)
 		})
+		b.Run(fmt.Sprintf("batch-loads/N=%d", n), func(b *testing.B) {
+			// as the scheduler makes it: the transfer factor's loads taken in propagate's walk
+			// over the edges (propagate.Params.Loads), not in a walk of selection's own
+			p := propagate.DefaultParams()
+			p.Loads = true
+			pr, _ := propagate.NewPredictor(p)
+			var sel Selector
+			cpu0 := cpuTime()
+			for b.Loop() {
+				preds, _, err := pr.Predict(w.g, w.tasks, w.step, propagate.State{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				r := req
+				r.Loads = pr.Loads()
+				if _, err = sel.Select(w.g, preds, w.tasks, r, DefaultParams()); err != nil {
+					b.Fatal(err)
+				}
+			}
+			reportTimes(b, cpu0, "batch")
+		})
 		runtime.KeepAlive(w)
 	}
 }

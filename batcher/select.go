@@ -26,6 +26,11 @@ type Request struct {
 	// Retired, when not nil, marks (indexed like the graph's nodes) the tasks never to choose:
 	// those the latest catalogue no longer lists. They still lend their history to others.
 	Retired []bool
+	// Loads, when not nil, are the neighbour loads of the transfer factor (see Params.Transfer),
+	// indexed like the graph's nodes, as neighbourLoad works them out from preds:
+	// propagate.Predictor.Loads, taken in the prediction's own pass over the edges. nil works
+	// them out here.
+	Loads []float64
 }
 
 // Pick is one chosen task. Score = Exploit + Coverage − Penalty, where Exploit is in [0, 1],
@@ -125,6 +130,9 @@ func check(g *graph.Graph, preds []propagate.Prediction, tasks []stats.Task, req
 	if req.Retired != nil && len(req.Retired) != g.Len() {
 		return fmt.Errorf("select: %d retired marks for %d graph nodes", len(req.Retired), g.Len())
 	}
+	if req.Loads != nil && len(req.Loads) != g.Len() {
+		return fmt.Errorf("select: %d neighbour loads for %d graph nodes", len(req.Loads), g.Len())
+	}
 	if req.Size < 1 {
 		return &RequestError{Field: "size", Msg: fmt.Sprintf("is %d, want at least 1", req.Size)}
 	}
@@ -204,7 +212,7 @@ func newSelector(sel *Selector, g *graph.Graph, preds []propagate.Prediction, ta
 		picks:  make([]Pick, 0, req.Size),
 	}
 	s.envSeen = envsSeen(g, tasks)
-	if p.Transfer > 0 {
+	if p.Transfer > 0 && req.Loads == nil {
 		// One pass (on every CPU), so that the neighbours' loads read 8 bytes a neighbour
 		// instead of a whole Prediction each.
 		sel.own = resize(sel.own, n)
@@ -411,6 +419,9 @@ func (s *selector) staleness(r int64) float64 {
 // neighbourLoad is the similarity-weighted mean decayed rollouts of node i's neighbours: how
 // much the tasks around it have been trained lately (0 with no neighbours).
 func (s *selector) neighbourLoad(i int) float64 {
+	if s.req.Loads != nil {
+		return s.req.Loads[i]
+	}
 	var sum, w float64
 	for _, e := range s.g.Neighbors(i) {
 		sum += float64(e.Sim) * s.own[e.To]

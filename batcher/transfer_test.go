@@ -1,6 +1,8 @@
 package batcher
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/envsched/envsched/graph"
@@ -61,5 +63,57 @@ func TestTransferPrefersUntrainedNeighbourhoods(t *testing.T) {
 	p.Transfer = 1.5
 	if err := p.Validate(); err == nil {
 		t.Error("transfer 1.5 accepted, want an error")
+	}
+}
+
+// TestTransferReadsGivenLoads: loads handed in the request (as the scheduler hands
+// propagate's) choose what the loads worked out here choose, and are what is read: the
+// transferWorld's loads of a and b swapped choose a; loads not indexed like the nodes are an
+// error.
+func TestTransferReadsGivenLoads(t *testing.T) {
+	g, preds, tasks := transferWorld()
+	p := DefaultParams()
+	p.RandomShare = 0
+	own := make([]float64, g.Len())
+	loads := make([]float64, g.Len())
+	for i, pr := range preds {
+		own[i] = pr.Own
+	}
+	for i := range loads {
+		var sum, w float64
+		for _, e := range g.Neighbors(i) {
+			sum += float64(e.Sim) * own[e.To]
+			w += float64(e.Sim)
+		}
+		if w > 0 {
+			loads[i] = sum / w
+		}
+	}
+	req := Request{Size: 3, GroupSize: 8, Step: 10, Seed: 3}
+	want, err := Select(g, preds, tasks, req, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Loads = loads
+	got, err := Select(g, preds, tasks, req, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got.Picks) != fmt.Sprint(want.Picks) {
+		t.Errorf("with the loads given: %+v, worked out here: %+v", got.Picks, want.Picks)
+	}
+	swapped := slices.Clone(loads)
+	swapped[0], swapped[1] = loads[1], loads[0]
+	req.Loads, req.Size = swapped, 1
+	b, err := Select(g, preds, tasks, req, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := g.Nodes[b.Picks[0].Node].Task; got != "a" {
+		t.Errorf("loads of a and b swapped: chose %s, want a", got)
+	}
+	req.Loads = loads[:3]
+	if _, err := Select(g, preds, tasks, req, p); err == nil {
+		t.Error("3 loads for 8 nodes accepted, want an error")
 	}
 }

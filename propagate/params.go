@@ -107,6 +107,10 @@ type Params struct {
 	// GroupSize is the group size G for which Prediction.PDeg is filled in; PDegenerate
 	// gives any other size.
 	GroupSize int
+	// Loads makes Predict also work out every node's neighbour load (Predictor.Loads), the
+	// input of selection's transfer factor, in the pass over the edges it makes anyway. It
+	// changes no prediction; false (the default) works out none.
+	Loads bool
 }
 
 // DefaultParams returns the parameters envsched uses unless told otherwise.

@@ -17,7 +17,9 @@ type Predictor struct {
 	out []Prediction
 
 	own   []evidence // own decayed evidence per node
+	both  []both     // with Params.Loads: own evidence and rollouts per node, for oneHop
 	hop   []hop      // one-hop borrowed evidence per node
+	loads []float64  // with Params.Loads: the neighbour load per node (see Loads)
 	envs  []envSums
 	pow   []float64 // pow[k] = λ^k
 	drift drift
@@ -30,6 +32,14 @@ type Predictor struct {
 // evidence is a node's decayed successes and failures. float32 keeps the arrays that the
 // edge passes read at random small enough for the cache.
 type evidence struct{ a, b float32 }
+
+// both is a node's own evidence as in own and its own decayed rollouts a + b in float64, side
+// by side, so that a walk taking the borrowing and the neighbour loads together reads one
+// 16-byte entry per neighbour, not two arrays.
+type both struct {
+	evidence
+	n float64
+}
 
 // hop is what a node borrows over one hop, and inv = γ / max(total edge weight,
 // MinTotalWeight), the factor that turns its edge weights into shares.
@@ -96,11 +106,12 @@ func (pr *Predictor) Predict(g *graph.Graph, tasks []stats.Task, round int64, st
 	pr.drift.start(st, pr.p)
 	pr.drift.measure(g, tasks, st.Baseline)
 	pr.expOffsets()
+	pr.prior.collected = pr.prior.fits(g, pr.p.FeatureRidge)
 	pr.ownEvidence(g, tasks, round)
 	pr.envPriors()
 	pr.prior.start = st.Warm
 	pr.prior.fit(g, tasks, pr.own, pr.p.FeatureRidge)
-	if pr.p.Hops > 0 && pr.p.Gamma > 0 {
+	if pr.p.Hops > 0 && pr.p.Gamma > 0 || pr.p.Loads {
 		parallelNodes(n, func(lo, hi int) { pr.oneHop(g, lo, hi) })
 	}
 	parallelNodes(n, func(lo, hi int) { pr.finish(g, tasks, round, lo, hi) })
@@ -122,6 +133,9 @@ func (pr *Predictor) grow(n, envs int) {
 	pr.out = resize(pr.out, n)
 	pr.own = resize(pr.own, n)
 	pr.hop = resize(pr.hop, n)
+	if pr.p.Loads {
+		pr.both, pr.loads = resize(pr.both, n), resize(pr.loads, n)
+	}
 	pr.envs = append(pr.envs[:0], make([]envSums, envs)...)
 	if len(pr.pow) == 0 {
 		pr.pow = make([]float64, 1024)
@@ -147,13 +161,21 @@ func (pr *Predictor) decay(from, round int64) float64 {
 // pieces are fixed, and merged in order, so the sums do not depend on the number of CPUs.
 const chunk = 1 << 14
 
-// ownEvidence fills own with each node's decayed evidence and sums it per environment.
+// ownEvidence fills own with each node's decayed evidence and sums it per environment. When
+// the feature prior will fit (prior.collected), it also collects the rows of the fit in the
+// prior's pieces, in the same pass over every task's statistics (see featurePrior.collectRows).
 func (pr *Predictor) ownEvidence(g *graph.Graph, tasks []stats.Task, round int64) {
 	n := len(tasks)
 	parts := make([][]envSums, (n+chunk-1)/chunk)
+	if pr.prior.collected {
+		pr.prior.growPieces(len(parts))
+	}
 	par.Ranges(len(parts), 4, func(lo, hi int) {
 		for c := lo; c < hi; c++ {
 			parts[c] = pr.ownChunk(g, tasks, round, c*chunk, min(n, (c+1)*chunk))
+			if pr.prior.collected {
+				pr.prior.collectPiece(c, tasks, pr.own)
+			}
 		}
 	})
 	for c, part := range parts {
@@ -174,6 +196,9 @@ func (pr *Predictor) ownChunk(g *graph.Graph, tasks []stats.Task, round int64, l
 		f := pr.decay(t.Round, round)
 		a, b := t.A*f, t.B*f
 		pr.own[i] = evidence{float32(a), float32(b)}
+		if pr.both != nil {
+			pr.both[i] = both{pr.own[i], a + b}
+		}
 		e := &sums[g.Nodes[i].Env-first]
 		e.a += a
 		e.n += a + b
@@ -218,11 +243,36 @@ func (pr *Predictor) envPriors() {
 	}
 }
 
-// oneHop fills hop[lo:hi] with the evidence each node borrows from its direct neighbours.
+// oneHop fills hop[lo:hi] with the evidence each node borrows from its direct neighbours, and,
+// with Params.Loads, loads[lo:hi] with their neighbour loads: one walk over the edges for
+// both. It is a pass of its own, not a part of finish: a tight walk keeps many of its random
+// reads in flight at once, which the arithmetic of finish between walks would not.
 func (pr *Predictor) oneHop(g *graph.Graph, lo, hi int) {
-	gamma, minW := pr.p.Gamma, pr.p.MinTotalWeight
 	for i := lo; i < hi; i++ {
-		var w, sa, sb float64
+		pr.hop[i] = pr.neighbours(g, i)
+	}
+}
+
+// neighbours returns what node i borrows from its direct neighbours over one hop, and, with
+// Params.Loads, sets loads[i] in the same walk over its edges.
+func (pr *Predictor) neighbours(g *graph.Graph, i int) hop {
+	var w, sa, sb float64
+	var sum, ws float64 // the load's
+	if pr.loads != nil {
+		for _, e := range g.Neighbors(i) {
+			ew, sim := float64(e.Weight), float64(e.Sim)
+			o := &pr.both[e.To]
+			w += ew
+			sa += ew * float64(o.a)
+			sb += ew * float64(o.b)
+			sum += sim * o.n
+			ws += sim
+		}
+		pr.loads[i] = 0
+		if ws != 0 {
+			pr.loads[i] = sum / ws
+		}
+	} else {
 		for _, e := range g.Neighbors(i) {
 			ew := float64(e.Weight)
 			o := pr.own[e.To]
@@ -230,9 +280,21 @@ func (pr *Predictor) oneHop(g *graph.Graph, lo, hi int) {
 			sa += ew * float64(o.a)
 			sb += ew * float64(o.b)
 		}
-		inv := gamma / max(w, minW)
-		pr.hop[i] = hop{a: float32(sa * inv), b: float32(sb * inv), inv: float32(inv)}
 	}
+	inv := pr.p.Gamma / max(w, pr.p.MinTotalWeight)
+	return hop{a: float32(sa * inv), b: float32(sb * inv), inv: float32(inv)}
+}
+
+// Loads returns the neighbour load of every node as of the last call to Predict, indexed like
+// the graph's nodes, or nil unless Params.Loads is set: the similarity-weighted mean of its
+// neighbours' own decayed rollouts (Prediction.Own), Σ sim·own / Σ sim over its edges in
+// order, 0 with no similarity, the same bits as batcher's transfer factor works it out from
+// the predictions. The slice belongs to the Predictor and is overwritten by the next call.
+func (pr *Predictor) Loads() []float64 {
+	if !pr.p.Loads {
+		return nil
+	}
+	return pr.loads
 }
 
 // borrowed returns the evidence node i borrows over one or two hops, without echo: the

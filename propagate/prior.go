@@ -39,6 +39,7 @@ type featurePrior struct {
 	roundAt, sorted []int32     // scratch of byRecency
 	rowRound        []int64     // scratch of chooseRows: the round of each row
 	pieceRows       [][]int32   // scratch of collectRows: the rows of each piece of nodes
+	collected       bool        // the pieces were collected by the call's pass over the tasks
 	firstFeat       [][]int32   // scratch of columns: each chunk's features, first seen first
 	pieceRounds     [][]int64   // and their rounds
 	w, y, u         []float64   // per row: weight, target, scratch
@@ -74,7 +75,7 @@ const (
 // logit for every node. Without features it does nothing and ok stays false.
 func (fp *featurePrior) fit(g *graph.Graph, tasks []stats.Task, own []evidence, lambda float64) {
 	fp.ok = false
-	if g.Feat == nil || lambda <= 0 || g.Feat.Len() != g.Len() {
+	if !fp.fits(g, lambda) {
 		return
 	}
 	fp.ok, fp.envs = true, g.Envs
@@ -139,6 +140,11 @@ func (fp *featurePrior) fit(g *graph.Graph, tasks []stats.Task, own []evidence, 
 	})
 }
 
+// fits reports whether fit fits a regression for g with ridge lambda.
+func (fp *featurePrior) fits(g *graph.Graph, lambda float64) bool {
+	return g.Feat != nil && lambda > 0 && g.Feat.Len() == g.Len()
+}
+
 // chooseRows sets rows to the nodes of the fit, in node order: every node with evidence, or,
 // when they are more than fitRows, the most recently rolled out (ties by node, so that the
 // cut is deterministic), after the fitEnvRows most recent of each environment.
@@ -167,27 +173,42 @@ func (fp *featurePrior) chooseRows(g *graph.Graph, tasks []stats.Task, own []evi
 
 // collectRows sets rows to every node with evidence, in node order, and rowRound to their
 // rounds: in pieces of chunk nodes on every CPU (a pass over every task's statistics), the
-// pieces joined in order.
+// pieces joined in order. When the call's own pass over the tasks collected the pieces
+// (collected; Predictor.ownEvidence), it only joins them, once.
 func (fp *featurePrior) collectRows(tasks []stats.Task, own []evidence) {
 	pieces := (len(tasks) + chunk - 1) / chunk
-	fp.pieceRows, fp.pieceRounds = resize(fp.pieceRows, pieces), resize(fp.pieceRounds, pieces)
-	par.Ranges(pieces, 4, func(lo, hi int) {
-		for c := lo; c < hi; c++ {
-			rows, rounds := fp.pieceRows[c][:0], fp.pieceRounds[c][:0]
-			for i := c * chunk; i < min(len(tasks), (c+1)*chunk); i++ {
-				if a, b := own[i].a, own[i].b; tasks[i].Rollouts > 0 && a+b > 0 {
-					rows = append(rows, int32(i))
-					rounds = append(rounds, tasks[i].Round)
-				}
+	if !fp.collected {
+		fp.growPieces(pieces)
+		par.Ranges(pieces, 4, func(lo, hi int) {
+			for c := lo; c < hi; c++ {
+				fp.collectPiece(c, tasks, own)
 			}
-			fp.pieceRows[c], fp.pieceRounds[c] = rows, rounds
-		}
-	})
+		})
+	}
+	fp.collected = false
 	fp.rows, fp.rowRound = fp.rows[:0], fp.rowRound[:0]
 	for c := range pieces {
 		fp.rows = append(fp.rows, fp.pieceRows[c]...)
 		fp.rowRound = append(fp.rowRound, fp.pieceRounds[c]...)
 	}
+}
+
+// growPieces makes room for the rows of pieces pieces of chunk nodes.
+func (fp *featurePrior) growPieces(pieces int) {
+	fp.pieceRows, fp.pieceRounds = resize(fp.pieceRows, pieces), resize(fp.pieceRounds, pieces)
+}
+
+// collectPiece sets piece c of the rows: the nodes from c·chunk to (c+1)·chunk with rollouts
+// and evidence, in node order, and their rounds. Only c's entries of the pieces are written.
+func (fp *featurePrior) collectPiece(c int, tasks []stats.Task, own []evidence) {
+	rows, rounds := fp.pieceRows[c][:0], fp.pieceRounds[c][:0]
+	for i := c * chunk; i < min(len(tasks), (c+1)*chunk); i++ {
+		if a, b := own[i].a, own[i].b; tasks[i].Rollouts > 0 && a+b > 0 {
+			rows = append(rows, int32(i))
+			rounds = append(rounds, tasks[i].Round)
+		}
+	}
+	fp.pieceRows[c], fp.pieceRounds[c] = rows, rounds
 }
 
 // byRecency sorts rows by round, latest first, ties by node. rows are in node order, so a

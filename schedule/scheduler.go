@@ -89,7 +89,9 @@ func New(db *storage.DB, opts Options) (*Scheduler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("scheduler options: %w", err)
 	}
-	pred, err := propagate.NewPredictor(*opts.Predict)
+	pp := *opts.Predict
+	pp.Loads = opts.Select.Transfer > 0 // the transfer factor's loads, in the prediction's pass over the edges
+	pred, err := propagate.NewPredictor(pp)
 	if err != nil {
 		return nil, fmt.Errorf("scheduler options: %w", err)
 	}
@@ -318,7 +320,8 @@ func (s *Scheduler) choose(id string, req Request) (*Answer, []storage.TaskKey, 
 		return nil, nil, savedState{}, err
 	}
 	breq := batcher.Request{Size: req.Size, GroupSize: req.GroupSize, Step: step, Envs: req.Envs,
-		ExcludeEnvs: req.ExcludeEnvs, AllowRepeats: req.AllowRepeats, Seed: seed, Retired: st.retired}
+		ExcludeEnvs: req.ExcludeEnvs, AllowRepeats: req.AllowRepeats, Seed: seed, Retired: st.retired,
+		Loads: s.pred.Loads()}
 	b, err := s.sel.Select(st.g, preds, st.tasks, breq, selectParams(*s.opts.Select, next))
 	if err != nil {
 		return nil, nil, savedState{}, selectError(err)

@@ -59,17 +59,21 @@ func Serve(ctx context.Context, src Source, dir string, opts ServeOptions) error
 		return err
 	}
 	s := &server{src: src, folder: folder, opts: opts}
-	s.sweepOrphans()
+	if s.hold() {
+		s.sweepOrphans()
+		s.release()
+	}
 	tick := time.NewTicker(opts.PollInterval)
 	defer tick.Stop()
 	lastSweep := time.Time{}
 	for {
-		if s.usable() {
+		if s.usable() && s.hold() {
 			if time.Since(lastSweep) > opts.SweepInterval {
 				s.sweep(time.Now())
 				lastSweep = time.Now()
 			}
 			s.answerAll()
+			s.release()
 		}
 		select {
 		case <-ctx.Done():
@@ -102,6 +106,30 @@ type server struct {
 	folder string
 	opts   ServeOptions
 	fault  string // why the folder was last found unusable; "" when it was usable
+	// dir is the folder held open for one pass (hold, release), and at the path that reaches
+	// it through that descriptor: every file of the pass is named under at, never under
+	// folder, so that a folder swapped for a link while the pass runs is not followed.
+	dir *os.File
+	at  string
+}
+
+// hold opens the folder for one pass without following a link; a folder that became a link
+// since usable checked it is skipped until the next pass. The pass then names its files under
+// /proc/self/fd/N, which the kernel resolves to the folder the descriptor holds, whatever
+// the path DIR/snapshots names meanwhile (Linux, like the rest of envsched).
+func (s *server) hold() bool {
+	f, err := os.OpenFile(s.folder, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return false
+	}
+	s.dir, s.at = f, fmt.Sprintf("/proc/self/fd/%d", f.Fd())
+	return true
+}
+
+// release closes the folder held by hold.
+func (s *server) release() {
+	s.dir.Close()
+	s.dir, s.at = nil, ""
 }
 
 // usable checks the folder before each pass, as the trainer may change it while envsched runs:
@@ -129,7 +157,7 @@ func (s *server) usable() bool {
 
 // answerAll answers every pending request in the folder.
 func (s *server) answerAll() {
-	entries, err := os.ReadDir(s.folder)
+	entries, err := os.ReadDir(s.at)
 	if err != nil {
 		s.opts.Logger.Warn("list snapshot requests", "folder", s.folder, "error", err)
 		return
@@ -155,13 +183,13 @@ func (s *server) answer(name string) {
 	if err != nil {
 		s.opts.Logger.Warn("snapshot failed", "name", name, "error", err)
 		msg := []byte(err.Error() + "\n")
-		if werr := fsutil.WriteFileAtomic(filepath.Join(s.folder, name+errorSuffix), msg, 0o644); werr != nil {
+		if werr := fsutil.WriteFileAtomic(filepath.Join(s.at, name+errorSuffix), msg, 0o644); werr != nil {
 			s.opts.Logger.Warn("snapshot error file", "name", name, "error", werr)
 		}
 	} else {
 		s.opts.Logger.Info("snapshot written", "name", name, "bytes", n, "ms", time.Since(start).Milliseconds())
 	}
-	if err := os.Remove(filepath.Join(s.folder, name+wantSuffix)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := os.Remove(filepath.Join(s.at, name+wantSuffix)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		s.opts.Logger.Warn("remove snapshot request", "name", name, "error", err)
 	}
 }
@@ -170,7 +198,7 @@ func (s *server) answer(name string) {
 // fsync, rename, folder fsync); the copy is readable by its owner only.
 func (s *server) write(name string) (int64, error) {
 	var n int64
-	err := fsutil.WriteAtomic(filepath.Join(s.folder, name+dbSuffix), 0o600, func(w io.Writer) error {
+	err := fsutil.WriteAtomic(filepath.Join(s.at, name+dbSuffix), 0o600, func(w io.Writer) error {
 		var err error
 		n, err = s.src.WriteSnapshot(w)
 		return err
@@ -190,15 +218,16 @@ func (s *server) sweep(now time.Time) {
 	}, func(name string) { s.opts.Logger.Info("removed stale snapshot file", "file", name) })
 }
 
-// removeIn removes the regular files of the folder for which doomed is true (given their
-// lstat), calling removed after each. It works through one descriptor of the folder opened
-// without following a link, never through its path: a folder swapped for a link meanwhile
-// cannot make it remove files elsewhere.
+// removeIn removes the regular files of the folder held for the pass (hold) for which doomed
+// is true (given their lstat), calling removed after each. It works through that descriptor,
+// never through the folder's path: a folder swapped for a link meanwhile cannot make it remove
+// files elsewhere.
 func (s *server) removeIn(doomed func(name string, st *unix.Stat_t) bool, removed func(name string)) {
-	f, err := os.OpenFile(s.folder, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_DIRECTORY, 0)
+	held, err := unix.Openat(int(s.dir.Fd()), ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return
 	}
+	f := os.NewFile(uintptr(held), s.folder)
 	defer f.Close()
 	names, err := f.Readdirnames(-1)
 	if err != nil {

@@ -44,7 +44,8 @@ import worlds  # noqa: E402
 from envsched_client import EnvschedClient, read_status  # noqa: E402
 
 DEFAULT_CATALOGUE = os.path.join(ROOT, "..", "shared", "data", "catalog-real.jsonl")
-POLICIES = ("envsched", "random", "oracle")
+POLICIES = ("envsched", "random", "oracle", "history")
+DEFAULT_POLICIES = ("envsched", "random", "oracle")
 EXIT_NO_CATALOGUE = 4
 EARLY = 10  # "steps 1-10": the phase with few rollouts
 
@@ -80,6 +81,7 @@ class Run:
     status: Dict[str, Any] = field(default_factory=dict)
     rollouts_written: int = 0
     exit_code: Optional[int] = None
+    chosen_log: List[Dict[str, Any]] = field(default_factory=list)  # --picks-out: one dict per chosen task
 
 
 @dataclass
@@ -97,6 +99,7 @@ class Config:
     envs: int = 0  # smoke: only the first envs environments (0: all)
     per_env: int = 0  # smoke: at most per_env tasks each
     keep: str = ""  # keep the exchange folders under this folder
+    picks_out: str = ""  # append every chosen task's line (truth and answer) to this JSONL file
     timeout: float = 600.0
     crash_at: int = 0  # kill -9 the daemon (and start another) just before this step's request
     daemon_flags: List[str] = field(default_factory=list)  # extra flags of envsched run (none: defaults)
@@ -110,15 +113,43 @@ def choose_random(train: Sequence[int], seed: int, step: int, size: int) -> List
     return random.Random(f"random-policy/{seed}/{step}").sample(list(train), size)
 
 
-def choose_oracle(learner: worlds.Learner, train: Sequence[int], seed: int, step: int, size: int,
+def choose_oracle(learner: Any, train: Sequence[int], seed: int, step: int, size: int,
                   group: int) -> List[int]:
     """The size training tasks most likely to give a group with unequal rewards, from their true
     success chances (ties broken by a hash)."""
     def informative(i: int) -> Tuple[float, float]:
-        p = learner.p(i)
-        return (1.0 - p ** group - (1.0 - p) ** group, worlds.unit("oracle", seed, step, i))
+        return (learner.informative(i, group), worlds.unit("oracle", seed, step, i))
 
     return sorted(train, key=informative, reverse=True)[:size]
+
+
+class HistoryPolicy:
+    """A reference that sees only what a trainer sees: each step, the tasks whose last group had
+    unequal rewards, most spread first (k(n-k) of its last group, then the older step, then a
+    hash), and untried tasks drawn at random for the rest; a task whose last group was all-equal
+    is not chosen again while untried tasks are left."""
+
+    def __init__(self, train: Sequence[int], seed: int) -> None:
+        self.train, self.seed = list(train), seed
+        self.last: Dict[int, Tuple[float, int]] = {}  # task -> (spread of its last group, step)
+
+    def choose(self, step: int, size: int) -> List[int]:
+        live = sorted((i for i, (s, _) in self.last.items() if s > 0),
+                      key=lambda i: (-self.last[i][0], self.last[i][1], worlds.unit("history", self.seed, step, i)))
+        chosen = live[:size]
+        untried = [i for i in self.train if i not in self.last]
+        rng = random.Random(f"history-policy/{self.seed}/{step}")
+        chosen += rng.sample(untried, min(size - len(chosen), len(untried)))
+        if len(chosen) < size:
+            rest = [i for i in self.train if i in self.last and i not in set(chosen)]
+            chosen += rng.sample(rest, size - len(chosen))
+        return chosen
+
+    def record(self, step: int, chosen: Sequence[int], groups: Sequence[Sequence[float]]) -> None:
+        """What the step's groups showed."""
+        for i, g in zip(chosen, groups):
+            m = sum(g) / len(g)
+            self.last[i] = (m * (1.0 - m) if min(g) != max(g) else 0.0, step)
 
 
 # -- the daemon --------------------------------------------------------------------------------
@@ -229,32 +260,55 @@ def count_problems(run: Run) -> List[str]:
 def play(cfg: Config, world: str, policy: str, seed: int, tasks: Sequence[worlds.Task]) -> Run:
     """Train a fresh learner of world on seed for cfg.steps steps with policy."""
     train, held = worlds.split(tasks, seed)
-    learner = worlds.Learner(world, tasks, seed)
+    learner = worlds.new_learner(world, tasks, seed)
     run = Run(world, policy, seed, curve=[learner.heldout(held)], curve_tasks=[learner.heldout_tasks(held)])
     if policy == "envsched":
         _play_daemon(cfg, run, learner, tasks, train, held)
     else:
+        hist = HistoryPolicy(train, seed)
         for step in range(1, cfg.steps + 1):
             if policy == "random":
                 chosen = choose_random(train, seed, step, cfg.batch)
+            elif policy == "history":
+                chosen = hist.choose(step, cfg.batch)
             else:
                 chosen = choose_oracle(learner, train, seed, step, cfg.batch, cfg.group)
-            _train_step(run, learner, held, step, chosen, cfg)
+            hist.record(step, chosen, _train_step(run, learner, held, step, chosen, cfg))
     return run
 
 
-def _train_step(run: Run, learner: worlds.Learner, held: Sequence[int], step: int, chosen: Sequence[int],
+def _train_step(run: Run, learner: Any, held: Sequence[int], step: int, chosen: Sequence[int],
                 cfg: Config) -> List[List[float]]:
+    truth = [(learner.p(i), learner.informative(i, cfg.group)) for i in chosen] if cfg.picks_out else []
     groups = [learner.rollout(i, step, cfg.group) for i in chosen]
     learner.update(step, list(zip(chosen, groups)), cfg.batch)
     run.degenerate.append(sum(1 for g in groups if min(g) == max(g)))
     run.groups.append(len(groups))
     run.curve.append(learner.heldout(held))
     run.curve_tasks.append(learner.heldout_tasks(held))
+    for i, g, (p, inf) in zip(chosen, groups, truth):
+        t = learner.tasks[i]
+        run.chosen_log.append({"step": step, "env": t.env, "task_id": t.task_id, "true_p": round(p, 4),
+                               "true_informative": round(inf, 4), "mean": sum(g) / len(g),
+                               "degenerate": min(g) == max(g)})
     return groups
 
 
-def _play_daemon(cfg: Config, run: Run, learner: worlds.Learner, tasks: Sequence[worlds.Task],
+def write_picks(path: str, run: Run) -> None:
+    """Append run's chosen tasks to path (JSONL): world, policy, seed, step, env, task_id, the
+    task's true expected reward and chance of unequal rewards before the step, the group's mean
+    and whether it was all-equal; for envsched also the answer's reason, p_degenerate,
+    predicted_mean and channel."""
+    with open(path, "a", encoding="utf-8") as f:
+        for n, row in enumerate(run.chosen_log):
+            row = dict(row, world=run.world, policy=run.policy, seed=run.seed)
+            if run.policy == "envsched" and n < len(run.picks):
+                p = run.picks[n]
+                row.update(reason=p.reason, channel=p.channel, p_degenerate=p.pred_deg, predicted_mean=p.pred_mean)
+            f.write(json.dumps(row) + "\n")
+
+
+def _play_daemon(cfg: Config, run: Run, learner: Any, tasks: Sequence[worlds.Task],
                  train: Sequence[int], held: Sequence[int]) -> None:
     folder = tempfile.mkdtemp(prefix=f"acceptance-{run.world}-{run.seed}-")
     index = {tasks[i].key: i for i in train}
@@ -312,7 +366,7 @@ class History:
             self.last_chosen[k] = step
 
 
-def _drive(cfg: Config, run: Run, learner: worlds.Learner, folder: str, index: Dict[Tuple[str, str], int],
+def _drive(cfg: Config, run: Run, learner: Any, folder: str, index: Dict[Tuple[str, str], int],
            held: Sequence[int], daemon: Daemon) -> None:
     client = EnvschedClient(folder, prefix=f"{run.world}-s{run.seed}", timeout=cfg.timeout)
     hist = History()
@@ -594,7 +648,8 @@ def parse_args(argv: Sequence[str]) -> Tuple[Config, argparse.Namespace]:
     ap.add_argument("--bin", default=os.path.join(ROOT, "envsched"), help="the envsched binary")
     ap.add_argument("--catalog", default=DEFAULT_CATALOGUE, help="the real catalogue (catalog-real.jsonl)")
     ap.add_argument("--world", default=",".join(worlds.WORLDS), help=f"worlds, of {','.join(worlds.WORLDS)}")
-    ap.add_argument("--policies", default=",".join(POLICIES), help=f"policies, of {','.join(POLICIES)}")
+    ap.add_argument("--policies", default=",".join(DEFAULT_POLICIES),
+                    help=f"policies, of {','.join(POLICIES)} (default {','.join(DEFAULT_POLICIES)})")
     ap.add_argument("--seeds", default="1-10", type=parse_seeds, help="seeds: 1-10, 1,2,5 (default 1-10)")
     ap.add_argument("--steps", type=int, default=120)
     ap.add_argument("--batch-size", type=int, default=64)
@@ -605,6 +660,8 @@ def parse_args(argv: Sequence[str]) -> Tuple[Config, argparse.Namespace]:
     ap.add_argument("--per-env", type=int, default=0, help="at most N tasks per environment (0: all)")
     ap.add_argument("--keep", default="", help="move the exchange folders here instead of deleting them")
     ap.add_argument("--json-out", default="", help="write the summary as JSON to this file as well")
+    ap.add_argument("--picks-out", default="", help="append every chosen task (its truth, and envsched's answer "
+                    "for it) to this JSONL file, for diagnosis")
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for one answer")
     ap.add_argument("--crash-at", type=int, default=0,
                     help="kill -9 envsched just before this step's request and start it again (0: never); "
@@ -624,7 +681,7 @@ def parse_args(argv: Sequence[str]) -> Tuple[Config, argparse.Namespace]:
     cfg = Config(bin=a.bin, catalogue=a.catalog, worlds=_names(a.world, worlds.WORLDS, ap),
                  policies=_names(a.policies, POLICIES, ap), seeds=a.seeds, steps=a.steps, batch=a.batch_size,
                  group=a.group_size, envs=a.envs, per_env=a.per_env, keep=a.keep, timeout=a.timeout,
-                 crash_at=a.crash_at, daemon_flags=a.daemon_flag)
+                 crash_at=a.crash_at, daemon_flags=a.daemon_flag, picks_out=a.picks_out)
     if cfg.steps < 1 or cfg.batch < 1 or cfg.group < 2:
         ap.error("--steps and --batch-size must be at least 1, --group-size at least 2")
     return cfg, a
@@ -658,6 +715,9 @@ def main(argv: Sequence[str]) -> int:
             for policy in cfg.policies:
                 t0 = time.monotonic()
                 runs.append(play(cfg, world, policy, seed, tasks))
+                if cfg.picks_out:
+                    write_picks(cfg.picks_out, runs[-1])
+                    runs[-1].chosen_log = []
                 print(f"# {world} seed {seed} {policy}: {time.monotonic() - t0:.1f}s", file=sys.stderr, flush=True)
     summary = summarise(cfg, runs)
     print(table(summary))

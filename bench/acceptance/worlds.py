@@ -28,6 +28,10 @@ multi-turn environments). Three learner assumptions are offered (``WORLDS``):
   first two worlds' results, to probe that mechanism (named in issue 13 from the outside check),
   with its constants set, like theirs, on random choice alone.
 
+* ``agentic``, ``plateau`` and ``giants`` live in agentworlds.py (their learners differ in kind: an explicit
+  REINFORCE gradient over hidden sub-goal decisions, graded rewards, interference, a flaky
+  grader, no transfer between environments of 105x different sizes); ``new_learner`` makes the learner of any world.
+
 All learn GRPO-style without standard-deviation normalisation (a group's signal is its reward
 variance, zero for an all-equal group), averaged over the batch, and forget towards their start.
 Every random draw is keyed by (seed, purpose, ...), so two policies on one seed get the same world
@@ -46,7 +50,7 @@ import struct
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
-WORLDS = ("sharp", "chain", "tools")
+WORLDS = ("sharp", "chain", "tools", "agentic", "plateau", "giants")  # the last three: agentworlds.py
 
 _TOKEN_RE = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 _MIN_ACTION_TASKS = 5  # an action word shared by fewer tasks is the skill "other"
@@ -249,6 +253,19 @@ PARAMS = {
 }
 
 
+def new_learner(world: str, tasks: Sequence[Task], seed: int):
+    """The learner of world on seed: a Learner, or one of agentworlds.py's. Every learner has
+    p(i) (expected reward now), informative(i, g), rollout(i, step, g), update(step, groups,
+    batch), heldout(held), heldout_tasks(held) and a skill list ``level``."""
+    if world in PARAMS:
+        return Learner(world, tasks, seed)
+    import agentworlds  # here: agentworlds imports this module
+
+    if world in agentworlds.AGENT_WORLDS:
+        return agentworlds.new(world, tasks, seed)
+    raise ValueError(f"unknown world {world!r}: choose one of {', '.join(WORLDS)}")
+
+
 class Learner:
     """The policy being trained in one world on one seed.
 
@@ -336,6 +353,11 @@ class Learner:
         for q in self._call_chances(i):
             p *= q
         return p ** self.sharp[i]
+
+    def informative(self, i: int, g: int) -> float:
+        """The chance that a group of g rollouts of task i has unequal rewards."""
+        p = self.p(i)
+        return 1.0 - p ** g - (1.0 - p) ** g
 
     def rollout(self, i: int, step: int, g: int) -> List[float]:
         """g binary rewards of task i at step; the luck is keyed by (seed, step, task, index)."""
