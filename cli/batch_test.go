@@ -101,6 +101,8 @@ func TestBatchCommandErrors(t *testing.T) {
 		{[]string{"--gamma", "2"}, 2, "gamma"},
 		{[]string{"--feature-ridge", "-1"}, 2, "feature ridge"},
 		{[]string{"--rechosen-rate", "1.5"}, 2, "re-chosen rate"},
+		{[]string{"--rechosen-trend", "1"}, 2, "re-chosen trend"},
+		{[]string{"--rechosen-trend", "-0.1"}, 2, "re-chosen trend"},
 		{[]string{"--step", "-4"}, 2, "--step -4"}, // a bad flag is exit 2, as --size 0 is
 		{[]string{"--step", "1000000001"}, 2, "--step 1000000001"},
 		{[]string{"--dispersion-memory", "1"}, 2, "dispersion memory"},

@@ -48,6 +48,8 @@ func schedulerFlags() []cli.Flag {
 			Usage: "how fast an environment's stale predictions follow rewards that run away from them (0 = off)"},
 		&cli.Float64Flag{Name: "rechosen-rate", EnvVars: []string{"ENVSCHED_RECHOSEN_RATE"}, Value: pp.RechosenRate,
 			Usage: "how fast the predictions of tasks rolled out before follow what such tasks do when chosen again (0 = off)"},
+		&cli.Float64Flag{Name: "rechosen-trend", EnvVars: []string{"ENVSCHED_RECHOSEN_TREND"}, Value: pp.RechosenTrend,
+			Usage: "0-1: share of its fit each answer keeps for the re-chosen offset as a function of the task (its own evidence against its prediction, how often it was rolled out, how old its evidence is); 0 = one offset for all (needs --rechosen-rate and --dispersion-memory above 0)"},
 		&cli.Float64Flag{Name: "dispersion-memory", EnvVars: []string{"ENVSCHED_DISPERSION_MEMORY"}, Value: pp.DispersionMemory,
 			Usage: "share of the measured calibration (spread and slope of the predictions, what exploring and random slots return) each answer keeps; the rest is forgotten (0 = no such correction)"},
 		&cli.StringFlag{Name: "exploit", EnvVars: []string{"ENVSCHED_EXPLOIT"}, Value: bp.Exploit.String(),
@@ -81,7 +83,7 @@ func schedulerParams(c *cli.Context) (schedule.Params, error) {
 	pp.Kappa, pp.Gamma, pp.Hops = c.Float64("kappa"), c.Float64("gamma"), c.Int("hops")
 	pp.BorrowCap, pp.DriftRate = c.Float64("borrow-cap"), c.Float64("drift-rate")
 	pp.FeatureRidge, pp.RechosenRate = c.Float64("feature-ridge"), c.Float64("rechosen-rate")
-	pp.DispersionMemory = c.Float64("dispersion-memory")
+	pp.DispersionMemory, pp.RechosenTrend = c.Float64("dispersion-memory"), c.Float64("rechosen-trend")
 	exploit, err := batcher.ParseExploit(c.String("exploit"))
 	if err != nil {
 		return p, usageError{fmt.Errorf("--exploit: %w", err)}

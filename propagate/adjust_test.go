@@ -9,7 +9,7 @@ import (
 // shiftThenSpread is the offset then the dispersion correction as two separate steps, each
 // through the mean (the computation Predictor.adjust replaced): the reference it is held to.
 func shiftThenSpread(d *drift, env int32, alpha, beta, centre float64, tried bool, stale float64) (a, b, pre float64) {
-	if off := d.offsetOf(env, tried, stale); off != 0 {
+	if off := d.offsetOf(env, tried, stale, d.re); off != 0 {
 		n := alpha + beta
 		m := sigmoid(logit(alpha/n) + off)
 		alpha, beta = m*n, (1-m)*n
@@ -82,9 +82,9 @@ func TestAdjustMatchesShiftThenSpread(t *testing.T) {
 				}
 				wa, wb, wpre := shiftThenSpread(d, 0, alpha, beta, centre, tried, st)
 				base := alpha / (alpha + beta)
-				a, b, pre, lazy := pr.adjust(0, alpha, beta, base, centre, tried, st)
+				a, b, pre, lazy := pr.adjust(0, alpha, beta, base, centre, tried, st, d.re)
 				p := Prediction{pre: pre, preLogit: lazy, count: alpha + beta}
-				off := d.offsetOf(0, tried, st)
+				off := d.offsetOf(0, tried, st, d.re)
 				if off == 0 {
 					if a != wa || b != wb || p.preMean() != wpre || lazy {
 						t.Fatalf("adjust(%g, %g, tried %v) = %v, %v, pre %v, lazy %v, want %v, %v, %v", alpha, beta, tried, a, b, p.preMean(), lazy, wa, wb, wpre)

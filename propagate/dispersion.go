@@ -113,6 +113,9 @@ type Dispersion struct {
 	// RandSignal is the signal of the groups of random slots (Baseline.Random) of tasks never
 	// tried, which NewSignal counts too (see State.RandomReturn).
 	RandSignal *Signal `json:"random_signal,omitempty"`
+	// Trend is the re-chosen offset's fit as a function of the task (Params.RechosenTrend);
+	// nil when it is off or nothing was measured yet.
+	Trend *Trend `json:"trend,omitempty"`
 }
 
 // Signal sums the realised signal of groups, 4·k(n−k)/(n(n−1)) for k successes of n (the
@@ -191,6 +194,10 @@ func (d Dispersion) clone() Dispersion {
 	out := Dispersion{Global: d.Global.clone(), Rechose: d.Rechose.clone(), Random: d.Random.clone(),
 		NewSignal: d.NewSignal.clone(), ReSignal: d.ReSignal.clone(), RandSignal: d.RandSignal.clone(),
 		RechosenFactor: validFactor(d.RechosenFactor)}
+	if d.Trend != nil && d.Trend.valid() {
+		tr := *d.Trend
+		out.Trend = &tr
+	}
 	if d.Env != nil {
 		out.Env = make(map[string]*Likelihood, len(d.Env))
 		for k, v := range d.Env {

@@ -57,6 +57,11 @@ type Baseline struct {
 	Pred   float64 `json:"pred,omitempty"`
 	Count  float64 `json:"count,omitempty"`
 	Centre float64 `json:"centre,omitempty"`
+	// Own is the mean of the task's decayed evidence then, shrunk by half a rollout each way
+	// (0 for a task never tried), and Stale the rounds from its evidence to the call: what
+	// the re-chosen trend measures (see Trend).
+	Own   float64 `json:"own,omitempty"`
+	Stale float64 `json:"stale,omitempty"`
 }
 
 // Baselines returns the baselines of the given nodes for a later call, from the statistics
@@ -66,8 +71,12 @@ type Baseline struct {
 func Baselines(g *graph.Graph, tasks []stats.Task, preds []Prediction, nodes []int) []Baseline {
 	one := func(i int) Baseline {
 		nd := g.Nodes[i]
-		return Baseline{Env: g.Envs[nd.Env], Task: nd.Task, Rollouts: tasks[i].Rollouts, Sum: tasks[i].Sum,
+		b := Baseline{Env: g.Envs[nd.Env], Task: nd.Task, Rollouts: tasks[i].Rollouts, Sum: tasks[i].Sum,
 			Mean: preds[i].base, Tried: tasks[i].Rollouts > 0, Pred: preds[i].preMean(), Count: preds[i].count, Centre: preds[i].centre}
+		if b.Tried {
+			b.Own, b.Stale = ownMean(&tasks[i]), float64(preds[i].age)
+		}
+		return b
 	}
 	if nodes == nil {
 		out := make([]Baseline, len(tasks))
@@ -94,6 +103,11 @@ type drift struct {
 	// reRate, reMax and re are the re-chosen channel: one offset for the nodes rolled out
 	// before (see Params.RechosenRate).
 	reRate, reMax, re float64
+	// trend is the re-chosen offset as a function of the task, on when trendMem > 0 (see
+	// Params.RechosenTrend); groupSize is the G of its features.
+	trend     Trend
+	trendMem  float64
+	groupSize int
 
 	offset map[string]float64 // by environment name, so that it survives new graphs
 	cur    []float64          // offset per environment index of the call in progress
@@ -128,6 +142,13 @@ func (d *drift) start(st State, p Params) {
 	if d.reRate > 0 && finite(st.Rechosen) {
 		d.re = min(max(st.Rechosen, -d.reMax), d.reMax)
 	}
+	d.trendMem, d.groupSize, d.trend = 0, p.GroupSize, Trend{}
+	if d.reRate > 0 && p.RechosenTrend > 0 && p.DispersionMemory > 0 { // stored with the dispersion state
+		d.trendMem = p.RechosenTrend
+		if tr := st.Dispersion.Trend; tr != nil && tr.valid() {
+			d.trend = *tr
+		}
+	}
 	d.memory, d.prior = p.DispersionMemory, p.DispersionPrior
 	d.startScale, d.byMean, d.byCount = p.DispersionStart, p.DispersionByMean, p.DispersionByCount
 	d.match = p.DispersionMatch
@@ -142,6 +163,11 @@ func (d *drift) start(st State, p Params) {
 // so that the State a caller keeps in memory equals the one it would read back.
 func (d *drift) state() State {
 	d.disp.round()
+	d.disp.Trend = nil
+	if d.trendMem > 0 && d.trend.N > 0 {
+		tr := d.trend
+		d.disp.Trend = &tr
+	}
 	return State{Offsets: d.offset, Rechosen: d.re, Dispersion: d.disp}
 }
 
@@ -162,6 +188,7 @@ func (d *drift) measure(g *graph.Graph, tasks []stats.Task, base []Baseline) {
 	var reReal, rePred float64
 	var reCount int64
 	var groups []group
+	var obs []trendObs
 	for _, nb := range baselineNodes(g, base) {
 		i, b := nb.node, nb.b
 		nd := g.Nodes[i]
@@ -172,6 +199,10 @@ func (d *drift) measure(g *graph.Graph, tasks []stats.Task, base []Baseline) {
 		real, pred := tasks[i].Sum-b.Sum, float64(dn)*b.Mean
 		if k, ok := binaryGroup(real, dn); ok && d.memory > 0 && b.Count > 0 && b.Pred > 0 && b.Pred < 1 {
 			groups = append(groups, group{b: b, k: k, n: dn})
+		}
+		if d.trendMem > 0 && b.Tried && b.Own > 0 && b.Own < 1 && b.Mean > 0 && b.Mean < 1 {
+			x := trendFeatures(b.Own, b.Mean, b.Rollouts, d.groupSize, b.Stale)
+			obs = append(obs, trendObs{x: x, base: logit(b.Mean), k: real, n: float64(dn)})
 		}
 		if d.reRate > 0 && b.Tried {
 			reReal, rePred, reCount = reReal+real, rePred+pred, reCount+dn
@@ -189,6 +220,9 @@ func (d *drift) measure(g *graph.Graph, tasks []stats.Task, base []Baseline) {
 	if d.reRate > 0 && reCount > 0 && reCount >= d.minRollouts {
 		gap := logit((reReal+0.5)/(float64(reCount)+1)) - logit((rePred+0.5)/(float64(reCount)+1))
 		d.re = min(max((1-d.reRate)*d.re+d.reRate*gap, -d.reMax), d.reMax)
+	}
+	if d.trendMem > 0 {
+		d.trend = d.trend.fit(obs, d.trendMem)
 	}
 	d.measureDispersion(groups)
 }
@@ -464,14 +498,27 @@ func (d *drift) update(env string, realised, predicted, n float64) {
 	d.offset[env] = min(max(off, -d.maxOff), d.maxOff)
 }
 
-// offsetOf is the logit offset of a node's channel: the re-chosen offset for a node rolled out
-// before when that channel is on, else a share stale of its environment's offset (see
+// offsetOf is the logit offset of a node's channel: re, the node's re-chosen offset (see
+// rechosenOffset), for a node rolled out before when that channel is on, else a share stale of its environment's offset (see
 // Predictor.adjust).
-func (d *drift) offsetOf(env int32, tried bool, stale float64) float64 {
+func (d *drift) offsetOf(env int32, tried bool, stale, re float64) float64 {
 	if d.reRate > 0 && tried {
-		return d.re
+		return re
 	}
 	return d.cur[env] * stale
+}
+
+// rechosenOffset is the re-chosen offset of a node rolled out before with statistics t, mean
+// base before any offset and evidence age rounds old: when the trend is on, the trend's for
+// the node blended with the one offset by how much the trend has measured (see trendPrior),
+// else the one offset.
+func (d *drift) rechosenOffset(t *stats.Task, base float64, age uint16) float64 {
+	if d.trendMem == 0 || t.Rollouts == 0 || d.trend.N == 0 {
+		return d.re
+	}
+	w := d.trend.N / (d.trend.N + trendPrior)
+	off := d.trend.offset(trendFeatures(ownMean(t), base, t.Rollouts, d.groupSize, float64(age)), d.reMax)
+	return w*off + (1-w)*d.re
 }
 
 func resize[T any](s []T, n int) []T {

@@ -63,6 +63,16 @@ type Params struct {
 	RechosenRate float64
 	// RechosenMax bounds the absolute re-chosen offset.
 	RechosenMax float64
+	// RechosenTrend makes the re-chosen offset a function of the task (see Trend) and is the
+	// share of what its fit measured that each call keeps: the offset of a task rolled out
+	// before is a + b·(logit of its own decayed mean − logit of its prediction) + c·log2(its
+	// rollouts / GroupSize), the coefficients fitted to the re-chosen groups that came back
+	// by their binomial likelihood. Measured on the simulator: tasks trained on often got
+	// easier than one offset says and tasks trained once harder, and the posterior pulled
+	// a task's own evidence towards its prior further than the truth was. 0 keeps one offset
+	// for all (RechosenRate). It needs RechosenRate > 0 and DispersionMemory > 0: it is
+	// stored with the dispersion state (Dispersion.Trend).
+	RechosenTrend float64
 	// DispersionMemory turns on the dispersion correction and is the share of what it
 	// measured that each call keeps (the rest is forgotten): every group that comes back
 	// for a task in a State's baseline adds its Beta-Binomial likelihood, under the
@@ -129,6 +139,7 @@ func DefaultParams() Params {
 		FeatureRidge:      1,
 		RechosenRate:      0.5,
 		RechosenMax:       2,
+		RechosenTrend:     0.9,
 		DispersionMemory:  0.95,
 		DispersionPrior:   16,
 		DispersionStart:   0.6,
@@ -158,6 +169,7 @@ func (p Params) Validate() error {
 		{p.FeatureRidge >= 0 && finite(p.FeatureRidge), "feature ridge", "a finite number >= 0", p.FeatureRidge},
 		{p.RechosenRate >= 0 && p.RechosenRate <= 1, "re-chosen rate", "in [0, 1]", p.RechosenRate},
 		{p.RechosenMax >= 0 && finite(p.RechosenMax), "re-chosen max", "a finite number >= 0", p.RechosenMax},
+		{p.RechosenTrend >= 0 && p.RechosenTrend < 1, "re-chosen trend", "in [0, 1)", p.RechosenTrend},
 		{p.DispersionMemory >= 0 && p.DispersionMemory < 1, "dispersion memory", "in [0, 1)", p.DispersionMemory},
 		{p.DispersionPrior >= 0 && finite(p.DispersionPrior), "dispersion prior", "a finite number >= 0", p.DispersionPrior},
 		{p.DispersionStart > 0 && p.DispersionStart <= 16 && finite(p.DispersionStart), "dispersion start", "in (0, 16]", p.DispersionStart},

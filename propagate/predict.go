@@ -336,9 +336,11 @@ func (pr *Predictor) finish(g *graph.Graph, tasks []stats.Task, round int64, lo,
 		ba, bb := pr.borrowed(g, i)
 		alpha, beta := pr.posterior(i, env, a, b, ba, bb)
 		base, count, centre := alpha/(alpha+beta), alpha+beta, pr.envs[env].centre
-		alpha, beta, pre, lazy := pr.adjust(env, alpha, beta, base, centre, t.Rollouts > 0, stale(t, f))
+		age := evidenceAge(t, round)
+		alpha, beta, pre, lazy := pr.adjust(env, alpha, beta, base, centre, t.Rollouts > 0, stale(t, f), pr.drift.rechosenOffset(t, base, age))
 		o := &pr.out[i]
 		pr.prediction(o, t, env, alpha, beta, f)
+		o.age = age
 		o.Own, o.Borrowed, o.base, o.count, o.pre, o.preLogit, o.centre = a+b, ba+bb, base, count, pre, lazy, centre
 	}
 }
@@ -358,8 +360,8 @@ func (pr *Predictor) finish(g *graph.Graph, tasks []stats.Task, round int64, lo,
 // clamps), the rest of the correction as correction.apply does it, on the count before the
 // shift's rounding. Without an offset it
 // computes exactly as the correction did.
-func (pr *Predictor) adjust(env int32, alpha, beta, base, centre float64, tried bool, stale float64) (a, b, pre float64, lazy bool) {
-	off, k := pr.drift.offsetOf(env, tried, stale), pr.drift.correction(env, tried)
+func (pr *Predictor) adjust(env int32, alpha, beta, base, centre float64, tried bool, stale, re float64) (a, b, pre float64, lazy bool) {
+	off, k := pr.drift.offsetOf(env, tried, stale, re), pr.drift.correction(env, tried)
 	n := alpha + beta
 	if off != 0 && k.slope != 1 {
 		l := logit(base) + off
@@ -392,6 +394,8 @@ func (pr *Predictor) adjust(env int32, alpha, beta, base, centre float64, tried 
 // share of it.
 func (pr *Predictor) expNeg(env int32, tried bool, stale, off float64) float64 {
 	switch {
+	case pr.drift.reRate > 0 && tried && pr.drift.trendMem > 0:
+		return math.Exp(-off) // each node's own offset
 	case pr.drift.reRate > 0 && tried:
 		return pr.expRe
 	case stale == 1:
@@ -423,6 +427,15 @@ func (pr *Predictor) posterior(i int, env int32, a, b, ba, bb float64) (alpha, b
 	m = min(max(m, 1e-3), 1-1e-3)
 	k := pr.p.Kappa
 	return k*m + a + ba, k*(1-m) + b + bb
+}
+
+// evidenceAge is the number of rounds from a node's evidence to round, within 0 to 65535;
+// 0 for a node never rolled out.
+func evidenceAge(t *stats.Task, round int64) uint16 {
+	if t.Rollouts == 0 {
+		return 0
+	}
+	return uint16(min(max(round-t.Round, 0), math.MaxUint16))
 }
 
 // stale is the share of a node's prediction that does not come from its fresh evidence: 1 for

@@ -28,7 +28,8 @@ type Prediction struct {
 	// Continuous is true when the node's rewards are not all 0 or 1; then PDeg and Var are
 	// approximations (see PDegenerate).
 	Continuous bool
-	preLogit   bool // pre holds the logit of the mean after the offsets (see preMean)
+	preLogit   bool   // pre holds the logit of the mean after the offsets (see preMean)
+	age        uint16 // rounds from the node's evidence to the call, at most 65535 (0 untried)
 
 	degShare, degGroups float32 // observed share of degenerate groups and their number
 	varPrior            float32 // weight of the Beta-Binomial against degShare

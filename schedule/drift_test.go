@@ -94,6 +94,12 @@ func TestDriftOffsetsSurviveARestart(t *testing.T) {
 	if want.Dispersion.Random == nil || want.Dispersion.RechosenFactor == 0 {
 		t.Fatalf("dispersion %+v: want random slots and the re-chosen factor measured, else their restart is not shown", want.Dispersion)
 	}
+	if tr := want.Dispersion.Trend; tr == nil || tr.N == 0 || tr.Beta == [4]float64{} {
+		t.Fatalf("re-chosen trend %+v: want it measured, else its restart is not shown", tr)
+	}
+	if !slices.ContainsFunc(want.Baseline, func(e baselineEntry) bool { return e.Tried && e.Own > 0 }) {
+		t.Fatal("no baseline of a task tried before holds its own mean, so the trend's restart is not shown")
+	}
 	if got := storedState(t, dbB); !sameState(got, want) {
 		t.Errorf("stored state %+v, want %+v", got, want)
 	}

@@ -169,7 +169,7 @@ func decodeSaved(data []byte) (savedState, error) {
 	if data == nil {
 		return st, nil
 	}
-	if len(data) > 0 && data[0] == stateVersion {
+	if len(data) > 0 && (data[0] == stateVersion || data[0] == stateVersion1) {
 		return decodeBinaryState(data)
 	}
 	if err := json.Unmarshal(data, &st); err != nil { // as stored before the binary form

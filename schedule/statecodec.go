@@ -15,7 +15,8 @@ import (
 // version byte, then its fields with numbers as their exact bits. As JSON it was about 200
 // bytes a baseline entry (four answers' worth of entries), ~440 KB in all at 100k tasks with
 // batches of 512, encoded and written to the database (a fresh run of overflow pages) with
-// every answer; in this form it is less than half of that (~190 KB). It decodes to the very numbers that were encoded, so the next
+// every answer; in this form it is less than half of that (~190 KB, and 16 bytes an entry more
+// since version 2, ~33 KB). It decodes to the very numbers that were encoded, so the next
 // answer is the same either way; a state stored as JSON by an earlier version is still read.
 //
 //	stateVersion
@@ -24,7 +25,8 @@ import (
 //	environment names of the baseline: uvarint n, n × name
 //	baseline: uvarint n, n × entry
 //	  entry: uvarint environment (index above), task name, varint rollouts, float64 sum, mean,
-//	         byte flags (1 tried, 2 random), float64 pred, count, centre (−0 as +0), varint age
+//	         byte flags (1 tried, 2 random), float64 pred, count, centre (−0 as +0), varint age,
+//	         float64 own, stale (−0 as +0; not in version 1)
 //	dispersion: uvarint length of its JSON + 1 (0: none), the JSON (propagate.Dispersion's
 //	            own encoding, which rounds what it stores)
 //	prior start: uvarint length, the bytes
@@ -32,7 +34,12 @@ import (
 // A name is a uvarint length and its bytes; a float64 its IEEE bits, little-endian.
 
 // stateVersion is the first byte of a binary state; a JSON state begins with '{' or 'n'.
-const stateVersion = 0x01
+// Version 1 had no own mean and evidence age in its baseline entries (the re-chosen trend
+// reads them); it is still read, with both 0, which the trend does not measure.
+const (
+	stateVersion  = 0x02
+	stateVersion1 = 0x01
+)
 
 // errState is wrapped by the errors of a binary state that does not decode.
 var errState = errors.New("binary predictor state")
@@ -86,7 +93,7 @@ func (st *savedState) finite() bool {
 		}
 	}
 	for _, e := range st.Baseline {
-		if !ok(e.Sum) || !ok(e.Mean) || !ok(e.Pred) || !ok(e.Count) || !ok(e.Centre) {
+		if !ok(e.Sum) || !ok(e.Mean) || !ok(e.Pred) || !ok(e.Count) || !ok(e.Centre) || !ok(e.Own) || !ok(e.Stale) {
 			return false
 		}
 	}
@@ -124,6 +131,7 @@ func appendBaselines(b []byte, base []baselineEntry) []byte {
 		b = append(b, flags)
 		b = appendFloat(appendFloat(appendFloat(b, omitted(e.Pred)), omitted(e.Count)), omitted(e.Centre))
 		b = binary.AppendVarint(b, int64(e.Age))
+		b = appendFloat(appendFloat(b, omitted(e.Own)), omitted(e.Stale))
 	}
 	return b
 }
@@ -225,7 +233,7 @@ func decodeBinaryState(data []byte) (savedState, error) {
 		}
 	}
 	st.Rechosen = r.float()
-	st.Baseline = r.baselines()
+	st.Baseline = r.baselines(data[0])
 	if n := r.uvarint(); n > 0 {
 		d := r.bytes(n - 1)
 		if r.err == nil {
@@ -247,8 +255,9 @@ func decodeBinaryState(data []byte) (savedState, error) {
 	return st, nil
 }
 
-// baselines reads the environment names and the entries of a baseline; nil when it has none.
-func (r *stateReader) baselines() []baselineEntry {
+// baselines reads the environment names and the entries of a baseline of a state of version
+// v; nil when it has none.
+func (r *stateReader) baselines(v byte) []baselineEntry {
 	envs := make([]string, r.count(1))
 	for i := range envs {
 		envs[i] = r.name()
@@ -273,6 +282,9 @@ func (r *stateReader) baselines() []baselineEntry {
 		}
 		e.Pred, e.Count, e.Centre = r.float(), r.float(), r.float()
 		e.Age = int(r.varint())
+		if v != stateVersion1 {
+			e.Own, e.Stale = r.float(), r.float()
+		}
 	}
 	return out
 }

@@ -1,0 +1,45 @@
+package schedule
+
+import (
+	"encoding/binary"
+	"math"
+	"reflect"
+	"testing"
+
+	"github.com/envsched/envsched/propagate"
+)
+
+// TestStateVersion1IsStillRead: a state stored by the build before the baselines held each
+// task's own mean and evidence age (version 1) decodes with both 0, and the rest as stored;
+// the current version keeps both.
+func TestStateVersion1IsStillRead(t *testing.T) {
+	f := func(b []byte, x float64) []byte { return binary.LittleEndian.AppendUint64(b, math.Float64bits(x)) }
+	v1 := []byte{stateVersion1, 0} // no drift offsets
+	v1 = f(v1, 0.25)               // re-chosen offset
+	v1 = append(v1, 1, 1, 'a')     // one environment, "a"
+	v1 = append(v1, 1, 0, 1, 'x')  // one entry: environment 0, task "x"
+	v1 = binary.AppendVarint(v1, 16)
+	v1 = f(f(v1, 9), 0.5)
+	v1 = append(v1, 1) // tried
+	v1 = f(f(f(v1, 0.55), 6), -0.2)
+	v1 = binary.AppendVarint(v1, 2)
+	v1 = append(v1, 0, 0) // no dispersion, no prior start
+	got, err := decodeSaved(v1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := savedState{Rechosen: 0.25, Baseline: []baselineEntry{{Baseline: propagate.Baseline{Env: "a", Task: "x",
+		Rollouts: 16, Sum: 9, Mean: 0.5, Tried: true, Pred: 0.55, Count: 6, Centre: -0.2}, Age: 2}}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("version 1 decoded as %+v, want %+v", got, want)
+	}
+	want.Baseline[0].Own, want.Baseline[0].Stale = 0.6, 3
+	data, err := encodeState(&want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := decodeSaved(data)
+	if err != nil || !reflect.DeepEqual(back, want) {
+		t.Fatalf("current version decoded as %+v, %v; want %+v", back, err, want)
+	}
+}
