@@ -60,5 +60,5 @@ func Example() {
 	fmt.Println("degenerate groups of 16, steps 10-12:", degenerate[10:13])
 	// Output:
 	// degenerate groups of 16, steps 1-3: [11 10 7]
-	// degenerate groups of 16, steps 10-12: [5 2 2]
+	// degenerate groups of 16, steps 10-12: [3 3 3]
 }

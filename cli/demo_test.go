@@ -32,6 +32,9 @@ func TestDemoDrivesTheRealDaemon(t *testing.T) {
 	if !regexp.MustCompile(`envsched at step 12: 0\.\d{3}; random best in 12 steps: 0\.\d{3}`).MatchString(out) {
 		t.Fatalf("no headline in:\n%s", out)
 	}
+	if !regexp.MustCompile(`\nper task: envsched at step 12: 0\.\d{3}; random best in 12 steps: 0\.\d{3}\n`).MatchString(out) {
+		t.Fatalf("no per-task headline in:\n%s", out)
+	}
 	for _, want := range []string{"envsched (envsched/1)", "random", "step 10", "step 12", "degenerate groups", "rollouts", "6144"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)

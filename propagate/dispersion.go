@@ -467,8 +467,13 @@ func newLikelihood() *Likelihood { return &Likelihood{LL: make([]float64, len(di
 
 // best is the index of the grid that maximises ll(j) + w·prior(j)/prior.N: an environment's
 // own evidence shrunk towards the prior's per-group likelihood with the weight of w groups
-// (empirical Bayes). Nil parts count nothing; with nothing at all, or a tie, unit. Without
-// byMean only the points of η 0 compete, without byCount only those of θ 1.
+// (empirical Bayes). Nil parts count nothing; with nothing at all, unit. Of points that tie,
+// the one with the fewest parts away from unit (departures) wins, then unit, then the first
+// in the grid's order: a part the groups cannot tell (the slope, η and θ of groups all
+// predicted at their environment's mean, ½ and the count countRef, as the first request of a
+// database predicts every task) stays neutral instead of taking the grid's first value (a
+// slope of 0, which would answer every untried task with its environment's mean alone).
+// Without byMean only the points of η 0 compete, without byCount only those of θ 1.
 func best(ll, prior *Likelihood, w float64, unit int, byMean, byCount bool) int {
 	score := func(j int) float64 {
 		v := 0.0
@@ -485,11 +490,24 @@ func best(ll, prior *Likelihood, w float64, unit int, byMean, byCount bool) int 
 		if !byMean && k.eta != 0 || !byCount && k.theta != 1 {
 			continue
 		}
-		if v := score(j); v > bv+1e-12 {
-			bj, bv = j, v
+		v := score(j)
+		if v > bv+1e-12 || v >= bv-1e-12 && departures(k) < departures(dispersionGrid[bj]) {
+			bj, bv = j, max(v, bv)
 		}
 	}
 	return bj
+}
+
+// departures counts the parts of k other than the scale that are away from unit: the slope,
+// η and θ.
+func departures(k correction) int {
+	n := 0
+	for _, away := range []bool{k.slope != 1, k.eta != 0, k.theta != 1} {
+		if away {
+			n++
+		}
+	}
+	return n
 }
 
 // measured reports whether l holds any group.

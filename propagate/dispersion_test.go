@@ -471,3 +471,47 @@ func TestRandomReturnIsMeasured(t *testing.T) {
 		}
 	}
 }
+
+// TestUninformedPartsStayNeutral: groups that were all predicted at their environment's
+// mean, ½, with the count countRef (what the first request of a database predicts for every
+// task) tell the scale of the count and nothing of the slope, η or θ, whose points tie
+// exactly; the correction keeps those at unit. Before, the grid's first slope (0) won the
+// tie, and the next request answered every untried task with its environment's mean alone.
+// Parts the groups do inform are still fitted.
+func TestUninformedPartsStayNeutral(t *testing.T) {
+	ks := []int64{0, 0, 0, 8, 8, 3, 4, 0, 1, 8, 0, 2, 5, 0, 0, 7}
+	atCentre := newLikelihood()
+	for _, k := range ks {
+		atCentre.add(k, 8, 0.5, countRef, 0)
+	}
+	// the same successes, predicted at means spread about a centre that they do not follow:
+	// a slope below 1 fits them better
+	spread := newLikelihood()
+	for i, k := range ks {
+		spread.add(k, 8, []float64{0.05, 0.95}[i%2], countRef, 0)
+	}
+	for _, tc := range []struct {
+		name           string
+		ll             *Likelihood
+		byMean, byCnt  bool
+		wantSlope      float64
+		wantScaleBelow float64 // the scale the groups do tell: over-dispersed, so below 1
+	}{
+		{"at the centre", atCentre, true, true, 1, 1},
+		{"at the centre, η and θ off", atCentre, false, false, 1, 1},
+		{"spread about the centre", spread, true, true, 0, 1.01},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			k := correctionOf(tc.ll, nil, 0, tc.byMean, tc.byCnt)
+			if tc.wantSlope == 1 && (k.slope != 1 || k.eta != 0 || k.theta != 1) {
+				t.Errorf("correction %+v: want slope 1, η 0, θ 1 (nothing told them)", k)
+			}
+			if tc.wantSlope != 1 && k.slope >= 1 {
+				t.Errorf("correction %+v: want a slope below 1 (the means did not follow)", k)
+			}
+			if !(k.scale < tc.wantScaleBelow) {
+				t.Errorf("correction %+v: want a scale below %g", k, tc.wantScaleBelow)
+			}
+		})
+	}
+}

@@ -50,10 +50,19 @@ type envSums struct {
 	a, n     float64 // decayed Σ successes and Σ rollouts over the environment's tasks
 	wv, wb   float64 // continuous tasks: Σ observed within-group variance, Σ its Bernoulli bound
 	cont     bool    // some task of the environment has continuous rewards
-	mean     float64 // decayed mean, shrunk towards 0.5 by one pseudo rollout
 	varRatio float64 // observed within-group variance over its Bernoulli bound, in [0, 1]
-	centre   float64 // logit of mean, the centre of the dispersion correction's slope
+	centre   float64 // the centre of the dispersion correction's slope (see centrePrior)
 }
+
+// centrePrior is the weight, in rollouts, of all environments' decayed mean in the centre of
+// one environment: the logit of (a + ½ + centrePrior·m) / (n + 1 + centrePrior), a and n the
+// environment's decayed successes and rollouts, m all environments' mean. The dispersion
+// correction's slope pulls predictions towards this centre; an environment with one group
+// of 0 successes had its centre at logit(1/18) on its own, which that slope then pulled
+// its untried tasks towards (random slots of small environments in the first requests were
+// predicted degenerate far more often than they were). Chosen on the simulator's tuning
+// seeds 1000-1019 over all six scenarios (BENCHMARKS.md, "calib4").
+const centrePrior = 16
 
 // NewPredictor returns a Predictor with parameters p, or the error of p.Validate.
 func NewPredictor(p Params) (*Predictor, error) {
@@ -219,10 +228,14 @@ func continuous(t *stats.Task) bool {
 }
 
 func (pr *Predictor) envPriors() {
+	var ga, gn float64
+	for e := range pr.envs {
+		ga, gn = ga+pr.envs[e].a, gn+pr.envs[e].n
+	}
+	all := (ga + 0.5) / (gn + 1)
 	for e := range pr.envs {
 		s := &pr.envs[e]
-		s.mean = (s.a + 0.5) / (s.n + 1)
-		s.centre = logit(s.mean)
+		s.centre = logit((s.a + 0.5 + centrePrior*all) / (s.n + 1 + centrePrior))
 		s.varRatio = 1
 		if s.wb > 1e-12 {
 			s.varRatio = clamp01(s.wv / s.wb)

@@ -1,6 +1,7 @@
 package propagate
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -188,4 +189,60 @@ func TestPredictRejectsMisindexedTasks(t *testing.T) {
 	if _, err := Predict(star(2, 1), make([]stats.Task, 3), 1, bad); err == nil {
 		t.Error("decay 1.5: want an error")
 	}
+}
+
+// TestCentreOfASmallEnvironmentLeansOnAllEnvironments: the centre the dispersion
+// correction's slope pulls towards is an environment's mean shrunk towards all
+// environments' by centrePrior rollouts. An environment whose one group failed 8 times of 8
+// beside environments that succeed 40% of the time is centred between the two, and nearer
+// its own mean as its evidence grows; before, it was centred at logit(1/18) on its one group.
+func TestCentreOfASmallEnvironmentLeansOnAllEnvironments(t *testing.T) {
+	centre := func(groups int) float64 {
+		var nodes []graph.Node
+		for i := range 200 {
+			nodes = append(nodes, graph.Node{Env: 0, Task: fmt.Sprintf("b%03d", i)})
+		}
+		for i := range 8 {
+			nodes = append(nodes, graph.Node{Env: 1, Task: fmt.Sprintf("s%d", i)})
+		}
+		g := graph.New([]string{"big", "small"}, nodes, nil)
+		tasks := make([]stats.Task, len(nodes))
+		for i := range 200 {
+			for j := range 10 {
+				var grp stats.Group
+				tasks[i].Add(float64(boolInt(j < 4)), 1, 1, true, &grp, stats.DefaultDecay)
+			}
+		}
+		for i := 200; i < 200+groups; i++ {
+			var grp stats.Group
+			for range 8 {
+				tasks[i].Add(0, 1, 1, true, &grp, stats.DefaultDecay)
+			}
+		}
+		pr, err := NewPredictor(DefaultParams())
+		if err != nil {
+			t.Fatal(err)
+		}
+		preds, _, err := pr.Predict(g, tasks, 1, State{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return preds[len(nodes)-1].centre // an untried task of the small environment
+	}
+	own := logit(0.5 / 9)
+	all := logit((0.4*2000 + 0.5) / (2000 + 8 + 1))
+	one, four := centre(1), centre(4)
+	if !(one > own+0.5 && one < all) {
+		t.Errorf("centre after one failed group %.3f: want between its own logit %.3f and all environments' %.3f, well away from its own", one, own, all)
+	}
+	if !(four < one) {
+		t.Errorf("centre after four failed groups %.3f: want below that after one, %.3f", four, one)
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

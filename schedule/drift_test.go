@@ -116,6 +116,16 @@ func TestDriftOffsetsSurviveARestart(t *testing.T) {
 	if !slices.ContainsFunc(want.Baseline, func(e baselineEntry) bool { return e.Random }) {
 		t.Fatal("no baseline marked as a random slot, so the restart of that mark is not shown")
 	}
+	// the centres the dispersion correction's slope pulls towards (each environment's mean
+	// shrunk towards all environments') are stored with the baselines and measured again
+	// from them: two environments' centres at least, else their restart is not shown
+	centres := map[float64]bool{}
+	for _, e := range want.Baseline {
+		centres[e.Centre] = true
+	}
+	if len(centres) < 2 {
+		t.Fatalf("baselines hold the centres %v: want two at least", centres)
+	}
 	if _, err := sB.Answer("r3", body); err != nil {
 		t.Fatal(err)
 	}

@@ -185,7 +185,8 @@ func WriteJSON(w io.Writer, res Result) error {
 
 // WriteDemoTable prints the demo's comparison of one envsched run (driven through the file
 // protocol) and one random run on the same world: held-out score at the report steps, the
-// share of degenerate groups, rollouts spent, and the headline line.
+// share of degenerate groups, rollouts spent, and the headline line under both weightings of
+// the held-out score, as sim prints them (every environment the same; every task the same).
 func WriteDemoTable(w io.Writer, es, random Trace, policy string) error {
 	steps := ReportSteps(len(es.Score) - 1)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -209,7 +210,9 @@ func WriteDemoTable(w io.Writer, es, random Trace, policy string) error {
 		return fmt.Errorf("write table: %w", err)
 	}
 	at := min(40, len(es.Score)-1)
-	_, err := fmt.Fprintf(w, "\nenvsched at step %d: %.3f; random best in %d steps: %.3f\n",
-		at, es.Score[at], len(random.Score)-1, best(random))
+	_, err := fmt.Fprintf(w, "\nenvsched at step %d: %.3f; random best in %d steps: %.3f\n"+
+		"per task: envsched at step %d: %.3f; random best in %d steps: %.3f\n",
+		at, es.Score[at], len(random.Score)-1, best(random),
+		at, es.TaskScore[at], len(random.TaskScore)-1, taskBest(random))
 	return err
 }
