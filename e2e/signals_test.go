@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -15,6 +16,12 @@ import (
 // rollout stored once; SIGHUP killed it outright before (exit -1, no "stopped"). A daemon
 // started with SIGHUP ignored (nohup) keeps ignoring it and goes on serving.
 func TestStopSignals(t *testing.T) {
+	// A test binary started with SIGHUP ignored (under nohup, as CI may run it) would pass that
+	// on to every daemon it starts, which must then keep ignoring it. Handling SIGHUP here makes
+	// the children start with the default disposition, as from a terminal.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
 		t.Run(sig.String(), func(t *testing.T) {
 			dir := t.TempDir()

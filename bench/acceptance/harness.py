@@ -540,8 +540,10 @@ def summarise(cfg: Config, runs: Sequence[Run]) -> Dict[str, Any]:
             "violations": [v for r in rs for v in r.violations],
             "reason_problems": [v for r in rs for v in r.reason_problems],
             "answer_ms": _answer_times(daemon_runs),
-            "curves": {f"{r.policy}/{r.seed}": [round(x, 4) for x in r.curve] for r in rs},
-            "curves_tasks": {f"{r.policy}/{r.seed}": [round(x, 4) for x in r.curve_tasks] for r in rs},
+            # unrounded: the headline is computed from these numbers, and a reader (the smoke
+            # test) recomputing it from rounded ones could not decide a near tie
+            "curves": {f"{r.policy}/{r.seed}": list(r.curve) for r in rs},
+            "curves_tasks": {f"{r.policy}/{r.seed}": list(r.curve_tasks) for r in rs},
         }
     return out
 
