@@ -2,6 +2,7 @@ package schedule
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"math"
@@ -275,4 +276,64 @@ func FuzzAnswerEncoding(f *testing.F) {
 		checkStateRoundTrip(t, &savedState{DriftOffsets: map[string]float64{env: x}, Rechosen: x,
 			Baseline: []baselineEntry{{Baseline: propagate.Baseline{Env: env, Task: task, Sum: x, Pred: x, Rollouts: n}, Age: int(n % 7)}}})
 	})
+}
+
+// A binary state holding a number that is not finite is damaged (the encoder never writes
+// one, and JSON could not hold one): it is an error, not a state. A NaN evidence age (Stale)
+// passes every check of the re-chosen trend's fit into its information matrix, which the
+// dispersion's JSON then refuses (read from the code; not run end to end here).
+func TestBinaryStateWithNonFiniteIsDamaged(t *testing.T) {
+	marks := map[string]float64{"rechosen": 0.101, "offset": 0.102, "sum": 0.103, "mean": 0.104,
+		"pred": 0.105, "count": 0.106, "centre": 0.107, "own": 0.108, "stale": 0.109}
+	st := &savedState{Rechosen: marks["rechosen"], DriftOffsets: map[string]float64{"e": marks["offset"]},
+		Baseline: []baselineEntry{{Baseline: propagate.Baseline{Env: "e", Task: "t", Rollouts: 8,
+			Sum: marks["sum"], Mean: marks["mean"], Tried: true, Pred: marks["pred"], Count: marks["count"],
+			Centre: marks["centre"], Own: marks["own"], Stale: marks["stale"]}, Age: 1}}}
+	bin, err := encodeState(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := decodeSaved(bin); err != nil {
+		t.Fatal(err)
+	}
+	for name, m := range marks {
+		old := binary.LittleEndian.AppendUint64(nil, math.Float64bits(m))
+		if bytes.Count(bin, old) != 1 {
+			t.Fatalf("%s: its bits are not once in the state", name)
+		}
+		for _, x := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+			bad := bytes.Replace(bin, old, binary.LittleEndian.AppendUint64(nil, math.Float64bits(x)), 1)
+			if _, err := decodeSaved(bad); !errors.Is(err, errState) {
+				t.Errorf("%s %v: %v, want an error", name, x, err)
+			}
+		}
+	}
+}
+
+// Bytes the encoder never writes decode to no state: flags beyond tried and random, and an
+// environment's drift offset twice (either would decode and encode again to other bytes).
+func TestBinaryStateOddBytesRefused(t *testing.T) {
+	st := &savedState{DriftOffsets: map[string]float64{"a": 1, "b": 2},
+		Baseline: []baselineEntry{{Baseline: propagate.Baseline{Env: "e", Task: "t", Tried: true, Random: true}}}}
+	bin, err := encodeState(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.Index(bin, []byte{1, 't'}) + 2 + 1 + 16 // the entry's task, rollouts, sum, mean
+	if bin[i] != 3 {
+		t.Fatalf("flags byte not found: %d", bin[i])
+	}
+	for _, f := range []byte{4, 7, 0x80} {
+		bad := slices.Clone(bin)
+		bad[i] = f
+		if _, err := decodeSaved(bad); !errors.Is(err, errState) {
+			t.Errorf("flags %#x: %v, want an error", f, err)
+		}
+	}
+	twice := slices.Clone(bin)
+	j := bytes.Index(twice, []byte{1, 'b'})
+	twice[j+1] = 'a'
+	if _, err := decodeSaved(twice); !errors.Is(err, errState) {
+		t.Errorf("an offset twice: %v, want an error", err)
+	}
 }

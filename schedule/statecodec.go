@@ -228,6 +228,9 @@ func decodeBinaryState(data []byte) (savedState, error) {
 			st.DriftOffsets = make(map[string]float64, n-1)
 			for range n - 1 {
 				k := r.name()
+				if _, twice := st.DriftOffsets[k]; twice && r.err == nil {
+					r.fail("an environment's offset twice")
+				}
 				st.DriftOffsets[k] = r.float()
 			}
 		}
@@ -248,6 +251,9 @@ func decodeBinaryState(data []byte) (savedState, error) {
 	}
 	if r.err == nil && len(r.b) > 0 {
 		r.fail("bytes after the end")
+	}
+	if r.err == nil && !st.finite() { // never encoded: the state is damaged
+		r.fail("a number not finite")
 	}
 	if r.err != nil {
 		return savedState{}, r.err
@@ -277,6 +283,10 @@ func (r *stateReader) baselines(v byte) []baselineEntry {
 		e.Env, e.Task, e.Rollouts = envs[env], r.name(), r.varint()
 		e.Sum, e.Mean = r.float(), r.float()
 		flags := r.bytes(1)
+		if flags != nil && flags[0]&^3 != 0 {
+			r.fail("unknown flags")
+			return nil
+		}
 		if flags != nil {
 			e.Tried, e.Random = flags[0]&1 != 0, flags[0]&2 != 0
 		}
