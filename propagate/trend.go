@@ -26,6 +26,10 @@ const trendRidge = 4
 // the fit starts from the last call's coefficients, so a few are plenty).
 const trendNewton = 6
 
+// trendHalvings is how many times a Newton step that lowers the objective is halved before
+// the step is given up.
+const trendHalvings = 30
+
 // Trend is the re-chosen offset as a function of the task (Params.RechosenTrend): the logit
 // offset of a task rolled out before is β·x, x = (1, the logit of its own decayed mean less
 // that of its prediction, log2 of its rollouts over the group size, log2 of 1 + the rounds
@@ -111,8 +115,21 @@ func (tr Trend) fit(obs []trendObs, memory float64) Trend {
 		if !ok {
 			break
 		}
-		for j := range beta {
-			beta[j] += step[j]
+		// A full step can overshoot into saturation, where only the ridge pulls, and the next
+		// one come straight back: halve it until the objective does not fall.
+		now := tr.objective(obs, beta, prior)
+		for range trendHalvings {
+			var try [trendDim]float64
+			for j := range beta {
+				try[j] = beta[j] + step[j]
+			}
+			if tr.objective(obs, try, prior) >= now {
+				beta = try
+				break
+			}
+			for j := range step {
+				step[j] /= 2
+			}
 		}
 	}
 	next := Trend{Beta: beta, Info: prior, N: tr.N*memory + float64(len(obs))}
@@ -126,6 +143,31 @@ func (tr Trend) fit(obs []trendObs, memory float64) Trend {
 		}
 	}
 	return next
+}
+
+// objective is what fit maximises, at beta: the groups' binomial log-likelihood, less the
+// ridge and the Gaussian of what was measured before (precision prior, mean tr.Beta).
+func (tr Trend) objective(obs []trendObs, beta [trendDim]float64, prior [trendDim * trendDim]float64) float64 {
+	var v float64
+	for _, o := range obs {
+		z := o.base + dot(beta, o.x)
+		v -= o.k*softplus(-z) + (o.n-o.k)*softplus(z) // k·log p + (n−k)·log(1−p)
+	}
+	for r := range trendDim {
+		v -= trendRidge / 2 * beta[r] * beta[r]
+		for c := range trendDim {
+			v -= prior[r*trendDim+c] * (beta[r] - tr.Beta[r]) * (beta[c] - tr.Beta[c]) / 2
+		}
+	}
+	return v
+}
+
+// softplus is log(1 + e^z), without overflow.
+func softplus(z float64) float64 {
+	if z > 0 {
+		return z + math.Log1p(math.Exp(-z))
+	}
+	return math.Log1p(math.Exp(z))
 }
 
 // gradHess are the gradient and the negated Hessian of the objective of fit at beta.

@@ -196,3 +196,33 @@ func predictWith(t *testing.T, p Params, g *graph.Graph, tasks []stats.Task, rou
 	}
 	return preds
 }
+
+// TestTrendFitClimbsFromSaturation: groups that all came back full where the predictions
+// said almost none (degenerate input) make the fit's objective rise (far, at the first call;
+// never fall after). Six full Newton steps
+// overshot into saturation, where only the ridge pulls, and the next step went straight back
+// to the start: the fit returned its starting coefficients exactly, call after call.
+func TestTrendFitClimbsFromSaturation(t *testing.T) {
+	for _, c := range []struct{ own, mean, k, n float64 }{
+		{0.99, 0.01, 16, 16}, {0.01, 0.99, 0, 16}, {0.999999, 1e-6, 1e6, 1e6},
+	} {
+		var obs []trendObs
+		for i := range 500 {
+			x := trendFeatures(c.own, c.mean, int64(8+i), 8, float64(i%5))
+			obs = append(obs, trendObs{x: x, base: logit(c.mean), k: c.k, n: c.n})
+		}
+		var tr Trend
+		for call := range 3 {
+			next := tr.fit(obs, 0.9)
+			prior := tr.Info
+			for j := range prior {
+				prior[j] *= 0.9
+			}
+			before, after := tr.objective(obs, tr.Beta, prior), tr.objective(obs, next.Beta, prior)
+			if rise := after - before; !(rise >= 0) || call == 0 && !(rise > 1) || !next.valid() {
+				t.Errorf("%+v call %d: objective %.6g -> %.6g (coefficients %v), want it to rise", c, call, before, after, next.Beta)
+			}
+			tr = next
+		}
+	}
+}
