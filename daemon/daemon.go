@@ -347,6 +347,9 @@ func (d *Daemon) serve(ctx context.Context) error {
 			err = d.ingestPaths(ctx, d.later.take())
 		case <-status.C:
 			if err = d.checkDB(); err == nil {
+				err = d.relockDir()
+			}
+			if err == nil {
 				err = d.writeStatus()
 			}
 		case <-sweep.C:

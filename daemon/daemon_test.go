@@ -8,7 +8,9 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -294,5 +296,71 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestReplacedDirIsLockedAgain: DIR replaced while the daemon serves it (moved away, made
+// again; its database elsewhere) is locked again at the next heartbeat, so a second daemon on
+// it is refused; a second process that locked the new DIR first stops the daemon with
+// ErrDirHeld. The lock stayed on the old folder: a second envsched served the new DIR too.
+func TestReplacedDirIsLockedAgain(t *testing.T) {
+	heldByOther := func(dir string) bool { // a second process's attempt, not kept
+		f, err := os.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		return errors.Is(syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB), syscall.EWOULDBLOCK)
+	}
+	replace := func(dir string) {
+		if err := os.Rename(dir, dir+".old"); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfgOf := func() Config {
+		c := testConfig(filepath.Join(t.TempDir(), "dir"), true)
+		c.DB, c.StatusInterval = filepath.Join(t.TempDir(), "envsched.db"), 20*time.Millisecond
+		if err := os.Mkdir(c.Dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+
+	cfg := cfgOf()
+	r := serveTest(t, cfg)
+	replace(cfg.Dir)
+	deadline := time.Now().Add(20 * time.Second)
+	for !heldByOther(cfg.Dir) {
+		if time.Now().After(deadline) {
+			t.Fatal("the replaced DIR was never locked again")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	r.stop()
+
+	cfg = cfgOf()
+	r = serveTest(t, cfg)
+	replace(cfg.Dir)
+	other, err := os.Open(cfg.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if err := syscall.Flock(int(other.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-r.done:
+		if !errors.Is(err, ErrDirHeld) {
+			t.Fatalf("the daemon stopped with %v, want ErrDirHeld", err)
+		}
+		r.cancel()
+		r.cancel = nil // stopped already
+		r.d.Close()
+	case <-time.After(20 * time.Second):
+		t.Fatal("the daemon went on serving a DIR another process holds")
 	}
 }

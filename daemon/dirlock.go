@@ -58,3 +58,30 @@ func lockDir(dir, db string, timeout time.Duration, log *slog.Logger) (*os.File,
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// relockDir keeps the lock on the folder at DIR's path: DIR replaced while the daemon runs
+// (moved away and made again) would leave the lock on the old folder while the daemon serves
+// the new one, and a second envsched could lock and serve it too. The new folder is locked in
+// turn (the old lock let go); one another process holds fails with a *DirHeldError. It runs
+// with each heartbeat; a DIR that cannot be read is left to the other checks.
+func (d *Daemon) relockDir() error {
+	if d.dirLock == nil {
+		return nil
+	}
+	held, err := d.dirLock.Stat()
+	if err != nil {
+		return nil
+	}
+	fi, err := os.Stat(d.dirs.root)
+	if err != nil || os.SameFile(fi, held) {
+		return nil
+	}
+	f, err := lockDir(d.dirs.root, d.cfg.DB, time.Second, d.log)
+	if err != nil {
+		return err
+	}
+	d.log.Warn("exchange directory was replaced; locked the new one", "path", d.dirs.root)
+	d.dirLock.Close()
+	d.dirLock = f
+	return nil
+}
