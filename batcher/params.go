@@ -111,6 +111,13 @@ type Params struct {
 	// one in a well-trained neighbourhood teaches skills already trained (0: off; 0.3 by
 	// default, chosen on the simulator's tuning seeds: BENCHMARKS.md, "The headline at step 40").
 	Transfer float64
+	// Fresh is f, how much a tried task's exploitation value falls as its evidence ages: it is
+	// multiplied by 1 − f·(1 − exp(−(r − 1)/τ)), where r is the steps since its last rollout
+	// (r = 1 when its last group was in the step before) and τ is StaleRounds. What a group
+	// showed about a task's spread is perishable: the learner moves on, and a task informative
+	// a few steps ago is often always or never solved now (0: off, the default; experimental,
+	// BENCHMARKS.md "Fresh evidence first").
+	Fresh float64
 }
 
 // DefaultParams returns the parameters envsched uses unless told otherwise.
@@ -154,6 +161,7 @@ func (p Params) Validate() error {
 		{p.StaleRounds > 0 && finite(p.StaleRounds), "stale rounds", "a finite number > 0", p.StaleRounds},
 		{p.UncertainCount > 0 && finite(p.UncertainCount), "uncertain count", "a finite number > 0", p.UncertainCount},
 		{p.Transfer >= 0 && p.Transfer <= 1, "transfer", "in [0, 1]", p.Transfer},
+		{p.Fresh >= 0 && p.Fresh <= 1, "fresh", "in [0, 1]", p.Fresh},
 	})
 }
 

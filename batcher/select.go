@@ -379,6 +379,9 @@ func (s *selector) values(i int) values {
 	if d := s.p.Transfer; d > 0 {
 		v.exploit *= 1 - d + d*float64(s.req.GroupSize)/(float64(s.req.GroupSize)+s.neighbourLoad(i))
 	}
+	if f := s.p.Fresh; f > 0 && t.LastStep > 0 {
+		v.exploit *= 1 - f*s.staleness(max(0, s.req.Step-t.LastStep-1))
+	}
 	if t.LastChosen > 0 {
 		v.chosenBefore = true
 		v.roundsSinceChosen = max(0, s.req.Step-t.LastChosen)

@@ -108,6 +108,8 @@ func TestBatchCommandErrors(t *testing.T) {
 		{[]string{"--dispersion-memory", "1"}, 2, "dispersion memory"},
 		{[]string{"--quota-size", "1.5"}, 2, "quota size"},
 		{[]string{"--transfer", "-0.1"}, 2, "transfer"},
+		{[]string{"--fresh", "1.5"}, 2, "fresh is 1.5, want in [0, 1]"},
+		{[]string{"--fresh", "NaN"}, 2, "fresh is NaN"},
 		{[]string{"--exploit", "spreads"}, 2, "variance, informative, spread or lasting"},
 		// finite but beyond any use: the scores overflowed to infinity and the answer could not
 		// be encoded (exit 1 here; in the daemon, a stop at every request)

@@ -72,6 +72,8 @@ func schedulerFlags() []cli.Flag {
 			Usage: "steps after which a task not chosen counts as mostly stale (the time constant of staleness)"},
 		&cli.Float64Flag{Name: "transfer", EnvVars: []string{"ENVSCHED_TRANSFER"}, Value: bp.Transfer,
 			Usage: "0-1: how much a task's exploitation value falls as its graph neighbours are trained, × (1 − d + d·G/(G + their mean recent rollouts)); a task among untried neighbours teaches what recent batches did not (0 = off)"},
+		&cli.Float64Flag{Name: "fresh", EnvVars: []string{"ENVSCHED_FRESH"}, Value: bp.Fresh,
+			Usage: "0-1: how much a tried task's exploitation value falls as its last rollouts age, × (1 − f·(1 − exp(−(steps since them − 1)/stale-rounds))); informative evidence is perishable (0 = off; experimental)"},
 	}
 }
 
@@ -91,7 +93,7 @@ func schedulerParams(c *cli.Context) (schedule.Params, error) {
 	bp.Exploit, bp.CoverageWeight, bp.SimPenalty = exploit, c.Float64("coverage-weight"), c.Float64("sim-penalty")
 	bp.RandomShare, bp.QuotaSmoothing = c.Float64("random-share"), c.Float64("quota-smoothing")
 	bp.MinShare, bp.MaxShare, bp.StaleRounds = c.Float64("min-share"), c.Float64("max-share"), c.Float64("stale-rounds")
-	bp.QuotaSize, bp.Transfer = c.Float64("quota-size"), c.Float64("transfer")
+	bp.QuotaSize, bp.Transfer, bp.Fresh = c.Float64("quota-size"), c.Float64("transfer"), c.Float64("fresh")
 	if err := p.Validate(); err != nil {
 		return p, usageError{err}
 	}

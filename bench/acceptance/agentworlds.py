@@ -88,10 +88,7 @@ class _Base:
     def heldout(self, held: Sequence[int]) -> float:
         """Mean expected reward over each environment's held-out tasks, environments weighed
         equally."""
-        by_env: Dict[str, List[float]] = {}
-        for i in held:
-            by_env.setdefault(self.tasks[i].env, []).append(self.p(i))
-        return sum(sum(v) / len(v) for v in by_env.values()) / len(by_env)
+        return worlds.heldout_by_env(self.tasks, self.p, held)
 
     def heldout_tasks(self, held: Sequence[int]) -> float:
         """Mean expected reward over all held-out tasks, each weighed equally."""

@@ -408,12 +408,18 @@ class Learner:
     def heldout(self, held: Sequence[int]) -> float:
         """Mean true success chance over each environment's held-out tasks, environments weighed
         equally."""
-        by_env: Dict[str, List[float]] = {}
-        for i in held:
-            by_env.setdefault(self.tasks[i].env, []).append(self.p(i))
-        return sum(sum(v) / len(v) for v in by_env.values()) / len(by_env)
+        return heldout_by_env(self.tasks, self.p, held)
 
     def heldout_tasks(self, held: Sequence[int]) -> float:
         """Mean true success chance over all held-out tasks, each task weighed equally (so the
         large environments count most, as in a benchmark's overall score)."""
         return sum(self.p(i) for i in held) / len(held)
+
+
+def heldout_by_env(tasks: Sequence[Task], p, held: Sequence[int]) -> float:
+    """Mean of p(i) over each environment's held-out tasks, environments weighed equally: the
+    held-out score of every world's learner."""
+    by_env: Dict[str, List[float]] = {}
+    for i in held:
+        by_env.setdefault(tasks[i].env, []).append(p(i))
+    return sum(sum(v) / len(v) for v in by_env.values()) / len(by_env)
