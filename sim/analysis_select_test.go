@@ -50,19 +50,7 @@ func TestAnalysisWasteByChannel(t *testing.T) {
 	mode := os.Getenv("ANALYSIS_TRUTH")
 	base, seeds, steps := uint64(envInt("ANALYSIS_SEED_BASE", 1000)), envInt("ANALYSIS_SEEDS", 20), envInt("ANALYSIS_STEPS", 120)
 	cfg := Config{Scenario: sc, BatchSize: 64, GroupSize: 8, Steps: steps}
-	runs := make([]wasteRun, seeds)
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 2)
-	for k := range seeds {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			runs[k] = wasteOne(t, cfg, base+uint64(k), mode)
-		}()
-	}
-	wg.Wait()
+	runs := seedRuns(seeds, func(k int) wasteRun { return wasteOne(t, cfg, base+uint64(k), mode) })
 	total := map[string]*wasteCell{}
 	var groups, deg float64
 	var at40, best []float64
@@ -192,4 +180,23 @@ func wasteChannel(pk batcher.Pick, rollouts int64, _ batcher.Batch, _ *envschedP
 		return "re-chosen, exploit"
 	}
 	return "re-chosen, coverage"
+}
+
+// seedRuns runs one(k) for k in 0..seeds-1, two at a time (the analysis tests' seeds), and
+// returns the results in seed order.
+func seedRuns[T any](seeds int, one func(k int) T) []T {
+	runs := make([]T, seeds)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 2)
+	for k := range seeds {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			runs[k] = one(k)
+		}()
+	}
+	wg.Wait()
+	return runs
 }

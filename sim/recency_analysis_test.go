@@ -13,7 +13,6 @@ package sim
 import (
 	"os"
 	"strconv"
-	"sync"
 	"testing"
 )
 
@@ -45,19 +44,7 @@ func TestAnalysisRecency(t *testing.T) {
 	fresh, _ := strconv.ParseFloat(os.Getenv("ANALYSIS_FRESH"), 64)
 	base, seeds, steps := uint64(envInt("ANALYSIS_SEED_BASE", 1000)), envInt("ANALYSIS_SEEDS", 20), envInt("ANALYSIS_STEPS", 120)
 	cfg := Config{Scenario: sc, BatchSize: 64, GroupSize: 8, Steps: steps}
-	runs := make([]recencyRun, seeds)
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 2)
-	for k := range seeds {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			runs[k] = recencyOne(t, cfg, base+uint64(k), fresh)
-		}()
-	}
-	wg.Wait()
+	runs := seedRuns(seeds, func(k int) recencyRun { return recencyOne(t, cfg, base+uint64(k), fresh) })
 	var tot recencyRun
 	for _, r := range runs {
 		tot.next += r.next
