@@ -327,6 +327,42 @@ class TrapWorlds(unittest.TestCase):
         moved = {j for j, x in enumerate(a.level) if x != 0.0}
         self.assertEqual(moved, {weak})
 
+    def test_seesaw_training_one_environment_unlearns_its_opposite(self):
+        rows = [worlds.Task("bfcl-simple", str(i), "call it", ["book_b"], "bfcl-v3") for i in range(6)]
+        rows += [worlds.Task("bfcl-irrelevance", str(i), "no tool fits", ["cancel_c"], "bfcl-v3") for i in range(6)]
+        worlds._derive(rows)  # no tool action in common: only the style links them
+
+        def dot(a):
+            return sum(x * y for x, y in zip(a.leaning["bfcl-simple"], a.leaning["bfcl-irrelevance"]))
+
+        a = next((a for a in (worlds.new_learner("seesaw", rows, s) for s in range(1, 40)) if dot(a) < -0.1), None)
+        self.assertIsNotNone(a, "no seed where the two environments lean apart")
+        self.assertLess(a.leaning["bfcl-irrelevance"][0], 0.0)  # abstaining leans against calling
+        self.assertGreater(a.leaning["bfcl-simple"][0], 0.0)
+        simple, irrelevant = list(range(6)), list(range(6, 12))
+        k = irrelevant[0]
+        a.hard[k] = a.hard[k] - 4.0  # solved at the start: nearly every group all 1
+        self.assertGreater(a.p(k), 0.97)
+        before = [a.p(i) for i in irrelevant]
+        untrained = a.heldout(simple)
+        for step in range(1, 60):  # train only bfcl-simple, on groups that teach
+            a.update(step, [(i, [1.0, 0.0] * 4) for i in simple], len(simple))
+        self.assertGreater(a.heldout(simple), untrained)
+        after = [a.p(i) for i in irrelevant]
+        self.assertTrue(all(x < y for x, y in zip(after, before)), (before, after))
+        self.assertLess(a.p(k), 0.8)  # what was solved is lost: groups of it are unequal again
+
+    def test_seesaw_style_moves_with_the_trained_leaning(self):
+        tasks = _agent_tasks()
+        a = worlds.new_learner("seesaw", tasks, 11)
+        i = next(i for i, t in enumerate(tasks) if t.env == "bfcl-irrelevance")
+        a.update(1, [(i, [1.0, 0.0] * 4)], 1)
+        moved = [a.level[a.style_base + k] for k in range(3)]
+        lean = a.leaning["bfcl-irrelevance"]
+        for m, v in zip(moved, lean):  # the style moved along the environment's leaning
+            self.assertEqual(m > 0, v > 0)
+        self.assertAlmostEqual(moved[0] / moved[1], lean[0] / lean[1])
+
 
 if __name__ == "__main__":
     unittest.main()

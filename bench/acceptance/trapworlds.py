@@ -1,4 +1,4 @@
-"""trapworlds: two learner models for the acceptance harness that set traps for a scheduler of
+"""trapworlds: three learner models for the acceptance harness that set traps for a scheduler of
 GRPO rollouts, written by a third engineer playing the outsider (from README.md, PROTOCOL.md,
 issue 13, SEED.md, the catalogue's README and public knowledge of agent RL: GRPO, DAPO's dynamic
 sampling, curriculum learning; without reading sim/, propagate/, batcher/ or schedule/).
@@ -26,8 +26,16 @@ trainers vary them; ``--batch-size`` and ``--group-size`` still override it.
   a whole cluster of tasks, every task using that action, flips from never solved to solvable
   within a few steps, long after a scheduler saw them all-equal. Only the bottleneck skill of a
   task (its weakest) learns from its groups.
+* ``seesaw`` (B = 64, G = 8): forgetting by conflict. Besides each environment's and each tool
+  action's skill, the policy has a shared style, a few numbers every task depends on through
+  its environment's leaning: calling a tool against abstaining (irrelevance environments lean
+  the other way from every other), asking the user against acting at once (multi-turn against
+  single-turn environments), and one leaning drawn per environment. Training an environment
+  moves the style its way, which lowers the environments that lean the other way: what was
+  solved is lost (tasks seen always solved fail again) unless the batch keeps the balance, and
+  the held-out score weighs environments equally.
 
-Both learn by REINFORCE on each rollout's hidden decisions (advantage = reward - the group's
+All three learn by REINFORCE on each rollout's hidden decisions (advantage = reward - the group's
 mean, GRPO without the standard-deviation normalisation), so an all-equal group teaches nothing,
 averaged over the batch, and forget towards their start. Every random draw is keyed
 (worlds.unit, worlds.gauss), so two policies on one seed see the same world and the same luck.
@@ -42,9 +50,10 @@ from typing import List, Sequence, Tuple
 import agentworlds
 import worlds
 
-TRAP_WORLDS = ("lookalike", "unlock")
+TRAP_WORLDS = ("lookalike", "unlock", "seesaw")
 
-# The trainer's shape each world is meant for: (batch size, group size).
+# The trainer's shape each world is meant for: (batch size, group size); seesaw takes the
+# harness's default (64, 8).
 SHAPES = {"lookalike": (128, 4), "unlock": (32, 16)}
 
 _LEVELS = 4  # lookalike: argument complexity levels
@@ -291,6 +300,116 @@ class UnlockLearner(agentworlds._Base):
         self._apply(grad, batch)
 
 
+# -- seesaw ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SeesawParams:
+    """The seesaw world's constants (see PARAMS_SEESAW)."""
+
+    difficulty: float  # base difficulty
+    per_tool: float  # per log2(1 + tools listed)
+    per_multi: float  # multi-turn tasks
+    residual: float  # task residual's standard deviation
+    steep: float  # slope of every task's logistic curve
+    skill_sd: float  # spread of the environment and action skills at the start
+    lean: float  # size of the environments' leanings
+    style_rate: float  # the style's learning rate against the skills'
+    rate: float
+    ceiling: float
+    forget: float
+
+
+# Set on random choice alone (B = 64, G = 8, seeds 1001-1002), before envsched ran on this world,
+# and never changed after: random wastes 54-58% of its groups (37-44% in steps 1-10), the held-out
+# score rises from 0.42-0.43 to 0.63-0.69 in 120 steps, still rising (+0.013-0.018 over steps
+# 100-120), while a few environments fall (seed 1001: bfcl-irrelevance 0.59 to 0.00,
+# ace-normal_multi_turn_user_adjust 0.37 to 0.00, ace-special_irrelevant 0.38 to 0.05). Tries:
+# rate 6 learned too fast and wasted 77-82% (steep 1.5) or 63-71% (steep 2.5); rate 2.5 with
+# leanings of 1.5 wasted 65-69% and flattened.
+PARAMS_SEESAW = SeesawParams(difficulty=-0.5, per_tool=0.3, per_multi=0.8, residual=1.5, steep=1.5,
+                             skill_sd=0.5, lean=1.0, style_rate=1.0, rate=2.0, ceiling=1.5, forget=0.003)
+
+_STYLE = 3  # seesaw: the style's numbers (call against abstain, ask against act, drawn)
+
+
+class SeesawLearner(agentworlds._Base):
+    """The ``seesaw`` world (module doc). Skills: environments, tool actions, then the style."""
+
+    world = "seesaw"
+
+    def __init__(self, tasks: Sequence[worlds.Task], seed: int, prm: SeesawParams = PARAMS_SEESAW) -> None:
+        super().__init__(tasks, seed)
+        self.prm, self.rate, self.ceiling, self.forget = prm, prm.rate, prm.ceiling, prm.forget
+        envs = sorted({t.env for t in tasks})
+        self.env_of = {e: k for k, e in enumerate(envs)}
+        n_actions = 1 + max(a for t in tasks for a in t.actions)
+        self.action_base, self.style_base = len(envs), len(envs) + n_actions
+        n = self.style_base + _STYLE
+        self.start = [prm.skill_sd * worlds.gauss(self.world, seed, "skill", k) for k in range(self.style_base)]
+        self.start += [0.0] * _STYLE
+        self.level = list(self.start)
+        multi = {t.env: t.features["multi"] for t in tasks}
+        self.leaning = {e: self._leaning(e, multi[e]) for e in envs}
+        self.hard = [self._hardness(t) for t in tasks]
+        assert len(self.level) == n
+
+    def _leaning(self, env: str, multi: float) -> List[float]:
+        """The environment's leaning on each of the style's numbers."""
+        p = self.prm
+        call = -1.0 if "irrelevan" in env else 0.3
+        ask = 0.6 if multi else -0.4
+        drawn = 0.6 * worlds.gauss(self.world, self.seed, "lean", env)
+        return [p.lean * call, p.lean * ask, p.lean * drawn]
+
+    def _hardness(self, t: worlds.Task) -> float:
+        p, f = self.prm, t.features
+        d = p.difficulty + p.per_tool * math.log2(1 + f["tools"]) + p.per_multi * f["multi"]
+        return d + p.residual * worlds.gauss(self.world, self.seed, "residual", t.env, t.task_id)
+
+    def skills_of(self, i: int) -> List[Tuple[int, float]]:
+        """(skill, weight): the environment 1, its actions 1 together, the style by the
+        environment's leaning."""
+        t = self.tasks[i]
+        out = [(self.env_of[t.env], 1.0)] + [(self.action_base + a, 1.0 / len(t.actions)) for a in t.actions]
+        return out + [(self.style_base + k, v) for k, v in enumerate(self.leaning[t.env])]
+
+    def p(self, i: int) -> float:
+        """The task's success chance now."""
+        z = sum(self.level[k] * w for k, w in self.skills_of(i)) - self.hard[i]
+        return worlds.sigmoid(self.prm.steep * z)
+
+    def informative(self, i: int, g: int) -> float:
+        """The chance that a group of g rollouts has unequal rewards."""
+        return agentworlds._informative_binary(self.p(i), g)
+
+    def rollout(self, i: int, step: int, g: int) -> List[float]:
+        """g 0/1 rewards of task i at step."""
+        p, t = self.p(i), self.tasks[i]
+        return [1.0 if worlds.unit(self.world, self.seed, "roll", step, t.env, t.task_id, j) < p else 0.0
+                for j in range(g)]
+
+    def update(self, step: int, groups: Sequence[Tuple[int, Sequence[float]]], batch: int) -> None:
+        """One REINFORCE step: every skill moves by mean(advantage * (reward - p)) times its
+        weight in the task (the style by the environment's leaning, so it moves the trained
+        environment's way, whatever that does to the others)."""
+        grad = [0.0] * len(self.level)
+        for i, rewards in groups:
+            mean, p = sum(rewards) / len(rewards), self.p(i)
+            g = self.prm.steep * sum((r - mean) * (r - p) for r in rewards) / len(rewards)
+            for k, w in self.skills_of(i):
+                grad[k] += g * w * (self.prm.style_rate if k >= self.style_base else 1.0)
+        self._apply_style(grad, batch)
+
+    def _apply_style(self, grad: List[float], batch: int) -> None:
+        """_apply for the skills; the style is not faded (it has no start to rise above, and
+        moves both ways), only pulled back towards 0 by forgetting."""
+        style = grad[self.style_base:]
+        self._apply(grad[:self.style_base] + [0.0] * _STYLE, batch)
+        for k, g in enumerate(style):
+            self.level[self.style_base + k] += self.rate * g / batch
+
+
 def new(world: str, tasks: Sequence[worlds.Task], seed: int):
     """The learner of one of TRAP_WORLDS."""
-    return {"lookalike": LookalikeLearner, "unlock": UnlockLearner}[world](tasks, seed)
+    return {"lookalike": LookalikeLearner, "unlock": UnlockLearner, "seesaw": SeesawLearner}[world](tasks, seed)
