@@ -181,6 +181,15 @@ func (s *selector) gain(i int32) float64 {
 	return s.score[i] - s.penalty(i)
 }
 
+// bound is what a heap stores for candidate i when it is put in: its gain, but for the word
+// overlap, which only lowers it. A stored gain need only bound the gain now (greedy takes a
+// popped candidate only when its stored gain is current, else puts it back at its gain), so the
+// picks are those of exact gains, and the overlap is worked out only for the candidates that
+// come near the top, not for every task of a heap made whole.
+func (s *selector) bound(i int32) float64 {
+	return s.score[i] - s.p.SimPenalty*float64(s.pen[i])
+}
+
 // penalty is what the round's taken tasks cost candidate i: SimPenalty times its largest
 // similarity to one of them, plus Overlap times the share of its words they hold. It only
 // grows as tasks are taken, so a stored gain bounds the gain now.
@@ -302,7 +311,7 @@ func (s *selector) fillHeap(e int) {
 	r := s.runs[e]
 	for _, i := range s.elig[r[0]:r[1]] {
 		if !s.taken[i] {
-			h.items = append(h.items, entry{gain: s.gain(i), key: s.key(i), node: i})
+			h.items = append(h.items, entry{gain: s.bound(i), key: s.key(i), node: i})
 		}
 	}
 	h.init()
@@ -332,7 +341,7 @@ func (s *selector) prunedHeap(e, keep int) {
 		if s.taken[i] {
 			continue
 		}
-		x := entry{gain: s.gain(i), key: s.key(i), node: i}
+		x := entry{gain: s.bound(i), key: s.key(i), node: i}
 		switch {
 		case len(h.items) < keep:
 			h.items = append(h.items, x)
