@@ -35,7 +35,8 @@ type Request struct {
 
 // Pick is one chosen task. Score = Exploit + Coverage − Penalty, where Exploit is in [0, 1],
 // Coverage is CoverageWeight times a coverage value in [0, 1], and Penalty is SimPenalty times
-// the largest similarity to a task chosen before it in the same round.
+// the largest similarity to a task chosen before it in the same round, plus Overlap times the
+// share of its words those tasks hold (see Params.Overlap).
 type Pick struct {
 	Node     int     // index into the graph's nodes
 	Score    float64 // the gain it was chosen by
