@@ -196,6 +196,19 @@ func TestStatusCommand(t *testing.T) {
 		!strings.Contains(errOut, "not running") {
 		t.Fatalf("stale heartbeat of a live process: exit %d, %q %q", code, out, errOut)
 	}
+	// A heartbeat from the future (clock skew) is said so: it was "0s old" and running, even an
+	// hour ahead, which a status.json left by a daemon whose clock ran ahead would stay for ever.
+	write(time.Now().Add(time.Hour))
+	code, out, errOut = opsApp(t, "status", "--dir", dir)
+	if code != exitError || !strings.Contains(out, "1h0m0s in the future") || strings.Contains(out, "0s old") ||
+		!strings.Contains(out, "clock") || !strings.Contains(errOut, "in the future") {
+		t.Fatalf("heartbeat an hour ahead: exit %d, %q %q", code, out, errOut)
+	}
+	write(time.Now().Add(4 * time.Second)) // small skew, within --stale-after: running, said so
+	code, out, errOut = opsApp(t, "status", "--dir", dir)
+	if code != 0 || !strings.Contains(out, "in the future") || !strings.Contains(out, ": running") {
+		t.Fatalf("heartbeat seconds ahead: exit %d, %q %q", code, out, errOut)
+	}
 	gone := exec.Command("true")
 	if err := gone.Run(); err != nil {
 		t.Fatal(err)
