@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/signal"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
@@ -84,9 +85,11 @@ func ingestNew(c *cli.Context, db *storage.DB, dir string, log *slog.Logger) err
 	if err != nil {
 		return err
 	}
-	sum, err := in.Scan(c.Context)
+	ctx, stop := signal.NotifyContext(c.Context, stopSignals()...)
+	defer stop() // the answer that follows is one transaction: a signal then ends the process
+	sum, err := in.Scan(ctx)
 	if err != nil {
-		return err
+		return interrupted(ctx, err, sum, "no batch was chosen; run `envsched batch` again")
 	}
 	fmt.Fprintln(c.App.ErrWriter, sum.String())
 	return nil
