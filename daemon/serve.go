@@ -49,6 +49,9 @@ func (d *Daemon) handle(name string, tm timing) (bool, error) {
 	case err != nil:
 		return false, err
 	}
+	if d.settling(name, body, read) {
+		return false, nil // an empty file may be a write in progress: answered once left alone
+	}
 	d.crash.at(CrashBeforeCommit)
 	start := time.Now()
 	answer, early, err := d.answerEarly(id, body)
@@ -338,3 +341,44 @@ func (d *Daemon) status() (Status, error) {
 	s.Calibration = ledger.Summarize(cal, ledger.EnvMeans(envs))
 	return s, nil
 }
+
+// EmptySettle is how long an empty request file (no bytes, or only white space and a byte order
+// mark) must be left alone before it is answered with every default. A file created under its
+// final name is empty until its writer writes: answered at once, it got the default batch for
+// good (the same ID always gets the same answer), while the same writer's half-written JSON gets
+// an error file and is served once complete. Left alone this long, it is meant empty.
+const EmptySettle = 2 * time.Second
+
+// settling reports whether the request file name, whose body is body and whose status before it
+// was read is read, is empty and too fresh to be answered: changed less than EmptySettle ago,
+// and first seen empty (with this change time) less than EmptySettle ago, which bounds the wait
+// when its time is ahead of the clock. It then arms d.recheck for when it will have settled.
+func (d *Daemon) settling(name string, body []byte, read os.FileInfo) bool {
+	if read == nil || len(bytes.TrimSpace(bytes.TrimPrefix(body, []byte("\xef\xbb\xbf")))) > 0 {
+		delete(d.empty, name)
+		return false
+	}
+	now, changed := time.Now(), changedAt(read)
+	if read.ModTime().After(changed) {
+		changed = read.ModTime()
+	}
+	first, ok := d.empty[name]
+	if !ok || !first.changed.Equal(changed) {
+		first = emptySeen{changed: changed, seen: now}
+		d.empty[name] = first
+	}
+	wait := min(EmptySettle-now.Sub(changed), EmptySettle-now.Sub(first.seen))
+	if wait <= 0 {
+		delete(d.empty, name)
+		return false
+	}
+	if !d.recheckAt.IsZero() && d.recheckAt.Before(now.Add(wait)) {
+		return true // a recheck is due sooner; it arms the next one
+	}
+	d.recheckAt = now.Add(wait)
+	d.recheck.Reset(wait)
+	return true
+}
+
+// emptySeen is when an empty request file was first seen empty, and its change time then.
+type emptySeen struct{ changed, seen time.Time }
