@@ -3,8 +3,10 @@ package schedule
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"math"
 	"regexp"
 	"slices"
@@ -155,9 +157,18 @@ func duplicateKey(body []byte) (string, bool) {
 	return "", false
 }
 
+// jsonProblem says in the trainer's words why a body is not an object: what JSON value it is
+// (json's message named Go types: "cannot unmarshal array into Go value of type map[…]"), or
+// where its syntax breaks.
 func jsonProblem(err error) string {
-	if err == nil {
-		return "null"
+	var te *json.UnmarshalTypeError
+	switch {
+	case err == nil:
+		return "it is null"
+	case errors.As(err, &te):
+		return "it is a JSON " + te.Value
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		return "it ends before the object does: a write in progress, or cut short"
 	}
 	return strings.TrimPrefix(err.Error(), "json: ")
 }

@@ -248,3 +248,24 @@ func TestIntegralFloatFields(t *testing.T) {
 }
 
 func eqPtr[T comparable](a, b *T) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+
+// TestNotObjectSaysWhatItIs: a body that is not an object is refused saying what it is in JSON's
+// words ("it is a JSON array"), or that it ends early (a write in progress, cut short); the
+// message named Go types ("cannot unmarshal array into Go value of type
+// map[string]json.RawMessage").
+func TestNotObjectSaysWhatItIs(t *testing.T) {
+	for body, want := range map[string]string{
+		`[{"size": 2}]`: "it is a JSON array",
+		`"size"`:        "it is a JSON string",
+		`5`:             "it is a JSON number",
+		`true`:          "it is a JSON bool",
+		`null`:          "it is null",
+		`{"size": `:     "it ends before the object does",
+		`{"size": 2`:    "it ends before the object does",
+	} {
+		_, err := ParseRequest([]byte(body), 64, 8)
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "Go value") {
+			t.Errorf("%s: %v; want a message with %q", body, err, want)
+		}
+	}
+}
