@@ -255,7 +255,7 @@ func sameContent(st *storage.FileState, ev evidence) bool {
 func checkContent(st *storage.FileState, ev evidence) bool {
 	if !sameContent(st, ev) {
 		st.Generation++
-		st.Offset = 0
+		st.Offset, st.InLongLine = 0, false
 		st.Fingerprint, st.Tail = ev.head, nil
 		return true
 	}

@@ -544,6 +544,9 @@ func (r *run) readLines(f io.Reader, st *storage.FileState) error {
 	lr := newLineReader(f, st.Offset, r.in.opts.maxLine, 0)
 	lr.buf = r.in.buf
 	lr.tail = append(lr.tail, st.Tail...)
+	if st.InLongLine {
+		lr.resumeLongLine(st.Tail)
+	}
 	r.lr = lr
 	defer func() {
 		st.Tail, r.lr = lr.Tail(), nil
@@ -554,6 +557,8 @@ func (r *run) readLines(f io.Reader, st *storage.FileState) error {
 	for {
 		line, off, kind, err := lr.next()
 		if errors.Is(err, io.EOF) {
+			r.batchBytes += lr.Offset() - st.Offset
+			st.Offset, st.InLongLine = lr.Offset(), lr.inLongLine() // moved on inside a long line
 			return nil
 		}
 		if err != nil {
@@ -561,7 +566,7 @@ func (r *run) readLines(f io.Reader, st *storage.FileState) error {
 		}
 		r.line(st, line, off, kind)
 		r.batchBytes += lr.Offset() - st.Offset
-		st.Offset = lr.Offset()
+		st.Offset, st.InLongLine = lr.Offset(), lr.inLongLine()
 		if r.full() && !r.busy() {
 			if err := r.flush(); err != nil {
 				return err

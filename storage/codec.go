@@ -266,7 +266,14 @@ func encodeFile(f FileState) []byte {
 	return enc(nil).u64(f.ID).u8(uint8(f.Kind)).u8(gone).uvar(f.Dev).uvar(f.Ino).
 		svar(f.Offset).svar(f.Generation).svar(f.Size).svar(f.ModTime).
 		bytes(f.Fingerprint).str(f.Path).bytes(f.Tail).svar(f.Birth).svar(f.Quarantined).
-		svar(f.Ctime).bytes(f.Digest)
+		svar(f.Ctime).bytes(f.Digest).u8(b2u(f.InLongLine))
+}
+
+func b2u(b bool) uint8 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func decodeFile(b []byte) (FileState, error) {
@@ -282,6 +289,9 @@ func decodeFile(b []byte) (FileState, error) {
 	}
 	if len(d.b) > 0 { // written since Ctime and Digest were added
 		f.Ctime, f.Digest = d.svar(), d.bytes()
+	}
+	if len(d.b) > 0 { // written since InLongLine was added
+		f.InLongLine = d.u8() != 0
 	}
 	return f, d.err("file state")
 }

@@ -86,6 +86,11 @@ type FileState struct {
 	// stored by older builds and for files read line by line.
 	Ctime  int64
 	Digest []byte
+	// InLongLine says Offset is inside a line longer than the longest line read (16 MiB),
+	// quarantined already while it had no newline yet: reading resumes by skipping to its end.
+	// Without it such a line was read again from its start at every scan until its newline came
+	// (a 10 GB file of no newline: 10 GB read per scan).
+	InLongLine bool
 }
 
 // Rollout is one rollout to store, as parsed (reward not yet clipped), with the file it came
