@@ -51,6 +51,9 @@ func batchAction(c *cli.Context) error {
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return usageError{fmt.Errorf("--dir %s: not a folder", dir)}
 	}
+	if err := checkDBPlace(dir, c.String("db")); err != nil {
+		return usageError{err}
+	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	db, err := storage.Open(ingestDBPath(c), storage.Options{Logger: log})
 	if err != nil {

@@ -61,6 +61,9 @@ func ingestAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := checkDBPlace(dir, c.String("db")); err != nil {
+		return usageError{err}
+	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	db, err := storage.Open(ingestDBPath(c), storage.Options{Reward: rg, Logger: log})
 	if err != nil {

@@ -247,3 +247,40 @@ func TestRunRefusesBadMetricsAddr(t *testing.T) {
 		}
 	}
 }
+
+// TestDBInsideExchangeFoldersRefused: a --db inside DIR/rollouts (or catalog, requests,
+// batches, snapshots) is a usage error (exit 2) of every command that writes the database,
+// before anything is created: in rollouts/ envsched read its own database as rollout lines,
+// quarantined its pages into it, saw it change and read it again, for ever. A link to such a
+// folder is seen through; DIR itself, a folder beside them with a similar name, and anywhere
+// outside DIR stay fine.
+func TestDBInsideExchangeFoldersRefused(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"rollouts/sub", "catalog", "requests", "batches", "snapshots", "rollouts-db"} {
+		if err := os.MkdirAll(filepath.Join(dir, f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Join(dir, "rollouts"), filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	for _, db := range []string{"rollouts/db.jsonl", "rollouts/sub/x.db", "catalog/db", "requests/a.json",
+		"batches/b.json", "snapshots/s.db", "link/db.jsonl", "rollouts/new/deeper/db"} {
+		for _, cmd := range []string{"run", "ingest", "batch"} {
+			path := filepath.Join(dir, db)
+			code, _, errOut := opsApp(t, cmd, "--dir", dir, "--db", path)
+			if code != exitUsage || !strings.Contains(errOut, "would read (or remove) its own database") {
+				t.Errorf("%s --db %s: exit %d, %q; want 2 and a message", cmd, db, code, errOut)
+			}
+			if _, err := os.Lstat(path); err == nil {
+				t.Errorf("%s --db %s: the database was created", cmd, db)
+			}
+		}
+	}
+	for _, db := range []string{filepath.Join(dir, "envsched.db"), filepath.Join(dir, "rollouts-db", "x.db"),
+		filepath.Join(t.TempDir(), "elsewhere.db")} {
+		if code, _, errOut := opsApp(t, "ingest", "--dir", dir, "--db", db); code != 0 {
+			t.Errorf("ingest --db %s: exit %d, %s", db, code, errOut)
+		}
+	}
+}
