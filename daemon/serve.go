@@ -66,7 +66,32 @@ func (d *Daemon) handle(name string, tm timing) (bool, error) {
 		return false, fmt.Errorf("answer request %s: %w", id, err)
 	}
 	d.crash.at(CrashAfterCommit)
+	if early == nil { // maybe an answer stored before: the same ID gets it whatever the body says now
+		d.warnReused(id, body, answer)
+	}
 	return d.publish(id, answer, tm, early.take(answer))
+}
+
+// warnReused logs a request whose body asks for another size, group size or step than its
+// answer has: an ID answered before and written again with another body gets the stored answer
+// (the same ID always gets the same answer), which the trainer may not expect. A new answer
+// always agrees with its body, so calling it for one costs a parse and says nothing.
+func (d *Daemon) warnReused(id string, body, answer []byte) {
+	sum := summarise(answer)
+	req, err := schedule.ParseRequest(body, d.cfg.BatchSize, d.cfg.GroupSize)
+	if err == nil && req.Size == sum.Size && req.GroupSize == sum.GroupSize && (req.Step == nil || *req.Step == sum.Step) {
+		return
+	}
+	asked := "a body that is not a valid request"
+	if err == nil {
+		asked = fmt.Sprintf("size %d, group_size %d", req.Size, req.GroupSize)
+		if req.Step != nil {
+			asked += fmt.Sprintf(", step %d", *req.Step)
+		}
+	}
+	d.log.Warn("request ID answered before and written again with another body: its stored answer stands "+
+		"(the same ID always gets the same answer); write a new ID for a new batch", "id", id, "asked", asked,
+		"answer", fmt.Sprintf("size %d, group_size %d, step %d", sum.Size, sum.GroupSize, sum.Step))
 }
 
 // publish writes the answer as DIR/batches/ID.json unless that file already holds it, and
@@ -230,6 +255,8 @@ func changedAt(fi os.FileInfo) time.Time {
 // summary is what the log says of an answer.
 type summary struct {
 	Size         int   `json:"size"`
+	GroupSize    int   `json:"group_size"`
+	Step         int64 `json:"step"`
 	RolloutsSeen int64 `json:"rollouts_seen"`
 }
 
@@ -248,6 +275,10 @@ func summarise(answer []byte) summary {
 		switch key {
 		case "size":
 			dec.Decode(&s.Size)
+		case "group_size":
+			dec.Decode(&s.GroupSize)
+		case "step":
+			dec.Decode(&s.Step)
 		case "rollouts_seen":
 			dec.Decode(&s.RolloutsSeen)
 		case "tasks":
