@@ -55,7 +55,7 @@ func statusAction(c *cli.Context) error {
 		return usageError{fmt.Errorf("--stale-after %v: want a positive duration (a heartbeat older than it means not running)", d)}
 	}
 	path := filepath.Join(c.String("dir"), "status.json")
-	data, err := fsutil.ReadRegular(path) // a FIFO put there must not block the command
+	data, err := fsutil.ReadRegularMax(path, 16<<20) // a FIFO or a huge file put there must not block it
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%s: %w: no status.json (start it with `envsched run --dir %s`)",
 			c.String("dir"), errNotRunning, c.String("dir"))

@@ -14,7 +14,12 @@ import (
 // log write holding stopAt (see stopper).
 func startCommand(t *testing.T, dir, stopAt string, env []string, args ...string) *daemon {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
+	return startCmd(t, dir, stopAt, env, exec.Command(binary, args...))
+}
+
+// startCmd is startCommand for any command.
+func startCmd(t *testing.T, dir, stopAt string, env []string, cmd *exec.Cmd) *daemon {
+	t.Helper()
 	cmd.Env = append(os.Environ(), env...)
 	d := &daemon{t: t, dir: dir, cmd: cmd, stderr: &lockedBuffer{}, done: make(chan struct{}), stopped: make(chan struct{})}
 	cmd.Stderr = &stopper{w: d.stderr, text: stopAt, d: d}
