@@ -301,3 +301,24 @@ func TestStatusOnHugeFile(t *testing.T) {
 		t.Errorf("exit %d, %q; want 1 and the size", code, errOut)
 	}
 }
+
+// TestExportIntoExchangeFoldersRefused: `export --out` into DIR/rollouts (or catalog, requests,
+// batches, snapshots) is a usage error and writes nothing: exported rollouts carry no
+// rollout_id unless the trainer wrote one, so the daemon (or the next ingest) read them again,
+// every rollout counted twice. Outside those folders it is written.
+func TestExportIntoExchangeFoldersRefused(t *testing.T) {
+	dir, _ := generatedDir(t)
+	for _, out := range []string{"rollouts/export.jsonl", "catalog/tasks-export.jsonl", "batches/x.csv", "requests/r.json"} {
+		path := filepath.Join(dir, out)
+		code, _, errOut := opsApp(t, "export", "--dir", dir, "--what", "rollouts", "--out", path)
+		if code != exitUsage || !strings.Contains(errOut, "counted twice") {
+			t.Errorf("--out %s: exit %d, %q; want 2", out, code, errOut)
+		}
+		if _, err := os.Lstat(path); err == nil {
+			t.Errorf("--out %s: written", out)
+		}
+	}
+	if code, _, errOut := opsApp(t, "export", "--dir", dir, "--what", "rollouts", "--out", filepath.Join(dir, "rollouts.jsonl")); code != 0 {
+		t.Errorf("--out DIR/rollouts.jsonl: exit %d, %s", code, errOut)
+	}
+}
