@@ -22,6 +22,9 @@ type recordedCase struct {
 	world int // index into the worlds
 	req   Request
 	p     func(*Params)
+	// credit keeps MinCredit on. The cases recorded before it came (all but the last) run
+	// with it off, so that they hold the older rule to its old batches bit for bit.
+	credit bool
 }
 
 // digestBatch hashes every number and flag of a batch, bit for bit.
@@ -84,6 +87,23 @@ func recordedCases(worlds []world) []recordedCase {
 			cases = append(cases, c)
 		}
 	}
+	for wi, w := range worlds {
+		retired := make([]bool, w.g.Len())
+		for i := range retired {
+			retired[i] = i%5 == 1
+		}
+		for _, c := range []recordedCase{
+			{name: "credit, default", req: Request{Size: 64, GroupSize: 8, Step: w.step, Seed: 21}},
+			{name: "credit, 13 slots", req: Request{Size: 13, GroupSize: 8, Step: w.step + 1, Seed: 22}},
+			{name: "credit, retired", req: Request{Size: 150, GroupSize: 8, Step: w.step + 4, Seed: 23, Retired: retired}},
+			{name: "credit, repeats", req: Request{Size: 3*w.g.Len() + 7, GroupSize: 8, Step: w.step + 5, Seed: 24, AllowRepeats: true}},
+			{name: "credit, min share 1", req: Request{Size: 37, GroupSize: 8, Step: w.step + 2, Seed: 25},
+				p: func(p *Params) { p.MinShare = 1 }},
+		} {
+			c.world, c.credit = wi, true
+			cases = append(cases, c)
+		}
+	}
 	return cases
 }
 
@@ -105,6 +125,7 @@ func TestSelectionAsRecorded(t *testing.T) {
 	for _, c := range recordedCases(worlds) {
 		w := worlds[c.world]
 		p := DefaultParams()
+		p.MinCredit = c.credit
 		if c.p != nil {
 			c.p(&p)
 		}

@@ -39,7 +39,8 @@ func (s *selector) reset() {
 	s.resetWords()
 }
 
-// roundQuotas gives each environment its slots of a round of k: first its minimum, then one
+// roundQuotas gives each environment its slots of a round of k: first its minimum (with
+// MinCredit, one more for those behind the minimum over the batches so far), then one
 // slot at a time to the environment furthest below its target share, up to its maximum; if
 // the maxima leave slots over (the other environments ran out of tasks), up to its eligible
 // tasks.
@@ -66,6 +67,9 @@ func (s *selector) roundQuotas(k int) []int {
 		}
 		quota[e] = q.Min
 		left -= q.Min
+	}
+	if s.p.MinCredit {
+		left = s.creditMinima(quota, left, k)
 	}
 	left = s.fill(quota, left, k, func(q Quota) int { return q.Max })
 	s.fill(quota, left, k, func(q Quota) int { return q.Eligible })

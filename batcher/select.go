@@ -200,6 +200,8 @@ type selector struct {
 	items   []entry   // backing array of the candidate heaps
 	picks   []Pick
 
+	chosen []int64 // per environment: times its tasks were chosen before this batch, once MinCredit needs it
+
 	horizon int // LastingHorizon of the statistics, when Exploit is ExploitLasting
 
 	words        *wordWeights // when Overlap is on and the graph has features, else nil

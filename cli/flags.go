@@ -126,6 +126,8 @@ func schedulerFlags() []cli.Flag {
 			Usage: "how much an environment's size counts in its quota, 0-1: value = mean score × min(eligible, batch)^(1−α) × eligible^α, smoothed towards shares ∝ eligible^α (0 = equal quotas whatever the size, 1 = proportional to eligible tasks)"},
 		&cli.Float64Flag{Name: "min-share", EnvVars: []string{"ENVSCHED_MIN_SHARE"}, Value: bp.MinShare,
 			Usage: "least quota of an environment, as a fraction of the uniform share"},
+		&cli.BoolFlag{Name: "min-credit", EnvVars: []string{"ENVSCHED_MIN_CREDIT"}, Value: bp.MinCredit,
+			Usage: "honour --min-share over batches when it is less than a whole slot: the fractional minima go a slot each to the environments chosen least so far (false: round it down in each batch)"},
 		&cli.Float64Flag{Name: "max-share", EnvVars: []string{"ENVSCHED_MAX_SHARE"}, Value: bp.MaxShare,
 			Usage: "largest quota of an environment, as a fraction of the batch"},
 		&cli.Float64Flag{Name: "stale-rounds", EnvVars: []string{"ENVSCHED_STALE_ROUNDS"}, Value: bp.StaleRounds,
@@ -156,7 +158,7 @@ func schedulerParams(c *cli.Context) (schedule.Params, error) {
 	bp.RandomShare, bp.QuotaSmoothing = c.Float64("random-share"), c.Float64("quota-smoothing")
 	bp.MinShare, bp.MaxShare, bp.StaleRounds = c.Float64("min-share"), c.Float64("max-share"), c.Float64("stale-rounds")
 	bp.QuotaSize, bp.Transfer, bp.Fresh = c.Float64("quota-size"), c.Float64("transfer"), c.Float64("fresh")
-	bp.Overlap = c.Float64("overlap")
+	bp.Overlap, bp.MinCredit = c.Float64("overlap"), c.Bool("min-credit")
 	if err := p.Validate(); err != nil {
 		return p, usageError{err}
 	}
