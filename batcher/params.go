@@ -95,13 +95,14 @@ type Params struct {
 	// so that quotas follow the catalogue's shape).
 	QuotaSize float64
 	// MinShare is the least quota of an active environment as a fraction of the uniform share
-	// (rounded down, and never more than its eligible tasks): no environment starves.
+	// (rounded down in a batch, but see MinCredit; never more than its eligible tasks): no
+	// environment starves.
 	MinShare float64
-	// MinCredit honours MinShare over batches when it is not a whole number of slots: an
-	// environment whose picks so far (the times its tasks were chosen, from the statistics)
-	// fall behind MinShare of the uniform share of every batch so far gets a slot more than
-	// the rounded-down minimum, so that one entitled to 0.78 slots a batch is not left out of
-	// every batch (true by default; false is the older rule, rounded down each batch alone).
+	// MinCredit honours MinShare over batches when it is not a whole number of slots: each
+	// active environment gets the whole part, and the fractional parts, summed and rounded up,
+	// go a slot each to the environments whose tasks were chosen the fewest times so far (the
+	// statistics' Chosen counts), so that one entitled to 0.78 slots a batch is not left out of
+	// every batch (true by default; false is the older rule, rounded down in each batch alone).
 	MinCredit bool
 	// MaxShare is the largest quota of one environment as a fraction of the batch (rounded
 	// up); it is exceeded only when the other environments have no tasks left.
