@@ -37,7 +37,7 @@ func TestMinimumHonouredOverBatches(t *testing.T) {
 		t.Run(fmt.Sprintf("%d envs B=%d min=%v", len(tc.sizes), tc.size, tc.minShare), func(t *testing.T) {
 			w := sizedColdWorld(t, tc.sizes)
 			p := DefaultParams()
-			p.MinShare = tc.minShare
+			p.MinShare, p.MinCredit = tc.minShare, true
 			m := tc.minShare * float64(tc.size) / float64(len(tc.sizes))
 			const batches = 60
 			got := make([]int, len(tc.sizes))
@@ -68,7 +68,7 @@ func TestMinimumHonouredOverBatches(t *testing.T) {
 	}
 }
 
-// TestMinimumCreditOff: MinCredit false is the older rule, the minimum rounded down in each
+// TestMinimumCreditOff: MinCredit false (the default) is the older rule, the minimum rounded down in each
 // batch alone; with a minimum below one slot the small environments then go without.
 func TestMinimumCreditOff(t *testing.T) {
 	sizes := make([]int, 41)

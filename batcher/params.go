@@ -100,9 +100,10 @@ type Params struct {
 	MinShare float64
 	// MinCredit honours MinShare over batches when it is not a whole number of slots: each
 	// active environment gets the whole part, and the fractional parts, summed and rounded up,
-	// go a slot each to the environments whose tasks were chosen the fewest times so far (the
-	// statistics' Chosen counts), so that one entitled to 0.78 slots a batch is not left out of
-	// every batch (true by default; false is the older rule, rounded down in each batch alone).
+	// go a slot each to the environments behind their minimum over the batches so far whose
+	// tasks were chosen the fewest times (the statistics' Chosen counts), so that one entitled
+	// to 0.78 slots a batch is not left out of every batch (false, the default, is the older rule: rounded down in each batch alone;
+	// BENCHMARKS.md, "The minimum share over batches").
 	MinCredit bool
 	// MaxShare is the largest quota of one environment as a fraction of the batch (rounded
 	// up); it is exceeded only when the other environments have no tasks left.
@@ -147,7 +148,6 @@ func DefaultParams() Params {
 		QuotaSmoothing: 0.3,
 		QuotaSize:      1,
 		MinShare:       0.5,
-		MinCredit:      true,
 		MaxShare:       0.5,
 		StaleRounds:    10,
 		UncertainCount: 4,

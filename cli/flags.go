@@ -127,7 +127,7 @@ func schedulerFlags() []cli.Flag {
 		&cli.Float64Flag{Name: "min-share", EnvVars: []string{"ENVSCHED_MIN_SHARE"}, Value: bp.MinShare,
 			Usage: "least quota of an environment, as a fraction of the uniform share"},
 		&cli.BoolFlag{Name: "min-credit", EnvVars: []string{"ENVSCHED_MIN_CREDIT"}, Value: bp.MinCredit,
-			Usage: "honour --min-share over batches when it is less than a whole slot: the fractional minima go a slot each to the environments chosen least so far (false: round it down in each batch)"},
+			Usage: "honour --min-share over batches when it is less than a whole slot: the fractional minima go a slot each to the environments behind their minimum so far, chosen least first (off: rounded down in each batch)"},
 		&cli.Float64Flag{Name: "max-share", EnvVars: []string{"ENVSCHED_MAX_SHARE"}, Value: bp.MaxShare,
 			Usage: "largest quota of an environment, as a fraction of the batch"},
 		&cli.Float64Flag{Name: "stale-rounds", EnvVars: []string{"ENVSCHED_STALE_ROUNDS"}, Value: bp.StaleRounds,

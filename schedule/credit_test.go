@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/envsched/envsched/batcher"
 	"github.com/envsched/envsched/record"
 	"github.com/envsched/envsched/storage"
 	"github.com/envsched/envsched/storage/storagetest"
@@ -29,7 +30,7 @@ func creditCatalogue(t *testing.T, db *storage.DB) {
 	}
 }
 
-// TestMinimumCreditAcrossARestart: the slots that honour a minimum below one slot over
+// TestMinimumCreditAcrossARestart (MinCredit on): the slots that honour a minimum below one slot over
 // batches follow from the stored answers alone, so a scheduler restarted on the database
 // answers byte for byte what one that kept running does, and over the batches every small
 // environment gets its minimum share.
@@ -39,7 +40,10 @@ func TestMinimumCreditAcrossARestart(t *testing.T) {
 	defer func() { dbA.Close() }()
 	creditCatalogue(t, dbA)
 	creditCatalogue(t, dbB)
-	sA, sB := newScheduler(t, dbA, Options{}), newScheduler(t, dbB, Options{})
+	p := batcher.DefaultParams()
+	p.MinCredit = true
+	o := Options{Select: &p}
+	sA, sB := newScheduler(t, dbA, o), newScheduler(t, dbB, o)
 	body := []byte(`{"size": 8}`)
 	const steps = 12
 	picks := map[string]int{}
@@ -49,7 +53,7 @@ func TestMinimumCreditAcrossARestart(t *testing.T) {
 				t.Fatal(err)
 			}
 			dbB = openFile(t, filepath.Join(dir, "b.db"))
-			sB = newScheduler(t, dbB, Options{})
+			sB = newScheduler(t, dbB, o)
 		}
 		a := decode(t, answerBoth(t, sA, sB, fmt.Sprintf("r%02d", i), body))
 		for _, task := range a.Tasks {
