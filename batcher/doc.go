@@ -18,9 +18,10 @@
 // eligible tasks; its share is that value's share smoothed towards shares ∝ n^α (α =
 // QuotaSize, 1 by default: quotas follow the catalogue's shape; with α = 0 the value counts at
 // most a batch of tasks and the smoothing is towards uniform, so a huge environment gets no more
-// than a small one). Quotas start from a minimum (MinShare of the uniform share; with MinCredit its
-// fractional parts go a slot each to the environments chosen least so far, so that it is honoured
-// over batches when it is less than a slot) and grow slot by slot towards the shares, up to a
+// than a small one). Quotas start from a minimum (MinShare of the uniform share; with MinCredit
+// its fractional parts go a slot each to environments behind it over the batches so far, so
+// that it is honoured over batches when it is less than a slot) and grow slot by slot towards
+// the shares, up to a
 // maximum (MaxShare of the batch) that gives way only when the other environments run out of
 // tasks. About RandomShare of the slots go to tasks drawn uniformly (within the quotas); the
 // rest are filled by lazy greedy selection in which a candidate's gain is its score minus η
