@@ -21,7 +21,6 @@ func ingestDBFlag() cli.Flag {
 		Usage: "the database `PATH` (default DIR/envsched.db)"}
 }
 
-// ingestDBPath is --db, or DIR/envsched.db.
 // checkDBPlace refuses a database inside one of DIR's folders that envsched reads or
 // publishes: in rollouts/ or catalog/ (as `x.jsonl`, or anything, since a later rename could
 // make it one) envsched read its own database as input, quarantined its pages, stored that,
@@ -36,13 +35,16 @@ func checkDBPlace(dir, db string) error {
 	return nil
 }
 
-// checkOutPlace refuses an export written into one of DIR's folders that envsched reads or
-// publishes: rollouts exported into DIR/rollouts (they carry no rollout_id unless the trainer
-// wrote one) were read again as new rollouts, every one counted twice.
+// checkOutPlace refuses a file written by export or report (--out) into one of DIR's folders
+// that envsched reads or publishes: rollouts exported into DIR/rollouts (they carry no
+// rollout_id unless the trainer wrote one) were read again as new rollouts, every one counted
+// twice; any other file there is read as input (and quarantined), taken for a request, or
+// removed as a stale copy.
 func checkOutPlace(dir, out string) error {
 	if f, ok := insideExchange(dir, out); ok {
-		return fmt.Errorf("--out %s is inside %s, which envsched reads or writes: exported rollouts or tasks "+
-			"there would be read again (counted twice); write it outside DIR's folders", out, filepath.Join(dir, f))
+		return fmt.Errorf("--out %s is inside %s, which envsched reads or writes: a file there would be read "+
+			"again (rollouts counted twice), taken for a request or removed; write it outside DIR's folders",
+			out, filepath.Join(dir, f))
 	}
 	return nil
 }
@@ -81,6 +83,7 @@ func resolved(path string) string {
 	}
 }
 
+// ingestDBPath is --db, or DIR/envsched.db.
 func ingestDBPath(c *cli.Context) string {
 	if p := c.String("db"); p != "" {
 		return p
