@@ -39,8 +39,13 @@ func checkDBPlace(dir, db string) error {
 // that envsched reads or publishes: rollouts exported into DIR/rollouts (they carry no
 // rollout_id unless the trainer wrote one) were read again as new rollouts, every one counted
 // twice; any other file there is read as input (and quarantined), taken for a request, or
-// removed as a stale copy.
-func checkOutPlace(dir, out string) error {
+// removed as a stale copy. Nor may it be the database db itself: the file written whole was
+// renamed over it, and every rollout, statistic and stored answer was lost without a word.
+func checkOutPlace(dir, db, out string) error {
+	if out != "" && resolved(out) == resolved(db) {
+		return fmt.Errorf("--out %s is the database %s: writing there would replace it, losing everything it "+
+			"holds; write the file elsewhere", out, db)
+	}
 	if f, ok := insideExchange(dir, out); ok {
 		return fmt.Errorf("--out %s is inside %s, which envsched reads or writes: a file there would be read "+
 			"again (rollouts counted twice), taken for a request or removed; write it outside DIR's folders",

@@ -370,3 +370,43 @@ func TestCompactAndReportIntoExchangeFoldersRefused(t *testing.T) {
 		t.Errorf("report --out DIR/report.html: exit %d, %s", code, errOut)
 	}
 }
+
+// TestOutIsTheDatabaseRefused: `export --out` or `report --out` naming the database (the default
+// DIR/envsched.db, a --db elsewhere, the same path written another way) is a usage error, and
+// the database is left as it was: the output, written whole, was renamed over it, and everything
+// it held was lost without a word (the next command said "invalid database").
+func TestOutIsTheDatabaseRefused(t *testing.T) {
+	dir, _ := generatedDir(t)
+	db := filepath.Join(dir, "envsched.db")
+	other := filepath.Join(t.TempDir(), "other.db")
+	data, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(other, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct{ dbFlag, out string }{
+		{"", db},
+		{"", filepath.Join(dir, "catalog", "..", "envsched.db")},
+		{other, other},
+		{other, filepath.Join(filepath.Dir(other), ".", "other.db")},
+	}
+	for _, c := range cases {
+		for _, cmd := range [][]string{{"export", "--what", "rollouts"}, {"report"}} {
+			args := append(append([]string(nil), cmd...), "--dir", dir, "--out", c.out)
+			if c.dbFlag != "" {
+				args = append(args, "--db", c.dbFlag)
+			}
+			code, _, errOut := opsApp(t, args...)
+			if code != exitUsage || !strings.Contains(errOut, "would replace it") {
+				t.Errorf("%s --db %q --out %s: exit %d, %q; want 2", cmd[0], c.dbFlag, c.out, code, errOut)
+			}
+		}
+	}
+	for _, path := range []string{db, other} {
+		if got, err := os.ReadFile(path); err != nil || !bytes.Equal(got, data) {
+			t.Errorf("%s changed (%v)", path, err)
+		}
+	}
+}

@@ -33,7 +33,7 @@ func reportCommand() *cli.Command {
 }
 
 func reportAction(c *cli.Context) error {
-	if err := checkOutPlace(c.String("dir"), c.String("out")); err != nil {
+	if err := checkOutPlace(c.String("dir"), ingestDBPath(c), c.String("out")); err != nil {
 		return usageError{err}
 	}
 	db, err := openForReading(c)
