@@ -142,6 +142,8 @@ func schedulerFlags() []cli.Flag {
 			Usage: "0-1: how much a task's exploitation value falls as its graph neighbours are trained, × (1 − d + d·G/(G + their mean recent rollouts)); a task among untried neighbours teaches what recent batches did not (0 = off)"},
 		&cli.Float64Flag{Name: "fresh", EnvVars: []string{"ENVSCHED_FRESH"}, Value: bp.Fresh,
 			Usage: "0-1: how much a tried task's exploitation value falls as its last rollouts age, × (1 − f·(1 − exp(−(steps since them − 1)/stale-rounds))); informative evidence is perishable (0 = off; experimental)"},
+		&cli.Float64Flag{Name: "overlap", EnvVars: []string{"ENVSCHED_OVERLAP"}, Value: bp.Overlap,
+			Usage: "penalty per unit of a candidate's catalogue words (weighted by rarity) already held by the batch's chosen tasks, each word's share halving what is left with every task that holds it (0 to 1e6; 0 = off)"},
 	}
 }
 
@@ -162,6 +164,7 @@ func schedulerParams(c *cli.Context) (schedule.Params, error) {
 	bp.RandomShare, bp.QuotaSmoothing = c.Float64("random-share"), c.Float64("quota-smoothing")
 	bp.MinShare, bp.MaxShare, bp.StaleRounds = c.Float64("min-share"), c.Float64("max-share"), c.Float64("stale-rounds")
 	bp.QuotaSize, bp.Transfer, bp.Fresh = c.Float64("quota-size"), c.Float64("transfer"), c.Float64("fresh")
+	bp.Overlap = c.Float64("overlap")
 	if err := p.Validate(); err != nil {
 		return p, usageError{err}
 	}
