@@ -337,7 +337,12 @@ func (pr *Predictor) finish(g *graph.Graph, tasks []stats.Task, round int64, lo,
 		alpha, beta := pr.posterior(i, env, a, b, ba, bb)
 		base, count, centre := alpha/(alpha+beta), alpha+beta, pr.envs[env].centre
 		age := evidenceAge(t, round)
-		alpha, beta, pre, lazy := pr.adjust(env, alpha, beta, base, centre, t.Rollouts > 0, stale(t, f), pr.drift.rechosenOffset(t, base, age))
+		re, lbase := pr.drift.re, math.NaN() // lbase: logit(base) once worked out, for adjust too
+		if pr.drift.trendOn(t) {
+			lbase = logit(base)
+			re = pr.drift.rechosenAt(t, lbase, age)
+		}
+		alpha, beta, pre, lazy := pr.adjust(env, alpha, beta, base, lbase, centre, t.Rollouts > 0, stale(t, f), re)
 		o := &pr.out[i]
 		pr.prediction(o, t, env, alpha, beta, f)
 		o.age = age
@@ -345,7 +350,8 @@ func (pr *Predictor) finish(g *graph.Graph, tasks []stats.Task, round int64, lo,
 	}
 }
 
-// adjust moves a posterior (alpha, beta) of mean base by its channel's drift offset on the
+// adjust moves a posterior (alpha, beta) of mean base (whose logit is lbase, or NaN when not
+// worked out yet) by its channel's drift offset on the
 // logit scale, keeping its count, then corrects it by its channel's dispersion correction
 // about the environment's centre logit. It returns the new posterior and pre, the mean
 // after the offset and before the correction, or, when lazy, the logit of that mean (see
@@ -360,11 +366,14 @@ func (pr *Predictor) finish(g *graph.Graph, tasks []stats.Task, round int64, lo,
 // clamps), the rest of the correction as correction.apply does it, on the count before the
 // shift's rounding. Without an offset it
 // computes exactly as the correction did.
-func (pr *Predictor) adjust(env int32, alpha, beta, base, centre float64, tried bool, stale, re float64) (a, b, pre float64, lazy bool) {
+func (pr *Predictor) adjust(env int32, alpha, beta, base, lbase, centre float64, tried bool, stale, re float64) (a, b, pre float64, lazy bool) {
 	off, k := pr.drift.offsetOf(env, tried, stale, re), pr.drift.correction(env, tried)
 	n := alpha + beta
 	if off != 0 && k.slope != 1 {
-		l := logit(base) + off
+		if math.IsNaN(lbase) {
+			lbase = logit(base)
+		}
+		l := lbase + off
 		m := sigmoid(centre + k.slope*(min(max(l, minLogit), maxLogit)-centre))
 		flat := k // the slope is applied: the rest of the correction (clamp, count) as apply does it
 		flat.slope = 1
