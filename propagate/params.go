@@ -117,6 +117,11 @@ type Params struct {
 	// GroupSize is the group size G for which Prediction.PDeg is filled in; PDegenerate
 	// gives any other size.
 	GroupSize int
+	// Lean leaves every prediction's SD and PDeg at 0, for a caller that reads neither (the
+	// scheduler: selection and the answer work the chance of a degenerate group out for the
+	// request's group size with Prediction.PDegenerate). It changes no other number; false
+	// (the default) fills both in.
+	Lean bool
 	// Loads makes Predict also work out every node's neighbour load (Predictor.Loads), the
 	// input of selection's transfer factor, in the pass over the edges it makes anyway. It
 	// changes no prediction; false (the default) works out none.

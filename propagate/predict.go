@@ -462,7 +462,10 @@ func stale(t *stats.Task, decay float64) float64 {
 func (pr *Predictor) prediction(p *Prediction, t *stats.Task, env int32, alpha, beta, f float64) {
 	s := &pr.envs[env]
 	bv := BetaVariance(alpha, beta)
-	*p = Prediction{Alpha: alpha, Beta: beta, Mean: alpha / (alpha + beta), Var: bv, SD: betaSD(alpha, beta)}
+	*p = Prediction{Alpha: alpha, Beta: beta, Mean: alpha / (alpha + beta), Var: bv}
+	if !pr.p.Lean {
+		p.SD = betaSD(alpha, beta)
+	}
 	switch {
 	case continuous(t):
 		wv, wn, w := t.WV*f, t.WN*f, pr.p.VarPrior
@@ -476,5 +479,7 @@ func (pr *Predictor) prediction(p *Prediction, t *stats.Task, env int32, alpha, 
 		p.Var = s.varRatio * bv
 	}
 	p.Var = min(clamp01(p.Var), 0.25)
-	p.PDeg = p.PDegenerate(pr.p.GroupSize)
+	if !pr.p.Lean {
+		p.PDeg = p.PDegenerate(pr.p.GroupSize)
+	}
 }

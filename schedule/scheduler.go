@@ -91,6 +91,7 @@ func New(db *storage.DB, opts Options) (*Scheduler, error) {
 	}
 	pp := *opts.Predict
 	pp.Loads = opts.Select.Transfer > 0 // the transfer factor's loads, in the prediction's pass over the edges
+	pp.Lean = true                      // nothing here reads SD or PDeg (see propagate.Params.Lean)
 	pred, err := propagate.NewPredictor(pp)
 	if err != nil {
 		return nil, fmt.Errorf("scheduler options: %w", err)
