@@ -170,7 +170,7 @@ func decodeSaved(data []byte) (savedState, error) {
 	if data == nil {
 		return st, nil
 	}
-	if len(data) > 0 && (data[0] == stateVersion || data[0] == stateVersion1) {
+	if len(data) > 0 && (data[0] == stateVersion || data[0] == stateVersion2 || data[0] == stateVersion1) {
 		return decodeBinaryState(data)
 	}
 	if err := json.Unmarshal(data, &st); err != nil { // as stored before the binary form
