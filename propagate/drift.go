@@ -144,7 +144,8 @@ func (d *drift) start(st State, p Params) {
 		d.re = min(max(st.Rechosen, -d.reMax), d.reMax)
 	}
 	d.trendMem, d.groupSize, d.trend = 0, p.GroupSize, Trend{}
-	d.tables.tables(p.GroupSize) // before the passes on every CPU read them
+	// the trend's tables, made before the passes on every CPU read them
+	d.tables.tables(p.GroupSize)
 	if d.reRate > 0 && p.RechosenTrend > 0 && p.DispersionMemory > 0 { // stored with the dispersion state
 		d.trendMem = p.RechosenTrend
 		if tr := st.Dispersion.Trend; tr != nil && tr.valid() {
