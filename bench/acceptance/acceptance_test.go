@@ -160,8 +160,8 @@ func runHarnessEnv(t *testing.T, env []string, py, bin, cat string, args ...stri
 func TestSmokeAgainstDaemon(t *testing.T) {
 	py := needPython(t)
 	s, table := runHarness(t, py, testbin.Envsched(t), catalogue(t))
-	if len(s.Worlds) != 6 {
-		t.Fatalf("worlds in the summary: %d, want 6 (sharp, chain, tools, agentic, plateau, giants)", len(s.Worlds))
+	if len(s.Worlds) != 9 {
+		t.Fatalf("worlds in the summary: %d, want 9 (sharp, chain, tools, agentic, plateau, giants, lookalike, unlock, seesaw)", len(s.Worlds))
 	}
 	for name, w := range s.Worlds {
 		t.Run(name, func(t *testing.T) {

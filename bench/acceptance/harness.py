@@ -22,6 +22,7 @@ skips). Python 3.8+, standard library only.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import random
@@ -48,6 +49,7 @@ POLICIES = ("envsched", "random", "oracle", "history")
 DEFAULT_POLICIES = ("envsched", "random", "oracle")
 EXIT_NO_CATALOGUE = 4
 EARLY = 10  # "steps 1-10": the phase with few rollouts
+DEFAULT_BATCH, DEFAULT_GROUP = 64, 8  # the trainer's shape unless the world or a flag says otherwise
 
 
 @dataclass
@@ -94,8 +96,8 @@ class Config:
     policies: List[str]
     seeds: List[int]
     steps: int
-    batch: int
-    group: int
+    batch: int  # 0: the world's own (shape)
+    group: int  # 0: the world's own (shape)
     envs: int = 0  # smoke: only the first envs environments (0: all)
     per_env: int = 0  # smoke: at most per_env tasks each
     keep: str = ""  # keep the exchange folders under this folder
@@ -103,6 +105,19 @@ class Config:
     timeout: float = 600.0
     crash_at: int = 0  # kill -9 the daemon (and start another) just before this step's request
     daemon_flags: List[str] = field(default_factory=list)  # extra flags of envsched run (none: defaults)
+
+    def shape(self, world: str) -> Tuple[int, int]:
+        """The batch and group size world runs with: the ones given, else the world's own
+        (trapworlds.SHAPES), else B = 64, G = 8."""
+        import trapworlds
+
+        b, g = trapworlds.SHAPES.get(world, (DEFAULT_BATCH, DEFAULT_GROUP))
+        return self.batch or b, self.group or g
+
+    def for_world(self, world: str) -> "Config":
+        """This configuration with the batch and group size of world filled in."""
+        b, g = self.shape(world)
+        return dataclasses.replace(self, batch=b, group=g)
 
 
 # -- policies ----------------------------------------------------------------------------------
@@ -531,7 +546,9 @@ def summarise(cfg: Config, runs: Sequence[Run]) -> Dict[str, Any]:
         picks = [p for r in rs if r.policy == "envsched" for p in r.picks]
         daemon_runs = [r for r in rs if r.policy == "envsched"]
         ms = [m for r in daemon_runs for m in r.answer_ms]
+        b, g = cfg.shape(world)
         out["worlds"][world] = {
+            "batch": b, "group": g,
             "headline": headline(rs, min(40, cfg.steps)),
             "headline_tasks": headline(rs, min(40, cfg.steps), "curve_tasks"),
             "by_channel": calibration(picks, "channel") if picks else [],
@@ -570,7 +587,7 @@ def table(summary: Dict[str, Any]) -> str:
         h = w["headline"]
         at = min(40, cfg["steps"])
         flags = " ".join(cfg["daemon_flags"]) or "none (defaults)"
-        lines.append(f"world {world}: seeds {cfg['seeds']}, B={cfg['batch']}, G={cfg['group']}, "
+        lines.append(f"world {world}: seeds {cfg['seeds']}, B={w['batch']}, G={w['group']}, "
                      f"{cfg['steps']} steps (medians over seeds; degenerate shares pooled); "
                      f"envsched run flags: {flags}")
         pols = list(h)
@@ -654,8 +671,10 @@ def parse_args(argv: Sequence[str]) -> Tuple[Config, argparse.Namespace]:
                     help=f"policies, of {','.join(POLICIES)} (default {','.join(DEFAULT_POLICIES)})")
     ap.add_argument("--seeds", default="1-10", type=parse_seeds, help="seeds: 1-10, 1,2,5 (default 1-10)")
     ap.add_argument("--steps", type=int, default=120)
-    ap.add_argument("--batch-size", type=int, default=64)
-    ap.add_argument("--group-size", type=int, default=8)
+    ap.add_argument("--batch-size", type=int, default=0,
+                    help="tasks per batch (default: the world's own, 64 unless it names one)")
+    ap.add_argument("--group-size", type=int, default=0,
+                    help="rollouts per task (default: the world's own, 8 unless it names one)")
     ap.add_argument("--smoke", action="store_true",
                     help="a quick check: 4 environments of at most 30 tasks, B=8, G=4, 6 steps unless given")
     ap.add_argument("--envs", type=int, default=0, help="use only the first N environments (0: all)")
@@ -684,7 +703,7 @@ def parse_args(argv: Sequence[str]) -> Tuple[Config, argparse.Namespace]:
                  policies=_names(a.policies, POLICIES, ap), seeds=a.seeds, steps=a.steps, batch=a.batch_size,
                  group=a.group_size, envs=a.envs, per_env=a.per_env, keep=a.keep, timeout=a.timeout,
                  crash_at=a.crash_at, daemon_flags=a.daemon_flag, picks_out=a.picks_out)
-    if cfg.steps < 1 or cfg.batch < 1 or cfg.group < 2:
+    if cfg.steps < 1 or cfg.batch < 0 or cfg.group < 0 or cfg.group == 1:
         ap.error("--steps and --batch-size must be at least 1, --group-size at least 2")
     return cfg, a
 
@@ -716,7 +735,7 @@ def main(argv: Sequence[str]) -> int:
         for seed in cfg.seeds:
             for policy in cfg.policies:
                 t0 = time.monotonic()
-                runs.append(play(cfg, world, policy, seed, tasks))
+                runs.append(play(cfg.for_world(world), world, policy, seed, tasks))
                 if cfg.picks_out:
                     write_picks(cfg.picks_out, runs[-1])
                     runs[-1].chosen_log = []

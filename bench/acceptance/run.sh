@@ -3,7 +3,7 @@
 # bench/acceptance/harness.py against it on the real catalogue (../shared/data/catalog-real.jsonl;
 # without it the harness says SKIP and exits 4). Every flag goes to the harness:
 #
-#   bench/acceptance/run.sh                                     # 10 seeds, all six worlds, 120 steps
+#   bench/acceptance/run.sh                                     # 10 seeds, all nine worlds, 120 steps
 #   nice -n 19 bench/acceptance/run.sh --seeds 1-10 --world sharp,chain --json-out /tmp/acc.json
 #   bench/acceptance/run.sh --smoke                             # a few steps on a few tasks (seconds)
 #   bench/acceptance/run.sh --seeds 1-3 --steps 60 --world chain --policies envsched,random

@@ -8,6 +8,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import harness  # noqa: E402
+import trapworlds  # noqa: E402
 import worlds  # noqa: E402
 
 
@@ -211,6 +212,156 @@ class AgentWorlds(unittest.TestCase):
         ps = [a.p(i) for i in range(len(tasks))]
         extreme = sum(1 for p in ps if p < 0.05 or p > 0.95)
         self.assertGreaterEqual(extreme, len(ps) // 2, ps)
+
+
+def _twins(n=40):
+    """n tasks of one environment that look the same: the same tools, the same text."""
+    rows = [worlds.Task("bfcl-simple", str(i), "book a flight to Paris", ["book_flight", "get_weather"], "bfcl-v3")
+            for i in range(n)]
+    rows += [worlds.Task("tau-retail", str(i), "user: cancel my order", ["cancel_order"], "tau-bench") for i in range(n)]
+    worlds._derive(rows)
+    return rows
+
+
+class TrapWorlds(unittest.TestCase):
+    def test_shapes(self):
+        cfg, _ = harness.parse_args(["--world", "lookalike,unlock,sharp"])
+        self.assertEqual((cfg.batch, cfg.group), (0, 0))  # no flag: each world's own
+        self.assertEqual(cfg.shape("lookalike"), (128, 4))
+        self.assertEqual(cfg.shape("unlock"), (32, 16))
+        self.assertEqual(cfg.shape("sharp"), (64, 8))
+        w = cfg.for_world("unlock")
+        self.assertEqual((w.batch, w.group, w.steps), (32, 16, cfg.steps))
+        cfg, _ = harness.parse_args(["--world", "unlock", "--batch-size", "48"])
+        self.assertEqual(cfg.shape("unlock"), (48, 16))  # a flag overrides the world
+        cfg, _ = harness.parse_args(["--world", "unlock", "--smoke"])
+        self.assertEqual(cfg.shape("unlock"), (8, 4))
+        for budget in trapworlds.SHAPES.values():  # the same rollouts a step as B = 64, G = 8
+            self.assertEqual(budget[0] * budget[1], 512)
+
+    def test_shape_reaches_the_runs(self):
+        cfg, _ = harness.parse_args(["--world", "unlock", "--policies", "random", "--steps", "2"])
+        run = harness.play(cfg.for_world("unlock"), "unlock", "random", 1, _twins())
+        self.assertEqual(run.groups, [32, 32])  # B = 32 of the 68 training tasks each step
+
+    def test_lookalike_rewards_have_three_levels(self):
+        tasks = _twins()
+        a = worlds.new_learner("lookalike", tasks, 2)
+        seen = set()
+        for i in range(len(tasks)):
+            for step in range(1, 30):
+                seen.update(a.rollout(i, step, 4))
+        self.assertEqual(seen, {0.0, 0.5, 1.0})
+        for i in (0, 5, 50):  # p is the mean of the rewards rollout() draws
+            mean = sum(sum(a.rollout(i, s, 8)) for s in range(1, 401)) / 3200
+            self.assertAlmostEqual(mean, a.p(i), delta=0.04)
+
+    def test_lookalike_twins_differ(self):
+        tasks = _twins()
+        a = worlds.new_learner("lookalike", tasks, 3)
+        for env in ("bfcl-simple", "tau-retail"):
+            idx = [i for i, t in enumerate(tasks) if t.env == env]
+            self.assertGreaterEqual(len({a.levels[i] for i in idx}), 3, env)  # same text and tools
+            ps = [a.p(i) for i in idx]
+            self.assertGreater(max(ps) - min(ps), 0.4, env)
+        b = worlds.new_learner("lookalike", tasks, 4)  # levels are the seed's, not the text's
+        self.assertNotEqual(a.levels, b.levels)
+
+    def test_lookalike_half_credit_groups_are_all_equal(self):
+        tasks = _twins()
+        a = worlds.new_learner("lookalike", tasks, 5)
+        a.tool_hard[0], a.arg_hard[0] = -30.0, 30.0  # the tool is always right, the arguments never
+        self.assertAlmostEqual(a.p(0), 0.5, places=6)
+        self.assertLess(a.informative(0, 4), 1e-6)  # a mean of one half, and no variance
+        self.assertEqual(a.rollout(0, 1, 4), [0.5] * 4)
+        before = list(a.level)
+        a.update(1, [(0, [0.5] * 4)], 1)
+        b = worlds.new_learner("lookalike", tasks, 5)
+        b.update(1, [], 1)
+        self.assertEqual([x - y for x, y in zip(a.level, before)], [x - y for x, y in zip(b.level, b.start)])
+
+    def test_lookalike_level_carries_to_the_next_only(self):
+        tasks = _twins()
+        a = worlds.new_learner("lookalike", tasks, 6)
+        i = next(i for i, t in enumerate(tasks) if a.levels[i] == 1 and len(t.actions) == 1)
+        k = a._arg_skills(i)[0]
+        a.update(1, [(i, [1.0, 0.5, 1.0, 0.5])], 1)  # right tool each time: only the arguments learn
+        moved = {j for j, (x, y) in enumerate(zip(a.level, a.start)) if abs(x - y) > 1e-12}
+        self.assertEqual(moved, {k, k + 1})
+        self.assertGreater(a.level[k + 1] - a.start[k + 1], 0.0)
+        self.assertAlmostEqual(a.level[k + 1] - a.start[k + 1], a.prm.carry * (a.level[k] - a.start[k]))
+
+    def test_unlock_jumps_at_the_threshold(self):
+        a = worlds.new_learner("unlock", _twins(), 7)
+        k = a.needs[0][0]
+        thr, prm = a.threshold[k], a.prm
+        a.level[k] = 0.0
+        self.assertAlmostEqual(a.shown(k), a.origin[k])
+        shown = []
+        for x in (0.0, 0.5 * thr, thr - 0.5, thr + 0.5):
+            a.level[k] = x
+            shown.append(a.shown(k))
+        self.assertLess(shown[1] - shown[0], prm.lead * 0.5 * thr + 0.05 * prm.jump)  # little before
+        self.assertGreater(shown[3] - shown[2], 0.8 * prm.jump)  # all at once across it
+
+    def test_unlock_waits_for_every_prerequisite(self):
+        tasks = _twins()
+        a = worlds.new_learner("unlock", tasks, 8)
+        i = next(i for i, t in enumerate(tasks) if t.env == "tau-retail")  # multi-turn: action + composition
+        self.assertEqual(len(a.needs[i]), 2)
+        weak, strong = sorted(a.needs[i], key=a.shown)
+        a.hard[i] = a.shown(weak) + 2.0  # never solved now
+        before = a.p(i)
+        a.level[strong] += 10.0  # the other skill far past its threshold: nothing changes
+        self.assertEqual(a.p(i), before)
+        a.level[weak] += 2.0 * a.threshold[weak]  # the bottleneck unlocks
+        self.assertGreater(a.p(i), 0.5)
+        self.assertLess(before, 0.01)
+
+    def test_unlock_only_the_bottleneck_learns(self):
+        tasks = _twins()
+        a = worlds.new_learner("unlock", tasks, 9)
+        i = next(i for i, t in enumerate(tasks) if t.env == "tau-retail")
+        weak = min(a.needs[i], key=lambda k: (a.shown(k), k))
+        a.update(1, [(i, [1.0, 0.0] * 8)], 1)
+        moved = {j for j, x in enumerate(a.level) if x != 0.0}
+        self.assertEqual(moved, {weak})
+
+    def test_seesaw_training_one_environment_unlearns_its_opposite(self):
+        rows = [worlds.Task("bfcl-simple", str(i), "call it", ["book_b"], "bfcl-v3") for i in range(6)]
+        rows += [worlds.Task("bfcl-irrelevance", str(i), "no tool fits", ["cancel_c"], "bfcl-v3") for i in range(6)]
+        worlds._derive(rows)  # no tool action in common: only the style links them
+
+        def dot(a):
+            return sum(x * y for x, y in zip(a.leaning["bfcl-simple"], a.leaning["bfcl-irrelevance"]))
+
+        a = next((a for a in (worlds.new_learner("seesaw", rows, s) for s in range(1, 40)) if dot(a) < -0.1), None)
+        self.assertIsNotNone(a, "no seed where the two environments lean apart")
+        self.assertLess(a.leaning["bfcl-irrelevance"][0], 0.0)  # abstaining leans against calling
+        self.assertGreater(a.leaning["bfcl-simple"][0], 0.0)
+        simple, irrelevant = list(range(6)), list(range(6, 12))
+        k = irrelevant[0]
+        a.hard[k] = a.hard[k] - 4.0  # solved at the start: nearly every group all 1
+        self.assertGreater(a.p(k), 0.97)
+        before = [a.p(i) for i in irrelevant]
+        untrained = a.heldout(simple)
+        for step in range(1, 60):  # train only bfcl-simple, on groups that teach
+            a.update(step, [(i, [1.0, 0.0] * 4) for i in simple], len(simple))
+        self.assertGreater(a.heldout(simple), untrained)
+        after = [a.p(i) for i in irrelevant]
+        self.assertTrue(all(x < y for x, y in zip(after, before)), (before, after))
+        self.assertLess(a.p(k), 0.8)  # what was solved is lost: groups of it are unequal again
+
+    def test_seesaw_style_moves_with_the_trained_leaning(self):
+        tasks = _agent_tasks()
+        a = worlds.new_learner("seesaw", tasks, 11)
+        i = next(i for i, t in enumerate(tasks) if t.env == "bfcl-irrelevance")
+        a.update(1, [(i, [1.0, 0.0] * 4)], 1)
+        moved = [a.level[a.style_base + k] for k in range(3)]
+        lean = a.leaning["bfcl-irrelevance"]
+        for m, v in zip(moved, lean):  # the style moved along the environment's leaning
+            self.assertEqual(m > 0, v > 0)
+        self.assertAlmostEqual(moved[0] / moved[1], lean[0] / lean[1])
 
 
 if __name__ == "__main__":

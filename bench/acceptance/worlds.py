@@ -30,7 +30,11 @@ multi-turn environments). Three learner assumptions are offered (``WORLDS``):
 
 * ``agentic``, ``plateau`` and ``giants`` live in agentworlds.py (their learners differ in kind: an explicit
   REINFORCE gradient over hidden sub-goal decisions, graded rewards, interference, a flaky
-  grader, no transfer between environments of 105x different sizes); ``new_learner`` makes the learner of any world.
+  grader, no transfer between environments of 105x different sizes); ``lookalike``,
+  ``unlock`` and ``seesaw`` in trapworlds.py (similarity that misleads and rewards of 0, 0.5 and
+  1; long-tailed difficulty, prerequisites and sudden unlocks; forgetting by conflicting
+  environments; the first two with their own batch and group size);
+  ``new_learner`` makes the learner of any world.
 
 All learn GRPO-style without standard-deviation normalisation (a group's signal is its reward
 variance, zero for an all-equal group), averaged over the batch, and forget towards their start.
@@ -50,7 +54,8 @@ import struct
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
-WORLDS = ("sharp", "chain", "tools", "agentic", "plateau", "giants")  # the last three: agentworlds.py
+WORLDS = ("sharp", "chain", "tools", "agentic", "plateau", "giants",  # the last three: agentworlds.py
+          "lookalike", "unlock", "seesaw")  # trapworlds.py
 
 _TOKEN_RE = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 _MIN_ACTION_TASKS = 5  # an action word shared by fewer tasks is the skill "other"
@@ -263,6 +268,10 @@ def new_learner(world: str, tasks: Sequence[Task], seed: int):
 
     if world in agentworlds.AGENT_WORLDS:
         return agentworlds.new(world, tasks, seed)
+    import trapworlds
+
+    if world in trapworlds.TRAP_WORLDS:
+        return trapworlds.new(world, tasks, seed)
     raise ValueError(f"unknown world {world!r}: choose one of {', '.join(WORLDS)}")
 
 
