@@ -106,10 +106,11 @@ func (pr *Predictor) Predict(g *graph.Graph, tasks []stats.Task, round int64, st
 	pr.drift.start(st, pr.p)
 	pr.drift.measure(g, tasks, st.Baseline)
 	pr.expOffsets()
-	pr.prior.collected = pr.prior.fits(g, pr.p.FeatureRidge)
+	pr.prior.start, pr.prior.total = st.Warm, rolloutsOf(tasks)
+	pr.prior.kept = pr.prior.keeps(g, pr.p.PriorRefit)
+	pr.prior.collected = pr.prior.fits(g, pr.p.FeatureRidge) && !pr.prior.kept
 	pr.ownEvidence(g, tasks, round)
 	pr.envPriors()
-	pr.prior.start = st.Warm
 	pr.prior.fit(g, tasks, pr.own, pr.p.FeatureRidge)
 	if pr.p.Hops > 0 && pr.p.Gamma > 0 || pr.p.Loads {
 		parallelNodes(n, func(lo, hi int) { pr.oneHop(g, lo, hi) })
@@ -118,6 +119,15 @@ func (pr *Predictor) Predict(g *graph.Graph, tasks []stats.Task, round int64, st
 	next := pr.drift.state()
 	next.Warm = pr.prior.solution()
 	return pr.out, next, nil
+}
+
+// rolloutsOf is the number of rollouts counted over every task.
+func rolloutsOf(tasks []stats.Task) int64 {
+	var n int64
+	for i := range tasks {
+		n += tasks[i].Rollouts
+	}
+	return n
 }
 
 // parallelNodes is par.Ranges for a pass over n nodes: small graphs are not worth a goroutine.
@@ -428,7 +438,7 @@ func (pr *Predictor) expOffsets() {
 func (pr *Predictor) posterior(i int, env int32, a, b, ba, bb float64) (alpha, beta float64) {
 	var m float64
 	if pr.prior.ok {
-		m = sigmoid(pr.prior.logit[i])
+		m = pr.prior.mean[i]
 	} else {
 		s := &pr.envs[env]
 		m = (s.a - a + 0.5) / (s.n - a - b + 1)
