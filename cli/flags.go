@@ -39,7 +39,7 @@ func schedulerFlags() []cli.Flag {
 		&cli.Float64Flag{Name: "feature-ridge", EnvVars: []string{"ENVSCHED_FEATURE_RIDGE"}, Value: pp.FeatureRidge,
 			Usage: "ridge penalty of the feature prior, which learns from the words and tools of tasks rolled out what tasks never rolled out will do (0 = environment means instead)"},
 		&cli.Float64Flag{Name: "prior-refit", EnvVars: []string{"ENVSCHED_PRIOR_REFIT"}, Value: pp.PriorRefit,
-			Usage: "the feature prior is fitted again once the rollouts have grown by this share since its last fit, and kept as stored until then (0 = fitted at every request)"},
+			Usage: "the feature prior is fitted again once the rollouts have grown by this share since its last fit, and kept as stored until then (0 = fitted again whenever a rollout came)"},
 		&cli.Float64Flag{Name: "gamma", EnvVars: []string{"ENVSCHED_GAMMA"}, Value: pp.Gamma,
 			Usage: "share of its graph neighbours' evidence a task borrows per hop (0 turns the graph off)"},
 		&cli.IntFlag{Name: "hops", EnvVars: []string{"ENVSCHED_HOPS"}, Value: pp.Hops,

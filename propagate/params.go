@@ -56,11 +56,13 @@ type Params struct {
 	FeatureRidge float64
 	// PriorRefit is how much the evidence must grow before the feature prior is fitted
 	// again: a call keeps the fit of the State it is given (State.Warm) while the rollouts
-	// counted over every node are at least those that fit was made on and fewer than
+	// counted over every node are those that fit was made on, or more but fewer than
 	// 1 + PriorRefit times as many (and the environments are the same), and fits afresh,
 	// starting from it, otherwise. Between fits no node's prior moves, and a call skips the
-	// fit's passes. 0 (the default) fits at every call: on the simulator's tuning seeds 0.1
-	// and 0.05 left the step-40 scores level but predicted the degenerate share of tasks
+	// fit's passes. 0 (the default) fits whenever a rollout came since the last fit: a
+	// trainer that writes rollouts between its requests gets a fit at every request, as
+	// before; requests with nothing new in between keep it. On the simulator's tuning seeds
+	// 0.1 and 0.05 left the step-40 scores level but predicted the degenerate share of tasks
 	// never tried a little worse in nearly every world (BENCHMARKS.md, "The feature prior
 	// kept between refits").
 	PriorRefit float64

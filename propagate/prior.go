@@ -16,8 +16,9 @@ import (
 
 // featurePrior is the prior mean of every node when the graph carries catalogue features: a
 // weighted ridge regression of the logit of each rolled-out node's decayed evidence on its
-// words, tools and tags, its environment and an intercept, fitted again when the evidence has
-// grown by Params.PriorRefit since the fit a call is given (kept as it is until then). It
+// words, tools and tags, its environment and an intercept, fitted again when rollouts came
+// since the fit a call is given (with Params.PriorRefit, when they grew by that share), and
+// kept as it is until then. It
 // tells a task never rolled out what tasks with the same words did, feature by feature, which
 // the environment mean cannot: "refund" may be hard and "look up" easy in the same
 // environment.
@@ -154,14 +155,17 @@ func (fp *featurePrior) fit(g *graph.Graph, tasks []stats.Task, own []evidence, 
 }
 
 // keeps reports whether the call keeps the fit it starts from (start) instead of fitting
-// again: refit > 0, start was fitted on the environments of g, and the rollouts counted over
-// every node now (total) are at least those start was fitted on and fewer than 1 + refit
-// times as many. So the fit moves only when enough new evidence has come to move it, and
+// again: start was fitted on the environments of g, and the rollouts counted over every node
+// now (total) are those start was fitted on (no rollout came since), or more but fewer than
+// 1 + refit times as many. So the fit moves only when new evidence has come to move it, and
 // whether it moves is a function of the statistics and the start, as the fit itself is.
 func (fp *featurePrior) keeps(g *graph.Graph, refit float64) bool {
 	ws := &fp.start
-	return refit > 0 && ws.Rollouts > 0 && fp.total >= ws.Rollouts && len(ws.EnvVal) == len(ws.Envs) && len(ws.FeatVal) >= len(ws.Feat) &&
-		float64(fp.total) < float64(ws.Rollouts)*(1+refit) && slices.Equal(ws.Envs, g.Envs)
+	if ws.Rollouts <= 0 || fp.total < ws.Rollouts || len(ws.EnvVal) != len(ws.Envs) ||
+		len(ws.FeatVal) < len(ws.Feat) || !slices.Equal(ws.Envs, g.Envs) {
+		return false
+	}
+	return fp.total == ws.Rollouts || float64(fp.total) < float64(ws.Rollouts)*(1+refit)
 }
 
 // keep fills logit and mean for every node from start's values: its environment's, the

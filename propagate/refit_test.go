@@ -30,9 +30,10 @@ func refitCall(t *testing.T, p Params, g *graph.Graph, tasks []stats.Task, round
 }
 
 // A call keeps the fit of its warm start while the rollouts grew by less than PriorRefit of
-// those it was fitted on: no iterations, the same warm start back, and every node's prior
-// logit worked out from the start's values. Once they grew by PriorRefit or more (or fell,
-// or the environments differ, or the start does not say what it was fitted on) it fits again.
+// those it was fitted on (with PriorRefit 0, while none came): no iterations, the same warm
+// start back, and every node's prior logit worked out from the start's values. Once they grew
+// by PriorRefit or more (or fell, or the environments differ, or the start does not say what
+// it was fitted on) it fits again.
 func TestPriorKeptUntilTheEvidenceGrows(t *testing.T) {
 	p := DefaultParams()
 	p.DriftRate, p.RechosenRate, p.PriorRefit = 0, 0, 0.1
@@ -54,6 +55,11 @@ func TestPriorKeptUntilTheEvidenceGrows(t *testing.T) {
 		if want := startLogit(g, ws, i); l != want {
 			t.Fatalf("node %d: kept prior logit %g, the start's %g", i, l, want)
 		}
+	}
+	q := p
+	q.PriorRefit = 0 // the default: kept while no rollout came
+	if _, back, iters := refitCall(t, q, g, tasks, 22, ws); iters != 0 || !reflect.DeepEqual(back, ws) {
+		t.Fatalf("R = 0, no rollout since the fit: %d iterations, warm start moved: %v", iters, !reflect.DeepEqual(back, ws))
 	}
 	more := append([]stats.Task(nil), grown...)
 	for float64(rolloutsOf(more)) < float64(ws.Rollouts)*1.1 {
@@ -80,7 +86,7 @@ func TestPriorKeptUntilTheEvidenceGrows(t *testing.T) {
 		{"fewer rollouts than the fit's", fewer, ws, 0.1},
 		{"other environments", grown, otherEnvs, 0.1},
 		{"fit's rollouts not known", grown, unknown, 0.1},
-		{"refit at every call", grown, ws, 0},
+		{"R = 0, rollouts came", grown, ws, 0},
 	} {
 		q := p
 		q.PriorRefit = c.p
