@@ -103,12 +103,20 @@ func TestWarmStartKeepsAnswersAFunctionOfTheDatabase(t *testing.T) {
 	}
 }
 
-// With --prior-refit (propagate.Params.PriorRefit), between refits an answer keeps the stored fit of the feature
+// Between refits (propagate.Params.PriorRefit) an answer keeps the stored fit of the feature
 // prior, and a scheduler whose database is closed and opened again before every request
 // answers as the running one does, through kept fits and refits alike: whether the fit is
 // kept is a function of the stored state (the rollouts its fit was made on) and the
 // statistics.
 func TestKeptPriorAcrossARestart(t *testing.T) {
+	for _, refit := range []float64{0, 0.1} { // the default (kept while no rollout came), and --prior-refit 0.1
+		t.Run(fmt.Sprint("refit=", refit), func(t *testing.T) { keptPriorAcrossARestart(t, refit) })
+	}
+}
+
+// keptPriorAcrossARestart is TestKeptPriorAcrossARestart with --prior-refit refit: every
+// third answer is followed by no rollouts, so that the next one keeps the fit at any refit.
+func keptPriorAcrossARestart(t *testing.T, refit float64) {
 	dir := t.TempDir()
 	paths := []string{filepath.Join(dir, "a.db"), filepath.Join(dir, "b.db")}
 	dbA, dbB := openFile(t, paths[0]), openFile(t, paths[1])
@@ -120,7 +128,7 @@ func TestKeptPriorAcrossARestart(t *testing.T) {
 		}
 	}
 	p := propagate.DefaultParams()
-	p.Decay, p.PriorRefit = dbA.Config().Decay, 0.1
+	p.Decay, p.PriorRefit = dbA.Config().Decay, refit
 	opts := Options{BuildGraph: DefaultBuildGraph, Predict: &p}
 	sA := newScheduler(t, dbA, opts)
 	body := []byte(`{"size": 40}`)
@@ -150,7 +158,9 @@ func TestKeptPriorAcrossARestart(t *testing.T) {
 			refits++
 		}
 		last = ws.Rollouts
-		rollRandom(t, decode(t, a), uint64(i), dbA, dbB)
+		if i%3 != 0 {
+			rollRandom(t, decode(t, a), uint64(i), dbA, dbB)
+		}
 	}
 	t.Logf("%d answers kept the stored fit, %d fitted again", kept, refits)
 	if kept == 0 || refits < 2 {
