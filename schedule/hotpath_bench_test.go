@@ -94,7 +94,8 @@ func bernoulli01(rng *rand.Rand, p float64) float64 {
 // and the feature prior's conjugate-gradient iterations, and the KiB it passed to write calls
 // (the answer's commit). HOTPATH_N sets the sizes
 // (comma-separated; default 10000,100000), HOTPATH_PRIOR_REFIT the feature prior's refit
-// share (propagate.Params.PriorRefit; default the package's).
+// share (propagate.Params.PriorRefit; default the package's), HOTPATH_ROLLOUTS=0 no rollouts
+// between the requests (as bench/scalebench's batches come).
 func BenchmarkHotPath(b *testing.B) {
 	sizes := []int{10_000, 100_000}
 	if s := os.Getenv("HOTPATH_N"); s != "" {
@@ -149,6 +150,7 @@ func BenchmarkHotPath(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+		quiet := os.Getenv("HOTPATH_ROLLOUTS") == "0" // requests back to back, as scalebench's batches
 		request() // the first load and a cold fit, not timed
 		answered()
 		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
@@ -163,6 +165,9 @@ func BenchmarkHotPath(b *testing.B) {
 							Reward: bernoulli01(rng, t.PredictedMean), Step: last.Step, HasStep: true,
 							Group: fmt.Sprintf("%s-%d", last.ID, t.Rank), RolloutID: fmt.Sprintf("%s-%d-%d", last.ID, t.Rank, r)}})
 					}
+				}
+				if quiet {
+					bt.Rollouts = nil
 				}
 				if _, err := db.Commit(&bt); err != nil {
 					b.Fatal(err)
