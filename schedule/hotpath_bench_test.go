@@ -151,7 +151,7 @@ func BenchmarkHotPath(b *testing.B) {
 			}
 		}
 		quiet := os.Getenv("HOTPATH_ROLLOUTS") == "0" // requests back to back, as scalebench's batches
-		request() // the first load and a cold fit, not timed
+		request()                                     // the first load and a cold fit, not timed
 		answered()
 		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
