@@ -2,12 +2,16 @@ package batcher
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"runtime"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/envsched/envsched/graph"
 	"github.com/envsched/envsched/propagate"
+	"github.com/envsched/envsched/record"
 )
 
 // cpuTime is the CPU time the process has used (user and system, all threads).
@@ -161,5 +165,44 @@ func BenchmarkRepeats(b *testing.B) {
 			}
 			reportTimes(b, cpu0, "batch")
 		})
+	}
+}
+
+// BenchmarkOverlap is select at N tasks with and without Params.Overlap, side by side, on
+// graphtest.Random with catalogue words: 4 of its environment's 40 and 8 of 4,000 shared ones
+// (drawn with a skew, a few words common and many rare) per task. Figures: ms and cpu-ms per
+// batch of 512.
+func BenchmarkOverlap(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		w := randomWorld(b, n, 20, 1, 0.5)
+		rng := rand.New(rand.NewPCG(9, 9))
+		rows := make([]record.Task, n)
+		for i, nd := range w.g.Nodes {
+			var sb strings.Builder
+			for range 4 {
+				fmt.Fprintf(&sb, "env%dword%d ", nd.Env, rng.IntN(40))
+			}
+			for range 8 {
+				u := rng.Float64()
+				fmt.Fprintf(&sb, "word%d ", int(4000*u*u*u))
+			}
+			rows[i] = record.Task{Env: w.g.Envs[nd.Env], Task: nd.Task, Text: sb.String()}
+		}
+		g := w.g.WithFeatures(graph.TextFeatures(rows))
+		req := Request{Size: 512, GroupSize: 8, Step: w.step, Seed: 1}
+		for _, ov := range []float64{0, 0.3} {
+			b.Run(fmt.Sprintf("select-overlap%v/N=%d", ov, n), func(b *testing.B) {
+				p := DefaultParams()
+				p.Overlap = ov
+				var sel Selector
+				cpu0 := cpuTime()
+				for b.Loop() {
+					if _, err := sel.Select(g, w.preds, w.tasks, req, p); err != nil {
+						b.Fatal(err)
+					}
+				}
+				reportTimes(b, cpu0, "op")
+			})
+		}
 	}
 }

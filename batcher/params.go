@@ -118,6 +118,15 @@ type Params struct {
 	// a few steps ago is often always or never solved now (0: off, the default; experimental,
 	// BENCHMARKS.md "Fresh evidence first").
 	Fresh float64
+	// Overlap is λ: a candidate's gain is also lowered by λ times the share of its catalogue
+	// words (graph.Features; weighted by inverse document frequency, words of one task alone
+	// left out) that the tasks already taken in the round hold, each word's share halving
+	// what is left with every further task that holds it: 1 − ½^c for a word held c times.
+	// The similarity penalty reaches a candidate's graph neighbours only, and none of those is
+	// ever chosen beside a taken task; words reach every task that shares a skill's vocabulary,
+	// so a round spreads over more skills (0: off, the default; BENCHMARKS.md "Words already
+	// in the batch").
+	Overlap float64
 }
 
 // DefaultParams returns the parameters envsched uses unless told otherwise.
@@ -162,6 +171,7 @@ func (p Params) Validate() error {
 		{p.UncertainCount > 0 && finite(p.UncertainCount), "uncertain count", "a finite number > 0", p.UncertainCount},
 		{p.Transfer >= 0 && p.Transfer <= 1, "transfer", "in [0, 1]", p.Transfer},
 		{p.Fresh >= 0 && p.Fresh <= 1, "fresh", "in [0, 1]", p.Fresh},
+		{p.Overlap >= 0 && p.Overlap <= MaxWeight, "overlap", "a number from 0 to 1e6", p.Overlap},
 	})
 }
 

@@ -36,6 +36,7 @@ func (s *selector) reset() {
 		s.pen[i], s.taken[i] = 0, false
 	}
 	s.touched = s.touched[:0]
+	s.resetWords()
 }
 
 // roundQuotas gives each environment its slots of a round of k: first its minimum, then one
@@ -165,6 +166,7 @@ func (sh *shuffle) swap(t, j int) {
 func (s *selector) take(i int) {
 	s.taken[i] = true
 	s.touched = append(s.touched, int32(i))
+	s.takeWords(i)
 	for _, e := range s.g.Neighbors(i) {
 		if e.Sim > s.pen[e.To] {
 			if s.pen[e.To] == 0 {
@@ -176,7 +178,27 @@ func (s *selector) take(i int) {
 }
 
 func (s *selector) gain(i int32) float64 {
+	return s.score[i] - s.penalty(i)
+}
+
+// bound is what a heap stores for candidate i when it is put in: its gain, but for the word
+// overlap, which only lowers it. A stored gain need only bound the gain now (greedy takes a
+// popped candidate only when its stored gain is current, else puts it back at its gain), so the
+// picks are those of exact gains, and the overlap is worked out only for the candidates that
+// come near the top, not for every task of a heap made whole.
+func (s *selector) bound(i int32) float64 {
 	return s.score[i] - s.p.SimPenalty*float64(s.pen[i])
+}
+
+// penalty is what the round's taken tasks cost candidate i: SimPenalty times its largest
+// similarity to one of them, plus Overlap times the share of its words they hold. It only
+// grows as tasks are taken, so a stored gain bounds the gain now.
+func (s *selector) penalty(i int32) float64 {
+	p := s.p.SimPenalty * float64(s.pen[i])
+	if s.words != nil {
+		p += s.p.Overlap * s.overlap(i)
+	}
+	return p
 }
 
 // greedy fills the quotas by lazy greedy selection. Each environment keeps a max-heap of its
@@ -210,8 +232,8 @@ func (s *selector) greedy(quota []int, repeat bool) {
 			continue
 		}
 		h.pop()
+		s.pick(int(best.node), false, repeat) // before take: the penalty is of the tasks taken before it
 		s.take(int(best.node))
-		s.pick(int(best.node), false, repeat)
 		quota[e]-- // a pruned heap keeps more candidates than its quota: it never runs out first
 		if quota[e] > 0 && h.len() > 0 {
 			top.push(s.envTop(e))
@@ -289,7 +311,7 @@ func (s *selector) fillHeap(e int) {
 	r := s.runs[e]
 	for _, i := range s.elig[r[0]:r[1]] {
 		if !s.taken[i] {
-			h.items = append(h.items, entry{gain: s.gain(i), key: s.key(i), node: i})
+			h.items = append(h.items, entry{gain: s.bound(i), key: s.key(i), node: i})
 		}
 	}
 	h.init()
@@ -319,7 +341,7 @@ func (s *selector) prunedHeap(e, keep int) {
 		if s.taken[i] {
 			continue
 		}
-		x := entry{gain: s.gain(i), key: s.key(i), node: i}
+		x := entry{gain: s.bound(i), key: s.key(i), node: i}
 		switch {
 		case len(h.items) < keep:
 			h.items = append(h.items, x)
@@ -372,7 +394,7 @@ func (s *selector) pick(i int, random, repeat bool) {
 	v := s.values(i)
 	p := Pick{
 		Node: i, Exploit: v.exploit, Coverage: s.p.CoverageWeight * v.coverage(),
-		Penalty: s.p.SimPenalty * float64(s.pen[i]), Random: random, Repeat: repeat,
+		Penalty: s.penalty(int32(i)), Random: random, Repeat: repeat,
 	}
 	if random {
 		// A random slot was drawn before any greedy pick: nothing penalised it.

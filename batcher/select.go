@@ -35,7 +35,8 @@ type Request struct {
 
 // Pick is one chosen task. Score = Exploit + Coverage − Penalty, where Exploit is in [0, 1],
 // Coverage is CoverageWeight times a coverage value in [0, 1], and Penalty is SimPenalty times
-// the largest similarity to a task chosen before it in the same round.
+// the largest similarity to a task chosen before it in the same round, plus Overlap times the
+// share of its words those tasks hold (see Params.Overlap).
 type Pick struct {
 	Node     int     // index into the graph's nodes
 	Score    float64 // the gain it was chosen by
@@ -94,6 +95,7 @@ type Selector struct {
 	taken  []bool
 	elig   []int32
 	items  []entry
+	words  *wordWeights // the word weights of the last graph's features, when Overlap is on
 }
 
 // Select is the package function Select, reusing the Selector's buffers.
@@ -199,6 +201,10 @@ type selector struct {
 	picks   []Pick
 
 	horizon int // LastingHorizon of the statistics, when Exploit is ExploitLasting
+
+	words        *wordWeights // when Overlap is on and the graph has features, else nil
+	wordCount    []int32      // per word: taken tasks of the round that hold it
+	wordsTouched []int32      // words whose count the round set: a round resets these alone
 }
 
 func newSelector(sel *Selector, g *graph.Graph, preds []propagate.Prediction, tasks []stats.Task, req Request, p Params, allowed []bool) *selector {
@@ -228,6 +234,11 @@ func newSelector(sel *Selector, g *graph.Graph, preds []propagate.Prediction, ta
 			}
 		})
 		s.own = own
+	}
+	if p.Overlap > 0 && g.Feat != nil {
+		sel.words = weightsFor(sel.words, g)
+		s.words = sel.words
+		s.wordCount = make([]int32, g.Feat.Dim)
 	}
 	sel.stales = staleTable(sel.stales, p.StaleRounds)
 	s.stales = sel.stales

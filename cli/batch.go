@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/signal"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
@@ -50,6 +51,9 @@ func batchAction(c *cli.Context) error {
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return usageError{fmt.Errorf("--dir %s: not a folder", dir)}
 	}
+	if err := checkDBPlace(dir, c.String("db")); err != nil {
+		return usageError{err}
+	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	db, err := storage.Open(ingestDBPath(c), storage.Options{Logger: log})
 	if err != nil {
@@ -84,9 +88,11 @@ func ingestNew(c *cli.Context, db *storage.DB, dir string, log *slog.Logger) err
 	if err != nil {
 		return err
 	}
-	sum, err := in.Scan(c.Context)
+	ctx, stop := signal.NotifyContext(c.Context, stopSignals()...)
+	defer stop() // the answer that follows is one transaction: a signal then ends the process
+	sum, err := in.Scan(ctx)
 	if err != nil {
-		return err
+		return interrupted(ctx, err, sum, "no batch was chosen; run `envsched batch` again")
 	}
 	fmt.Fprintln(c.App.ErrWriter, sum.String())
 	return nil

@@ -111,6 +111,8 @@ func TestBatchCommandErrors(t *testing.T) {
 		{[]string{"--transfer", "-0.1"}, 2, "transfer"},
 		{[]string{"--fresh", "1.5"}, 2, "fresh is 1.5, want in [0, 1]"},
 		{[]string{"--fresh", "NaN"}, 2, "fresh is NaN"},
+		{[]string{"--overlap", "-0.5"}, 2, "overlap is -0.5"},
+		{[]string{"--overlap", "NaN"}, 2, "overlap is NaN"},
 		{[]string{"--exploit", "spreads"}, 2, "variance, informative, spread or lasting"},
 		// finite but beyond any use: the scores overflowed to infinity and the answer could not
 		// be encoded (exit 1 here; in the daemon, a stop at every request)

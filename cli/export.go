@@ -52,6 +52,9 @@ func exportAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := checkOutPlace(c.String("dir"), c.String("out")); err != nil {
+		return usageError{err}
+	}
 	db, err := openForReading(c)
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -21,6 +22,65 @@ func ingestDBFlag() cli.Flag {
 }
 
 // ingestDBPath is --db, or DIR/envsched.db.
+// checkDBPlace refuses a database inside one of DIR's folders that envsched reads or
+// publishes: in rollouts/ or catalog/ (as `x.jsonl`, or anything, since a later rename could
+// make it one) envsched read its own database as input, quarantined its pages, stored that,
+// saw the file change and read it again, for ever; in requests/, batches/ or snapshots/ it would
+// be taken for a request or removed as a stale copy. Links on the path are resolved as far as
+// it exists.
+func checkDBPlace(dir, db string) error {
+	if f, ok := insideExchange(dir, db); ok {
+		return fmt.Errorf("--db %s is inside %s: envsched would read (or remove) its own database there; "+
+			"put it in DIR itself (the default, DIR/envsched.db) or outside DIR", db, filepath.Join(dir, f))
+	}
+	return nil
+}
+
+// checkOutPlace refuses an export written into one of DIR's folders that envsched reads or
+// publishes: rollouts exported into DIR/rollouts (they carry no rollout_id unless the trainer
+// wrote one) were read again as new rollouts, every one counted twice.
+func checkOutPlace(dir, out string) error {
+	if f, ok := insideExchange(dir, out); ok {
+		return fmt.Errorf("--out %s is inside %s, which envsched reads or writes: exported rollouts or tasks "+
+			"there would be read again (counted twice); write it outside DIR's folders", out, filepath.Join(dir, f))
+	}
+	return nil
+}
+
+// insideExchange reports whether path (resolved, see resolved) lies in one of DIR's folders
+// that envsched reads or publishes, and which.
+func insideExchange(dir, path string) (string, bool) {
+	if path == "" {
+		return "", false
+	}
+	rdir, rpath := resolved(dir), resolved(path)
+	for _, f := range []string{"catalog", "rollouts", "requests", "batches", "snapshots"} {
+		if rel, err := filepath.Rel(filepath.Join(rdir, f), rpath); err == nil && rel != ".." &&
+			!strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return f, true
+		}
+	}
+	return "", false
+}
+
+// resolved is path made absolute with the symbolic links of its longest existing prefix resolved.
+func resolved(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return filepath.Clean(path)
+	}
+	rest := ""
+	for p := abs; ; p = filepath.Dir(p) {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(r, rest)
+		}
+		if filepath.Dir(p) == p {
+			return abs
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+	}
+}
+
 func ingestDBPath(c *cli.Context) string {
 	if p := c.String("db"); p != "" {
 		return p
@@ -76,6 +136,8 @@ func schedulerFlags() []cli.Flag {
 			Usage: "0-1: how much a task's exploitation value falls as its graph neighbours are trained, × (1 − d + d·G/(G + their mean recent rollouts)); a task among untried neighbours teaches what recent batches did not (0 = off)"},
 		&cli.Float64Flag{Name: "fresh", EnvVars: []string{"ENVSCHED_FRESH"}, Value: bp.Fresh,
 			Usage: "0-1: how much a tried task's exploitation value falls as its last rollouts age, × (1 − f·(1 − exp(−(steps since them − 1)/stale-rounds))); informative evidence is perishable (0 = off; experimental)"},
+		&cli.Float64Flag{Name: "overlap", EnvVars: []string{"ENVSCHED_OVERLAP"}, Value: bp.Overlap,
+			Usage: "penalty per unit of a candidate's catalogue words (weighted by rarity) already held by the batch's chosen tasks, each word's share halving what is left with every task that holds it (0 to 1e6; 0 = off)"},
 	}
 }
 
@@ -97,6 +159,7 @@ func schedulerParams(c *cli.Context) (schedule.Params, error) {
 	bp.RandomShare, bp.QuotaSmoothing = c.Float64("random-share"), c.Float64("quota-smoothing")
 	bp.MinShare, bp.MaxShare, bp.StaleRounds = c.Float64("min-share"), c.Float64("max-share"), c.Float64("stale-rounds")
 	bp.QuotaSize, bp.Transfer, bp.Fresh = c.Float64("quota-size"), c.Float64("transfer"), c.Float64("fresh")
+	bp.Overlap = c.Float64("overlap")
 	if err := p.Validate(); err != nil {
 		return p, usageError{err}
 	}

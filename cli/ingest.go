@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"os/signal"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
@@ -59,6 +61,9 @@ func ingestAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := checkDBPlace(dir, c.String("db")); err != nil {
+		return usageError{err}
+	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	db, err := storage.Open(ingestDBPath(c), storage.Options{Reward: rg, Logger: log})
 	if err != nil {
@@ -66,17 +71,42 @@ func ingestAction(c *cli.Context) error {
 	}
 	defer db.Close()
 	bar := newIngestBar(os.Stderr)
-	in, err := schedule.NewOneShotIngester(db, dir, ingest.Options{Logger: log, Progress: bar.update})
+	in, err := schedule.NewOneShotIngester(db, dir, ingest.Options{Logger: log, Progress: testProgress(log, bar.update)})
 	if err != nil {
 		return err
 	}
-	sum, err := in.Scan(c.Context)
+	ctx, stop := signal.NotifyContext(c.Context, stopSignals()...)
+	defer stop()
+	sum, err := in.Scan(ctx)
 	bar.finish()
 	if err != nil {
-		return err
+		return interrupted(ctx, err, sum, "run `envsched ingest` again to read the rest")
 	}
 	fmt.Fprintln(c.App.Writer, sum.String())
 	return db.Close()
+}
+
+// interrupted turns a scan cut short by SIGINT, SIGTERM or SIGHUP into a clear error (exit code
+// 1): the scan stopped at a commit boundary, what it committed stays, and a new run goes on from
+// there, counting nothing twice. Other errors are returned as they are.
+func interrupted(ctx context.Context, err error, sum ingest.Summary, again string) error {
+	if ctx.Err() == nil || !errors.Is(err, ctx.Err()) {
+		return err
+	}
+	return fmt.Errorf("interrupted by a signal: stopped after a commit, keeping what was committed (%s); %s "+
+		"(nothing is counted twice)", sum, again)
+}
+
+// testProgress adds to a scan's progress callback, when ENVSCHED_TEST_PROGRESS is set (the
+// interrupt test), a log line after every commit, so that a test can signal the process mid-scan.
+func testProgress(log *slog.Logger, f func(ingest.Progress)) func(ingest.Progress) {
+	if os.Getenv(envProgress) == "" {
+		return f
+	}
+	return func(p ingest.Progress) {
+		f(p)
+		log.Warn("ingest progress", "lines", p.Lines, "mb", p.Done>>20)
+	}
 }
 
 // ingestBar shows a progress bar on a terminal when the backlog is large; elsewhere it does

@@ -196,6 +196,19 @@ func TestStatusCommand(t *testing.T) {
 		!strings.Contains(errOut, "not running") {
 		t.Fatalf("stale heartbeat of a live process: exit %d, %q %q", code, out, errOut)
 	}
+	// A heartbeat from the future (clock skew) is said so: it was "0s old" and running, even an
+	// hour ahead, which a status.json left by a daemon whose clock ran ahead would stay for ever.
+	write(time.Now().Add(time.Hour))
+	code, out, errOut = opsApp(t, "status", "--dir", dir)
+	if code != exitError || !(strings.Contains(out, "1h0m0s in the future") || strings.Contains(out, "59m59s in the future")) || strings.Contains(out, "0s old") ||
+		!strings.Contains(out, "clock") || !strings.Contains(errOut, "in the future") {
+		t.Fatalf("heartbeat an hour ahead: exit %d, %q %q", code, out, errOut)
+	}
+	write(time.Now().Add(4 * time.Second)) // small skew, within --stale-after: running, said so
+	code, out, errOut = opsApp(t, "status", "--dir", dir)
+	if code != 0 || !strings.Contains(out, "in the future") || !strings.Contains(out, ": running") {
+		t.Fatalf("heartbeat seconds ahead: exit %d, %q %q", code, out, errOut)
+	}
 	gone := exec.Command("true")
 	if err := gone.Run(); err != nil {
 		t.Fatal(err)
@@ -232,5 +245,80 @@ func TestRunRefusesBadMetricsAddr(t *testing.T) {
 		if code != exitUsage || !strings.Contains(errOut, "HOST:PORT") {
 			t.Errorf("%s: exit %d: %s", addr, code, errOut)
 		}
+	}
+}
+
+// TestDBInsideExchangeFoldersRefused: a --db inside DIR/rollouts (or catalog, requests,
+// batches, snapshots) is a usage error (exit 2) of every command that writes the database,
+// before anything is created: in rollouts/ envsched read its own database as rollout lines,
+// quarantined its pages into it, saw it change and read it again, for ever. A link to such a
+// folder is seen through; DIR itself, a folder beside them with a similar name, and anywhere
+// outside DIR stay fine.
+func TestDBInsideExchangeFoldersRefused(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"rollouts/sub", "catalog", "requests", "batches", "snapshots", "rollouts-db"} {
+		if err := os.MkdirAll(filepath.Join(dir, f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Join(dir, "rollouts"), filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	for _, db := range []string{"rollouts/db.jsonl", "rollouts/sub/x.db", "catalog/db", "requests/a.json",
+		"batches/b.json", "snapshots/s.db", "link/db.jsonl", "rollouts/new/deeper/db"} {
+		for _, cmd := range []string{"run", "ingest", "batch"} {
+			path := filepath.Join(dir, db)
+			code, _, errOut := opsApp(t, cmd, "--dir", dir, "--db", path)
+			if code != exitUsage || !strings.Contains(errOut, "would read (or remove) its own database") {
+				t.Errorf("%s --db %s: exit %d, %q; want 2 and a message", cmd, db, code, errOut)
+			}
+			if _, err := os.Lstat(path); err == nil {
+				t.Errorf("%s --db %s: the database was created", cmd, db)
+			}
+		}
+	}
+	for _, db := range []string{filepath.Join(dir, "envsched.db"), filepath.Join(dir, "rollouts-db", "x.db"),
+		filepath.Join(t.TempDir(), "elsewhere.db")} {
+		if code, _, errOut := opsApp(t, "ingest", "--dir", dir, "--db", db); code != 0 {
+			t.Errorf("ingest --db %s: exit %d, %s", db, code, errOut)
+		}
+	}
+}
+
+// TestStatusOnHugeFile: a huge status.json (a sparse 8 GB file put in its place) is refused
+// saying so, without being read whole (it was read into memory).
+func TestStatusOnHugeFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "status.json")
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(path, 8<<30); err != nil {
+		t.Skipf("no sparse file: %v", err)
+	}
+	code, _, errOut := opsApp(t, "status", "--dir", dir)
+	if code != exitError || !strings.Contains(errOut, "8589934592 bytes") {
+		t.Errorf("exit %d, %q; want 1 and the size", code, errOut)
+	}
+}
+
+// TestExportIntoExchangeFoldersRefused: `export --out` into DIR/rollouts (or catalog, requests,
+// batches, snapshots) is a usage error and writes nothing: exported rollouts carry no
+// rollout_id unless the trainer wrote one, so the daemon (or the next ingest) read them again,
+// every rollout counted twice. Outside those folders it is written.
+func TestExportIntoExchangeFoldersRefused(t *testing.T) {
+	dir, _ := generatedDir(t)
+	for _, out := range []string{"rollouts/export.jsonl", "catalog/tasks-export.jsonl", "batches/x.csv", "requests/r.json"} {
+		path := filepath.Join(dir, out)
+		code, _, errOut := opsApp(t, "export", "--dir", dir, "--what", "rollouts", "--out", path)
+		if code != exitUsage || !strings.Contains(errOut, "counted twice") {
+			t.Errorf("--out %s: exit %d, %q; want 2", out, code, errOut)
+		}
+		if _, err := os.Lstat(path); err == nil {
+			t.Errorf("--out %s: written", out)
+		}
+	}
+	if code, _, errOut := opsApp(t, "export", "--dir", dir, "--what", "rollouts", "--out", filepath.Join(dir, "rollouts.jsonl")); code != 0 {
+		t.Errorf("--out DIR/rollouts.jsonl: exit %d, %s", code, errOut)
 	}
 }

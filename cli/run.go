@@ -156,6 +156,9 @@ func runConfig(c *cli.Context) (daemon.Config, error) {
 	if err := checkRunFlags(c); err != nil {
 		return cfg, err
 	}
+	if err := checkDBPlace(cfg.Dir, cfg.DB); err != nil {
+		return cfg, err
+	}
 	// The decay is the database's; the scheduler puts it in once the database is open.
 	p, err := schedulerParams(c)
 	if err != nil {

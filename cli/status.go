@@ -34,7 +34,9 @@ func statusCommand() *cli.Command {
 		Description: "status prints what the daemon last wrote into DIR/status.json, with the age of the " +
 			"heartbeat. A heartbeat older than --stale-after (default three times the default " +
 			"--status-interval of envsched run; raise it if you run with a longer interval) means the " +
-			"daemon is not running, and so does a pid that no longer exists on this machine. Exit code 0 " +
+			"daemon is not running, and so does a pid that no longer exists on this machine. A heartbeat from " +
+			"the future (the clocks of the daemon and this machine disagree) is said so, and more than " +
+			"--stale-after ahead is not taken as running. Exit code 0 " +
 			"when it is running, 1 when it is not (or status.json " +
 			"is missing). --json prints status.json unchanged.",
 		Flags: []cli.Flag{
@@ -53,7 +55,7 @@ func statusAction(c *cli.Context) error {
 		return usageError{fmt.Errorf("--stale-after %v: want a positive duration (a heartbeat older than it means not running)", d)}
 	}
 	path := filepath.Join(c.String("dir"), "status.json")
-	data, err := fsutil.ReadRegular(path) // a FIFO put there must not block the command
+	data, err := fsutil.ReadRegularMax(path, 16<<20) // a FIFO or a huge file put there must not block it
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%s: %w: no status.json (start it with `envsched run --dir %s`)",
 			c.String("dir"), errNotRunning, c.String("dir"))
@@ -66,7 +68,8 @@ func statusAction(c *cli.Context) error {
 		return fmt.Errorf("%s is not a status file: %w", path, err)
 	}
 	age, ok := heartbeatAge(s, time.Now())
-	fresh := ok && age <= c.Duration("stale-after")
+	stale := c.Duration("stale-after")
+	fresh := ok && age <= stale && age >= -stale
 	running := fresh && pidAlive(s.PID)
 	if c.Bool("json") {
 		_, err = c.App.Writer.Write(data)
@@ -82,20 +85,28 @@ func statusAction(c *cli.Context) error {
 	return nil
 }
 
-// heartbeatAge is how long ago status.json was updated; false when updated_at is unreadable.
+// heartbeatAge is how long ago status.json was updated, negative when its time is ahead of this
+// machine's clock; false when updated_at is unreadable.
 func heartbeatAge(s daemon.Status, now time.Time) (time.Duration, bool) {
 	t, err := time.Parse(time.RFC3339, s.UpdatedAt)
 	if err != nil {
 		return 0, false
 	}
-	return max(0, now.Sub(t)), true
+	return now.Sub(t), true
 }
 
+// ageText says how old a heartbeat is. One from the future says so plainly, with its cause (the
+// daemon's clock is ahead of this machine's, or this one was set back): it was shown as "0s
+// old". updated_at has whole seconds, so up to a second ahead is the same second.
 func ageText(age time.Duration, ok bool) string {
-	if !ok {
+	switch {
+	case !ok:
 		return "time unreadable"
+	case age < -time.Second:
+		return fmt.Sprintf("%s in the future: the daemon's clock is ahead of this machine's (or this one was set "+
+			"back), so the heartbeat's age cannot be told", (-age).Round(time.Second))
 	}
-	return age.Round(time.Second).String() + " old"
+	return max(0, age).Round(time.Second).String() + " old"
 }
 
 // writeStatusText prints s for people. fresh says the heartbeat is recent; whether the process
@@ -108,6 +119,9 @@ func writeStatusText(w io.Writer, s daemon.Status, age time.Duration, ok, fresh 
 		state = "running"
 	case fresh:
 		state = fmt.Sprintf("NOT RUNNING (process %d is gone from this machine; last heartbeat %s)", s.PID, ageText(age, ok))
+	case ok && age < 0:
+		state = fmt.Sprintf("UNKNOWN, taken as NOT RUNNING (heartbeat %s; process %d %s)", ageText(age, ok), s.PID,
+			map[bool]string{true: "exists", false: "is gone from this machine"}[alive])
 	case alive:
 		state = fmt.Sprintf("NOT RUNNING (last seen %s; process %d still exists: it may be stuck)", ageText(age, ok), s.PID)
 	default:

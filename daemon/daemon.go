@@ -91,6 +91,11 @@ type Daemon struct {
 	// rejects are the error files of the requests refused in this pass, written together after
 	// the pass's answers (writeRejects).
 	rejects []rejected
+	// empty holds the empty request files waiting to settle (settling); recheck fires at
+	// recheckAt (zero: not armed) for the sweep that answers them.
+	empty     map[string]emptySeen
+	recheck   *time.Timer
+	recheckAt time.Time
 
 	// dbFile is the database file as opened, to notice it removed or replaced (checkDB).
 	dbFile os.FileInfo
@@ -139,7 +144,9 @@ func New(cfg Config, logger *slog.Logger, opts ...Option) (*Daemon, error) {
 	}
 	d := &Daemon{cfg: cfg, log: logger, started: time.Now(), faults: faults{},
 		quarantine: newQuarantineLog(logger.Handler()), later: newDeferred(cfg.withDefaults().DataDelay),
-		progress: newProgressLog(logger, cfg.ProgressInterval, time.Now)}
+		progress: newProgressLog(logger, cfg.ProgressInterval, time.Now), empty: map[string]emptySeen{},
+		recheck: time.NewTimer(time.Hour)}
+	d.recheck.Stop()
 	d.crash, _ = parseCrashPoint(cfg.CrashPoint)
 	var err error
 	if d.dirs, err = newDirs(cfg.Dir); err != nil {
@@ -353,6 +360,9 @@ func (d *Daemon) serve(ctx context.Context) error {
 				err = d.writeStatus()
 			}
 		case <-sweep.C:
+			err = d.sweepRequests(ctx)
+		case <-d.recheck.C:
+			d.recheckAt = time.Time{}
 			err = d.sweepRequests(ctx)
 		}
 		if err != nil {

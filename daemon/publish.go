@@ -47,8 +47,19 @@ func publishBatch(dir, name string, answer []byte, file *fsutil.Prepared, crash 
 	return err
 }
 
-// sameContent reports whether path holds exactly data (a missing file does not).
+// sameContent reports whether path holds exactly data (a missing file does not). A file of
+// another size is not read: whatever was put there (a sparse 8 GB file in place of an error
+// file) is never read whole, which made the daemon run out of memory.
 func sameContent(path string, data []byte) bool {
-	old, err := fsutil.ReadRegular(path) // a FIFO put there must not block the daemon
+	f, err := fsutil.OpenRegular(path) // a FIFO put there must not block the daemon
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || fi.Size() != int64(len(data)) {
+		return false
+	}
+	old, err := io.ReadAll(io.LimitReader(f, int64(len(data))+1))
 	return err == nil && bytes.Equal(old, data)
 }

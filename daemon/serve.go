@@ -49,6 +49,9 @@ func (d *Daemon) handle(name string, tm timing) (bool, error) {
 	case err != nil:
 		return false, err
 	}
+	if d.settling(name, body, read) {
+		return false, nil // an empty file may be a write in progress: answered once left alone
+	}
 	d.crash.at(CrashBeforeCommit)
 	start := time.Now()
 	answer, early, err := d.answerEarly(id, body)
@@ -63,7 +66,32 @@ func (d *Daemon) handle(name string, tm timing) (bool, error) {
 		return false, fmt.Errorf("answer request %s: %w", id, err)
 	}
 	d.crash.at(CrashAfterCommit)
+	if early == nil { // maybe an answer stored before: the same ID gets it whatever the body says now
+		d.warnReused(id, body, answer)
+	}
 	return d.publish(id, answer, tm, early.take(answer))
+}
+
+// warnReused logs a request whose body asks for another size, group size or step than its
+// answer has: an ID answered before and written again with another body gets the stored answer
+// (the same ID always gets the same answer), which the trainer may not expect. A new answer
+// always agrees with its body, so calling it for one costs a parse and says nothing.
+func (d *Daemon) warnReused(id string, body, answer []byte) {
+	sum := summarise(answer)
+	req, err := schedule.ParseRequest(body, d.cfg.BatchSize, d.cfg.GroupSize)
+	if err == nil && req.Size == sum.Size && req.GroupSize == sum.GroupSize && (req.Step == nil || *req.Step == sum.Step) {
+		return
+	}
+	asked := "a body that is not a valid request"
+	if err == nil {
+		asked = fmt.Sprintf("size %d, group_size %d", req.Size, req.GroupSize)
+		if req.Step != nil {
+			asked += fmt.Sprintf(", step %d", *req.Step)
+		}
+	}
+	d.log.Warn("request ID answered before and written again with another body: its stored answer stands "+
+		"(the same ID always gets the same answer); write a new ID for a new batch", "id", id, "asked", asked,
+		"answer", fmt.Sprintf("size %d, group_size %d, step %d", sum.Size, sum.GroupSize, sum.Step))
 }
 
 // publish writes the answer as DIR/batches/ID.json unless that file already holds it, and
@@ -227,6 +255,8 @@ func changedAt(fi os.FileInfo) time.Time {
 // summary is what the log says of an answer.
 type summary struct {
 	Size         int   `json:"size"`
+	GroupSize    int   `json:"group_size"`
+	Step         int64 `json:"step"`
 	RolloutsSeen int64 `json:"rollouts_seen"`
 }
 
@@ -245,6 +275,10 @@ func summarise(answer []byte) summary {
 		switch key {
 		case "size":
 			dec.Decode(&s.Size)
+		case "group_size":
+			dec.Decode(&s.GroupSize)
+		case "step":
+			dec.Decode(&s.Step)
 		case "rollouts_seen":
 			dec.Decode(&s.RolloutsSeen)
 		case "tasks":
@@ -338,3 +372,44 @@ func (d *Daemon) status() (Status, error) {
 	s.Calibration = ledger.Summarize(cal, ledger.EnvMeans(envs))
 	return s, nil
 }
+
+// EmptySettle is how long an empty request file (no bytes, or only white space and a byte order
+// mark) must be left alone before it is answered with every default. A file created under its
+// final name is empty until its writer writes: answered at once, it got the default batch for
+// good (the same ID always gets the same answer), while the same writer's half-written JSON gets
+// an error file and is served once complete. Left alone this long, it is meant empty.
+const EmptySettle = 2 * time.Second
+
+// settling reports whether the request file name, whose body is body and whose status before it
+// was read is read, is empty and too fresh to be answered: changed less than EmptySettle ago,
+// and first seen empty (with this change time) less than EmptySettle ago, which bounds the wait
+// when its time is ahead of the clock. It then arms d.recheck for when it will have settled.
+func (d *Daemon) settling(name string, body []byte, read os.FileInfo) bool {
+	if read == nil || len(bytes.TrimSpace(bytes.TrimPrefix(body, []byte("\xef\xbb\xbf")))) > 0 {
+		delete(d.empty, name)
+		return false
+	}
+	now, changed := time.Now(), changedAt(read)
+	if read.ModTime().After(changed) {
+		changed = read.ModTime()
+	}
+	first, ok := d.empty[name]
+	if !ok || !first.changed.Equal(changed) {
+		first = emptySeen{changed: changed, seen: now}
+		d.empty[name] = first
+	}
+	wait := min(EmptySettle-now.Sub(changed), EmptySettle-now.Sub(first.seen))
+	if wait <= 0 {
+		delete(d.empty, name)
+		return false
+	}
+	if !d.recheckAt.IsZero() && d.recheckAt.Before(now.Add(wait)) {
+		return true // a recheck is due sooner; it arms the next one
+	}
+	d.recheckAt = now.Add(wait)
+	d.recheck.Reset(wait)
+	return true
+}
+
+// emptySeen is when an empty request file was first seen empty, and its change time then.
+type emptySeen struct{ changed, seen time.Time }

@@ -117,12 +117,29 @@ func IsNotRegular(err error) bool {
 // ReadRegular reads the whole of path when it is a regular file (see OpenRegular): the
 // os.ReadFile of a file in a folder others write to, which a FIFO put there cannot block.
 func ReadRegular(path string) ([]byte, error) {
+	return ReadRegularMax(path, -1)
+}
+
+// ReadRegularMax is ReadRegular for a file envsched itself writes small (status.json, a
+// snapshot's error): a file of more than max bytes (max < 0: no bound) is an error that says so,
+// and is not read, so that whatever was put in its place (a sparse 8 GB file) cannot exhaust
+// memory.
+func ReadRegularMax(path string, max int64) ([]byte, error) {
 	f, err := OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(f)
+	if max >= 0 {
+		if fi, err := f.Stat(); err == nil && fi.Size() > max {
+			return nil, fmt.Errorf("read %s: %d bytes, more than the %d such a file can hold: not envsched's", path, fi.Size(), max)
+		}
+	}
+	r := io.Reader(f)
+	if max >= 0 {
+		r = io.LimitReader(f, max)
+	}
+	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -121,4 +122,29 @@ func fcntlFlags(f *os.File) (int, error) {
 		err = ferr
 	}
 	return flags, err
+}
+
+// TestReadRegularMaxRefusesHugeFiles: a file larger than the bound (a sparse 8 GB status.json)
+// is refused without being read, saying how large it is; a file within it is read whole.
+func TestReadRegularMaxRefusesHugeFiles(t *testing.T) {
+	dir := t.TempDir()
+	huge, small := filepath.Join(dir, "huge"), filepath.Join(dir, "small")
+	if err := os.WriteFile(huge, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(huge, 8<<30); err != nil {
+		t.Skipf("no sparse file: %v", err)
+	}
+	if err := os.WriteFile(small, []byte("12345"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadRegularMax(huge, 1<<20); err == nil || !strings.Contains(err.Error(), "8589934592 bytes") {
+		t.Errorf("huge file: %v; want refused with its size", err)
+	}
+	if data, err := ReadRegularMax(small, 5); err != nil || string(data) != "12345" {
+		t.Errorf("small file: %q, %v", data, err)
+	}
+	if _, err := ReadRegularMax(small, 4); err == nil {
+		t.Error("a file one byte over the bound was read")
+	}
 }

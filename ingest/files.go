@@ -147,6 +147,26 @@ func (g *registry) resolve(rel string, kind storage.FileKind, id ident, birth in
 	return f, changeNew, gone
 }
 
+// linkedName returns the path and kind under which the file of identity id, found at rel, is
+// tracked, when that path still names it: rel is then another hard link to the same file, which
+// stays one file under its first name (taken for a rename, it moved between the names at every
+// scan, logging each move, and between catalog/ and rollouts/ it was a new file each time, read
+// again from its start). Otherwise rel and kind, unchanged.
+func (g *registry) linkedName(rel string, kind storage.FileKind, id ident, abs func(string) string) (string, storage.FileKind) {
+	f := g.byIdent[id]
+	if f == nil || f.Path == rel || f.Gone {
+		return rel, kind
+	}
+	fi, err := os.Lstat(abs(f.Path))
+	if err != nil || !fi.Mode().IsRegular() {
+		return rel, kind
+	}
+	if other, err := identOf(fi); err != nil || other != id {
+		return rel, kind
+	}
+	return f.Path, f.Kind
+}
+
 // place makes f the live file of identity id at path rel.
 func (g *registry) place(f *storage.FileState, rel string, id ident) {
 	if !f.Gone && g.byPath[f.Path] == f {
@@ -235,7 +255,7 @@ func sameContent(st *storage.FileState, ev evidence) bool {
 func checkContent(st *storage.FileState, ev evidence) bool {
 	if !sameContent(st, ev) {
 		st.Generation++
-		st.Offset = 0
+		st.Offset, st.InLongLine = 0, false
 		st.Fingerprint, st.Tail = ev.head, nil
 		return true
 	}

@@ -37,11 +37,15 @@ type framed struct {
 }
 
 // referenceFrames splits data the obvious way: every '\n'-terminated line, longer than max or
-// not; the bytes after the last newline are not a line.
+// not; the bytes after the last newline are not a line, unless there are max of them or more:
+// then they are a line too long, whatever follows, and consumed.
 func referenceFrames(data []byte, max int) (out []framed, end int64) {
 	off := 0
 	for {
 		i := bytes.IndexByte(data[off:], '\n')
+		if i < 0 && len(data)-off >= max {
+			return append(out, framed{int64(off), string(data[off:]), true}), int64(len(data))
+		}
 		if i < 0 {
 			return out, int64(off)
 		}

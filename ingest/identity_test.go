@@ -119,15 +119,30 @@ func TestFileIdentity(t *testing.T) {
 			e.write(f, lines("a")+long+lines("b"))
 			e.scan()
 		}, stored1("a", "b"), []string{f + "@34:line too long"}},
-		{"line over the size limit waits for its newline", Options{maxLine: 64, readBuf: 16}, func(e *env) {
+		{"line over the size limit is bad before its newline, and never read again", Options{maxLine: 64, readBuf: 16}, func(e *env) {
 			e.write(f, lines("a")+strings.Repeat("x", 200))
 			e.scan()
-			if q := e.reasons(); len(q) != 0 {
-				e.t.Errorf("unfinished long line quarantined: %v", q)
+			if q := e.reasons(); len(q) != 1 {
+				e.t.Errorf("unfinished long line: quarantine %v; want it at once", q)
 			}
-			e.append(f, strings.Repeat("y", 100)+"\n"+lines("b"))
+			for range 2 { // neither a scan nor a restart reads its bytes again
+				if s := e.scan(); s.FilesRead != 0 {
+					e.t.Errorf("a scan with nothing new read %d files", s.FilesRead)
+				}
+				e.reopen()
+			}
+			e.append(f, strings.Repeat("y", 100))
+			e.scan()
+			e.reopen()
+			e.append(f, strings.Repeat("z", 10)+"\n"+lines("b"))
 			e.scan()
 		}, stored1("a", "b"), []string{f + "@34:line too long"}},
+		{"a long unfinished line rewritten shorter is read from the start", Options{maxLine: 64, readBuf: 16}, func(e *env) {
+			e.write(f, lines("a")+strings.Repeat("x", 200))
+			e.scan()
+			e.write(f, lines("a")+lines("b"))
+			e.scan()
+		}, []string{"e/a=1", "e/a=1", "e/b=1"}, []string{f + "@34:line too long"}},
 		{"dot and .tmp names are ignored at every level", Options{}, func(e *env) {
 			e.write("rollouts/.hidden.jsonl", lines("h1"))
 			e.write("rollouts/x.jsonl.tmp", lines("h2"))

@@ -30,6 +30,10 @@ type lineReader struct {
 	skipping bool   // inside a line longer than max
 	skipOff  int64  // its offset
 	head     []byte // its first bytes
+	// reported says the line being skipped was returned already (found without its newline at
+	// the end of the file, or before this reader started: resume): Offset then moves on with
+	// the skip, and the line's end is not returned again.
+	reported bool
 
 	tail  []byte // the last bytes framed (up to fingerprintLen), ending at Offset
 	stail []byte // the last bytes of the line being skipped; joins tail when its newline is found
@@ -41,6 +45,16 @@ const headLen = 256
 func newLineReader(r io.Reader, off int64, max, bufSize int) *lineReader {
 	return &lineReader{r: r, max: max, off: off, buf: make([]byte, bufSize)}
 }
+
+// resumeLongLine makes the reader start inside a too-long line returned before (InLongLine):
+// it skips to the line's newline without returning it. tail is the bytes before the offset.
+func (lr *lineReader) resumeLongLine(tail []byte) {
+	lr.skipping, lr.reported, lr.skipOff = true, true, lr.off
+	lr.stail = window(lr.stail[:0], tail)
+}
+
+// inLongLine reports whether Offset is inside a too-long line already returned.
+func (lr *lineReader) inLongLine() bool { return lr.skipping && lr.reported }
 
 // keep adds framed bytes to the tail window.
 func (lr *lineReader) keep(b []byte) { lr.tail = window(lr.tail, b) }
@@ -59,12 +73,17 @@ func window(w, b []byte) []byte {
 
 // Tail returns a copy of the last bytes before Offset (up to fingerprintLen), given that tail
 // held those before the start offset.
-func (lr *lineReader) Tail() []byte { return append([]byte(nil), lr.tail...) }
+func (lr *lineReader) Tail() []byte {
+	if lr.inLongLine() {
+		return append([]byte(nil), lr.stail...)
+	}
+	return append([]byte(nil), lr.tail...)
+}
 
 // Offset is the file offset just after the last line returned: everything before it has been
 // framed.
 func (lr *lineReader) Offset() int64 {
-	if lr.skipping {
+	if lr.skipping && !lr.reported {
 		return lr.skipOff
 	}
 	return lr.off
@@ -76,11 +95,20 @@ func (lr *lineReader) Offset() int64 {
 func (lr *lineReader) next() (line []byte, off int64, kind lineKind, err error) {
 	for {
 		if lr.skipping {
-			if done, err := lr.skip(); err != nil || !done {
-				if err == nil {
-					continue
-				}
+			done, err := lr.skip()
+			switch {
+			case err == nil && !done:
+				continue
+			case errors.Is(err, io.EOF) && !lr.reported:
+				// Too long whatever follows: returned now, so that its bytes are not read
+				// again from its start at every scan until its newline comes.
+				lr.reported = true
+				return lr.head, lr.skipOff, lineTooLong, nil
+			case err != nil:
 				return nil, 0, 0, err
+			case lr.reported:
+				lr.reported = false // its end, returned before
+				continue
 			}
 			return lr.head, lr.skipOff, lineTooLong, nil
 		}

@@ -1,7 +1,9 @@
 package ingest
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -381,7 +383,11 @@ func (r *run) file(c candidate) error {
 	if err != nil {
 		return err
 	}
+	if r.seen[id] {
+		return nil // another name (a hard link) of a file this scan has read: one file, read once
+	}
 	r.seen[id] = true
+	c.rel, c.kind = r.in.reg.linkedName(c.rel, c.kind, id, r.in.abs)
 	st, err := r.state(c, id, f, fi)
 	if err != nil || st == nil {
 		return err
@@ -433,10 +439,47 @@ func (r *run) state(c candidate, id ident, f *os.File, fi os.FileInfo) (*storage
 	if stamped && st.Offset >= size && !isJSONL(c.rel) && st.Kind == storage.KindCatalog {
 		// A file read whole, with the size, time and bytes it had when read: reading it again
 		// would store its rows again and quarantine a bad file once more (after it settled,
-		// and at every restart).
-		return nil, nil
+		// and at every restart). Unless its bytes changed where neither the size, the time
+		// nor the fingerprints show it (sameWhole).
+		if same, err := r.sameWhole(f, st, stp); err != nil || same {
+			return nil, err
+		}
+		r.sum.Rewritten++
+		r.in.opts.Logger.Warn("file rewritten with the same size and modification time: reading it again",
+			"path", st.Path, "file", st.ID)
 	}
 	return st, nil
+}
+
+// sameWhole reports whether a catalogue file read whole, with the size, modification time and
+// fingerprints it had when read, still holds the bytes read. Its change time unchanged says so at
+// no cost; else the SHA-256 of its bytes decides (a chmod, a link or a rename moves the change
+// time; so does a rewrite whose writer set the modification time back, which touch -r and
+// rsync -t do). A state stored by an older build has no hash: the file is taken as read, as it
+// was then, and the hash of what it holds now is kept.
+func (r *run) sameWhole(f *os.File, st *storage.FileState, stp stamp) (bool, error) {
+	if st.Digest != nil && st.Ctime == stp.ctime {
+		return true, nil
+	}
+	sum, err := digestOf(f)
+	if err != nil {
+		return false, err
+	}
+	if st.Digest != nil && !bytes.Equal(sum, st.Digest) {
+		return false, nil
+	}
+	st.Ctime, st.Digest = stp.ctime, sum
+	r.dirty[st.ID] = st
+	return true, nil
+}
+
+// digestOf is the SHA-256 of f's bytes from its start.
+func digestOf(f *os.File) ([]byte, error) {
+	h := sha256.New()
+	if _, err := io.Copy(h, io.NewSectionReader(f, 0, 1<<62)); err != nil {
+		return nil, fmt.Errorf("hash %s: %w", f.Name(), err)
+	}
+	return h.Sum(nil), nil
 }
 
 // content applies the content rules (checkContent) and logs what they found.
@@ -501,6 +544,9 @@ func (r *run) readLines(f io.Reader, st *storage.FileState) error {
 	lr := newLineReader(f, st.Offset, r.in.opts.maxLine, 0)
 	lr.buf = r.in.buf
 	lr.tail = append(lr.tail, st.Tail...)
+	if st.InLongLine {
+		lr.resumeLongLine(st.Tail)
+	}
 	r.lr = lr
 	defer func() {
 		st.Tail, r.lr = lr.Tail(), nil
@@ -511,6 +557,8 @@ func (r *run) readLines(f io.Reader, st *storage.FileState) error {
 	for {
 		line, off, kind, err := lr.next()
 		if errors.Is(err, io.EOF) {
+			r.batchBytes += lr.Offset() - st.Offset
+			st.Offset, st.InLongLine = lr.Offset(), lr.inLongLine() // moved on inside a long line
 			return nil
 		}
 		if err != nil {
@@ -518,7 +566,7 @@ func (r *run) readLines(f io.Reader, st *storage.FileState) error {
 		}
 		r.line(st, line, off, kind)
 		r.batchBytes += lr.Offset() - st.Offset
-		st.Offset = lr.Offset()
+		st.Offset, st.InLongLine = lr.Offset(), lr.inLongLine()
 		if r.full() && !r.busy() {
 			if err := r.flush(); err != nil {
 				return err
@@ -631,6 +679,15 @@ func (r *run) readWhole(f *os.File, st *storage.FileState, size int64) error {
 		return nil
 	}
 	r.sum.FilesRead++
+	// The hash and change time before the rows: a rewrite while they are read is seen next time.
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("stat catalogue %s: %w", st.Path, err)
+	}
+	if st.Digest, err = digestOf(f); err != nil {
+		return err
+	}
+	st.Ctime = stampOf(fi).ctime
 	rows, err := r.in.opts.ReadCatalogFile(f.Name())
 	// A file read whole changes the list of tasks now, unless it could not be read at all (a
 	// stray or broken file: quarantined, and it retires nothing, as PROTOCOL.md says).

@@ -12,6 +12,7 @@ const (
 	ReasonTooLong     = "line too long"
 	ReasonEmpty       = "empty line"
 	ReasonInvalidJSON = "invalid JSON"
+	ReasonTooDeep     = "nested deeper than 512 levels"
 	ReasonNotObject   = "not a JSON object"
 
 	ReasonMissingEnv  = "missing env"

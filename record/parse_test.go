@@ -38,7 +38,7 @@ func TestParseRolloutBytes(t *testing.T) {
 		{"NUL byte", []byte("{\"env\":\"E\",\"task\":\"t\",\"reward\":1}\x00"), Rollout{}, ReasonInvalidJSON},
 		{"too long", append(bytes.Repeat([]byte(" "), MaxLine), "{}"...), Rollout{}, ReasonTooLong},
 		{"deep nesting", append(append([]byte("{\"env\":\"E\",\"task\":\"t\",\"reward\":1,\"x\":"),
-			bytes.Repeat([]byte("["), 100000)...), bytes.Repeat([]byte("]"), 100000)...), Rollout{}, ReasonInvalidJSON},
+			bytes.Repeat([]byte("["), 100000)...), bytes.Repeat([]byte("]"), 100000)...), Rollout{}, ReasonTooDeep},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

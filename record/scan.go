@@ -39,7 +39,10 @@ type span struct {
 	kind       kind
 }
 
-var errSyntax = errors.New("syntax")
+var (
+	errSyntax  = errors.New("syntax")
+	errTooDeep = errors.New("nested too deep")
+)
 
 // scanner holds the line being scanned.
 type scanner struct{ s []byte }
@@ -53,10 +56,20 @@ func (sc scanner) top(f *fields) error {
 		if err == nil && sc.ws(end) == len(sc.s) {
 			return nil
 		}
-		return &BadLineError{Reason: ReasonInvalidJSON}
+		return invalid(err)
 	}
-	if end, _, err := sc.value(i, 0); err == nil && sc.ws(end) == len(sc.s) {
+	end, _, err := sc.value(i, 0)
+	if err == nil && sc.ws(end) == len(sc.s) {
 		return &BadLineError{Reason: ReasonNotObject}
+	}
+	return invalid(err)
+}
+
+// invalid is the bad line of a scan error: ReasonTooDeep when the line nests deeper than
+// maxDepth (well-formed or not: the scan stops there), else ReasonInvalidJSON.
+func invalid(err error) error {
+	if errors.Is(err, errTooDeep) {
+		return &BadLineError{Reason: ReasonTooDeep}
 	}
 	return &BadLineError{Reason: ReasonInvalidJSON}
 }
@@ -68,7 +81,7 @@ type onKey func(sc scanner, key span, at, depth int) (int, error)
 // object scans the object that starts at s[i] == '{' and returns the position after it.
 func (sc scanner) object(i, depth int, f onKey) (int, error) {
 	if depth > maxDepth {
-		return 0, errSyntax
+		return 0, errTooDeep
 	}
 	i = sc.ws(i + 1)
 	if i < len(sc.s) && sc.s[i] == '}' {
@@ -108,7 +121,7 @@ func skipKey(sc scanner, _ span, at, depth int) (int, error) {
 // array scans the array that starts at s[i] == '[' and returns the position after it.
 func (sc scanner) array(i, depth int) (int, error) {
 	if depth > maxDepth {
-		return 0, errSyntax
+		return 0, errTooDeep
 	}
 	i = sc.ws(i + 1)
 	if i < len(sc.s) && sc.s[i] == ']' {

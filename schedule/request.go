@@ -3,8 +3,11 @@ package schedule
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
+	"io"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -154,9 +157,18 @@ func duplicateKey(body []byte) (string, bool) {
 	return "", false
 }
 
+// jsonProblem says in the trainer's words why a body is not an object: what JSON value it is
+// (json's message named Go types: "cannot unmarshal array into Go value of type map[…]"), or
+// where its syntax breaks.
 func jsonProblem(err error) string {
-	if err == nil {
-		return "null"
+	var te *json.UnmarshalTypeError
+	switch {
+	case err == nil:
+		return "it is null"
+	case errors.As(err, &te):
+		return "it is a JSON " + te.Value
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		return "it ends before the object does: a write in progress, or cut short"
 	}
 	return strings.TrimPrefix(err.Error(), "json: ")
 }
@@ -217,12 +229,32 @@ func intIn(k string, v json.RawMessage, lo, hi int) (int, error) {
 	return int(n), nil
 }
 
+// int64Field reads an integer field. A JSON number with a fraction or an exponent whose value
+// is an integer (1.0, 1e3, as Python's float and JavaScript's numbers write them) is that
+// integer, as a rollout's step is (PROTOCOL.md, section 5); a fraction (1.5), a value beyond
+// 64 bits and anything but a number are refused.
 func int64Field(k string, v json.RawMessage, want string) (int64, error) {
-	n, err := strconv.ParseInt(string(bytes.TrimSpace(v)), 10, 64)
-	if err != nil {
-		return 0, badf("%s is %s: want %s", k, short(v), want)
+	s := string(bytes.TrimSpace(v))
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return n, nil
 	}
-	return n, nil
+	if n, ok := integralFloat(s, false); ok {
+		return n, nil
+	}
+	return 0, badf("%s is %s: want %s", k, short(v), want)
+}
+
+// integralFloat reads s, a JSON number with a fraction or an exponent, when its value is an
+// integer whose magnitude is below 2^63, or at most 2^53 when exact is set.
+func integralFloat(s string, exact bool) (int64, bool) {
+	if !strings.ContainsAny(s, ".eE") || !json.Valid([]byte(s)) {
+		return 0, false
+	}
+	x, err := strconv.ParseFloat(s, 64)
+	if err != nil || x != math.Trunc(x) || math.Abs(x) >= 1<<63 || exact && math.Abs(x) > 1<<53 {
+		return 0, false
+	}
+	return int64(x), true
 }
 
 // seedField accepts any integer that fits 64 bits, signed or not (a negative seed is taken
@@ -235,7 +267,13 @@ func seedField(v json.RawMessage) (uint64, error) {
 	if i, err := strconv.ParseInt(s, 10, 64); err == nil {
 		return uint64(i), nil
 	}
-	return 0, badf("seed is %s: want an integer (64 bits), or leave it out to derive it from the ID", short(v))
+	// An integral float is taken only where every integer is exact in a float64 (2^53): beyond,
+	// 1.8446744073709552e19 names one of many seeds, and which one the trainer meant is lost.
+	if i, ok := integralFloat(s, true); ok {
+		return uint64(i), nil
+	}
+	return 0, badf("seed is %s: want an integer (64 bits; written with a fraction or an exponent, at most 2^53), "+
+		"or leave it out to derive it from the ID", short(v))
 }
 
 func envList(k string, v json.RawMessage) ([]string, error) {

@@ -206,3 +206,66 @@ func TestTrailingBytesNamed(t *testing.T) {
 		}
 	}
 }
+
+// TestIntegralFloatFields: a JSON number with a fraction or an exponent whose value is an
+// integer is that integer in every integer field (Python's float and JavaScript's numbers write
+// 1.0 and 1e3; a rollout's step was taken so already), while a fraction, a value beyond the
+// field's range or beyond 64 bits, and a seed float beyond 2^53 (where it names one of many
+// integers) are refused.
+func TestIntegralFloatFields(t *testing.T) {
+	accepted := map[string]Request{
+		`{"size": 2.0}`:                {Size: 2, GroupSize: 8},
+		`{"size": 2e0}`:                {Size: 2, GroupSize: 8},
+		`{"size": 20E-1}`:              {Size: 2, GroupSize: 8},
+		`{"group_size": 16.000}`:       {Size: 64, GroupSize: 16},
+		`{"step": 1.0}`:                {Size: 64, GroupSize: 8, Step: ptr(int64(1))},
+		`{"step": 4.1e1}`:              {Size: 64, GroupSize: 8, Step: ptr(int64(41))},
+		`{"step": -0.0}`:               {Size: 64, GroupSize: 8, Step: ptr(int64(0))},
+		`{"step": 1e9}`:                {Size: 64, GroupSize: 8, Step: ptr(int64(1e9))},
+		`{"seed": 7.0}`:                {Size: 64, GroupSize: 8, Seed: ptr(uint64(7))},
+		`{"seed": -1.0}`:               {Size: 64, GroupSize: 8, Seed: ptr(uint64(1<<64 - 1))},
+		`{"seed": 9007199254740992.0}`: {Size: 64, GroupSize: 8, Seed: ptr(uint64(1 << 53))},
+	}
+	for body, want := range accepted {
+		got, err := ParseRequest([]byte(body), 64, 8)
+		if err != nil {
+			t.Errorf("%s: %v; want accepted", body, err)
+			continue
+		}
+		if got.Size != want.Size || got.GroupSize != want.GroupSize || !eqPtr(got.Step, want.Step) || !eqPtr(got.Seed, want.Seed) {
+			t.Errorf("%s: %+v; want %+v", body, got, want)
+		}
+	}
+	for _, body := range []string{`{"size": 1.5}`, `{"size": 0.0}`, `{"size": 1e400}`, `{"size": 100001.0}`,
+		`{"step": 1.5}`, `{"step": -1.0}`, `{"step": 1e10}`, `{"step": 1e19}`, `{"step": "1"}`, `{"group_size": 2.5e0}`,
+		`{"seed": 0.5}`, `{"seed": 1.8446744073709552e19}`, `{"seed": 1e300}`, `{"size": -0.5}`} {
+		_, err := ParseRequest([]byte(body), 64, 8)
+		var re *RequestError
+		if !errors.As(err, &re) || !strings.Contains(re.Msg, "want") {
+			t.Errorf("%s: %v; want refused saying what is wanted", body, err)
+		}
+	}
+}
+
+func eqPtr[T comparable](a, b *T) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+
+// TestNotObjectSaysWhatItIs: a body that is not an object is refused saying what it is in JSON's
+// words ("it is a JSON array"), or that it ends early (a write in progress, cut short); the
+// message named Go types ("cannot unmarshal array into Go value of type
+// map[string]json.RawMessage").
+func TestNotObjectSaysWhatItIs(t *testing.T) {
+	for body, want := range map[string]string{
+		`[{"size": 2}]`: "it is a JSON array",
+		`"size"`:        "it is a JSON string",
+		`5`:             "it is a JSON number",
+		`true`:          "it is a JSON bool",
+		`null`:          "it is null",
+		`{"size": `:     "it ends before the object does",
+		`{"size": 2`:    "it ends before the object does",
+	} {
+		_, err := ParseRequest([]byte(body), 64, 8)
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "Go value") {
+			t.Errorf("%s: %v; want a message with %q", body, err, want)
+		}
+	}
+}

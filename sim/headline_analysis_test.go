@@ -8,8 +8,8 @@
 //
 //	HL_SCENARIO=default HL_SEEDS=3 go test -tags analysis -run AnalysisSkillSpread -v ./sim/
 //
-// HL_SEED_BASE (1000), HL_SEEDS (6); HL_PEN, HL_COV and HL_TRANSFER override envsched's
-// similarity penalty, coverage weight and transfer factor; HL_ONLY=NAME runs that policy alone.
+// HL_SEED_BASE (1000), HL_SEEDS (6); HL_PEN, HL_COV, HL_TRANSFER and HL_OVERLAP override envsched's
+// similarity penalty, coverage weight, transfer factor and word overlap; HL_ONLY=NAME runs that policy alone.
 package sim
 
 import (
@@ -95,6 +95,9 @@ func TestAnalysisSkillSpread(t *testing.T) {
 	}
 	if v, err := strconv.ParseFloat(os.Getenv("HL_TRANSFER"), 64); err == nil {
 		ep.Select.Transfer = v
+	}
+	if v, err := strconv.ParseFloat(os.Getenv("HL_OVERLAP"), 64); err == nil {
+		ep.Select.Overlap = v
 	}
 	if os.Getenv("HL_ONLY") != "" {
 		pols = []string{os.Getenv("HL_ONLY")}

@@ -183,7 +183,7 @@ func answered(folder, name string) (path string, done bool, err error) {
 		return path, true, nil
 	}
 	epath := filepath.Join(folder, name+errorSuffix)
-	msg, err := fsutil.ReadRegular(epath) // a FIFO put there must not block the reader
+	msg, err := fsutil.ReadRegularMax(epath, 1<<20) // a FIFO or a huge file put there must not block the reader
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", false, nil
 	}

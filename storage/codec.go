@@ -265,7 +265,15 @@ func encodeFile(f FileState) []byte {
 	}
 	return enc(nil).u64(f.ID).u8(uint8(f.Kind)).u8(gone).uvar(f.Dev).uvar(f.Ino).
 		svar(f.Offset).svar(f.Generation).svar(f.Size).svar(f.ModTime).
-		bytes(f.Fingerprint).str(f.Path).bytes(f.Tail).svar(f.Birth).svar(f.Quarantined)
+		bytes(f.Fingerprint).str(f.Path).bytes(f.Tail).svar(f.Birth).svar(f.Quarantined).
+		svar(f.Ctime).bytes(f.Digest).u8(b2u(f.InLongLine))
+}
+
+func b2u(b bool) uint8 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func decodeFile(b []byte) (FileState, error) {
@@ -278,6 +286,12 @@ func decodeFile(b []byte) (FileState, error) {
 	}
 	if len(d.b) > 0 { // written since Quarantined was added; older states count none stored
 		f.Quarantined = d.svar()
+	}
+	if len(d.b) > 0 { // written since Ctime and Digest were added
+		f.Ctime, f.Digest = d.svar(), d.bytes()
+	}
+	if len(d.b) > 0 { // written since InLongLine was added
+		f.InLongLine = d.u8() != 0
 	}
 	return f, d.err("file state")
 }

@@ -79,6 +79,18 @@ type FileState struct {
 	// Quarantined counts this file's bad lines stored in the quarantine with their details
 	// (ingest stores at most ingest.MaxStoredPerFile of them; see Batch.Unstored).
 	Quarantined int64
+	// Ctime and Digest describe a catalogue file read whole (a .parquet file) as it was read:
+	// its status change time (Unix ns) and the SHA-256 of its bytes. A file whose size and
+	// modification time are unchanged but whose change time moved is hashed again, and read
+	// again when the hash differs (a rewrite that kept size and mtime). Both are zero in states
+	// stored by older builds and for files read line by line.
+	Ctime  int64
+	Digest []byte
+	// InLongLine says Offset is inside a line longer than the longest line read (16 MiB),
+	// quarantined already while it had no newline yet: reading resumes by skipping to its end.
+	// Without it such a line was read again from its start at every scan until its newline came
+	// (a 10 GB file of no newline: 10 GB read per scan).
+	InLongLine bool
 }
 
 // Rollout is one rollout to store, as parsed (reward not yet clipped), with the file it came

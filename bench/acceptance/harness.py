@@ -45,7 +45,7 @@ import worlds  # noqa: E402
 from envsched_client import EnvschedClient, read_status  # noqa: E402
 
 DEFAULT_CATALOGUE = os.path.join(ROOT, "..", "shared", "data", "catalog-real.jsonl")
-POLICIES = ("envsched", "random", "oracle", "history")
+POLICIES = ("envsched", "random", "oracle", "history", "known")
 DEFAULT_POLICIES = ("envsched", "random", "oracle")
 EXIT_NO_CATALOGUE = 4
 EARLY = 10  # "steps 1-10": the phase with few rollouts
@@ -136,6 +136,26 @@ def choose_oracle(learner: Any, train: Sequence[int], seed: int, step: int, size
         return (learner.informative(i, group), worlds.unit("oracle", seed, step, i))
 
     return sorted(train, key=informative, reverse=True)[:size]
+
+
+def choose_known(learner: Any, hist: "HistoryPolicy", train: Sequence[int], seed: int, step: int,
+                 size: int, group: int) -> List[int]:
+    """A reference for any scheduler that learns a task only by trying it: it knows the true
+    chance of unequal rewards of every task it tried before, and of the untried ones only their
+    mean (over a sample of 256 of them); it takes the tried tasks more likely than that mean to
+    give unequal rewards, most likely first, and fills the rest with untried tasks at random."""
+    untried = [i for i in train if i not in hist.last]
+    rng = random.Random(f"known-policy/{seed}/{step}")
+    sample = rng.sample(untried, min(256, len(untried)))
+    bar = sum(learner.informative(i, group) for i in sample) / len(sample) if sample else 0.0
+    tried = [(learner.informative(i, group), i) for i in hist.last]
+    good = sorted((x for x in tried if x[0] > bar), key=lambda x: (-x[0], worlds.unit("known", seed, step, x[1])))
+    chosen = [i for _, i in good[:size]]
+    chosen += rng.sample(untried, min(size - len(chosen), len(untried)))
+    if len(chosen) < size:
+        taken = set(chosen)
+        chosen += rng.sample([i for i in train if i not in taken], size - len(chosen))
+    return chosen
 
 
 class HistoryPolicy:
@@ -286,6 +306,8 @@ def play(cfg: Config, world: str, policy: str, seed: int, tasks: Sequence[worlds
                 chosen = choose_random(train, seed, step, cfg.batch)
             elif policy == "history":
                 chosen = hist.choose(step, cfg.batch)
+            elif policy == "known":
+                chosen = choose_known(learner, hist, train, seed, step, cfg.batch, cfg.group)
             else:
                 chosen = choose_oracle(learner, train, seed, step, cfg.batch, cfg.group)
             hist.record(step, chosen, _train_step(run, learner, held, step, chosen, cfg))

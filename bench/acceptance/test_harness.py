@@ -81,6 +81,19 @@ class History(unittest.TestCase):
         h.record(3, h.choose(3, 4), [[0, 0, 0, 0]] * 4)
         self.assertEqual(len(set(h.choose(4, 10))), 10)  # untried exhausted: fills with the rest
 
+    def test_known_policy_takes_tried_tasks_above_the_untried_mean(self):
+        class Learner:  # informative chance by task: 0-4 tried, 5-19 untried at 0.3
+            def informative(self, i, group):
+                return {0: 0.9, 1: 0.1, 2: 0.5, 3: 0.0, 4: 0.31}.get(i, 0.3)
+
+        h = harness.HistoryPolicy(range(20), seed=1)
+        h.record(1, [0, 1, 2, 3, 4], [[1, 0]] * 5)
+        chosen = harness.choose_known(Learner(), h, range(20), seed=1, step=2, size=6, group=2)
+        self.assertEqual(chosen[:3], [0, 2, 4])  # above the untried mean, most informative first
+        self.assertEqual(len(set(chosen)), 6)
+        self.assertTrue(all(i >= 5 for i in chosen[3:]))  # the rest untried
+        self.assertEqual(chosen, harness.choose_known(Learner(), h, range(20), seed=1, step=2, size=6, group=2))
+
 
 class Reasons(unittest.TestCase):
     def test_history_contradictions(self):

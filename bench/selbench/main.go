@@ -7,7 +7,7 @@
 // A variant is NAME or NAME:key=value,key=value over the keys cov (coverage weight), pen
 // (similarity penalty), rshare (random share), qsize (quota size), qsmooth (quota smoothing),
 // minshare, maxshare, stale (stale rounds), ucount (uncertain count), spread (batcher
-// SpreadWeight), exploit (0 variance, 1 informative, 2 spread), fresh (batcher Fresh), trend (propagate RechosenTrend, 0 off) and fixedexp (1: coverage weight not moved by the exploration return). Per
+// SpreadWeight), exploit (0 variance, 1 informative, 2 spread), fresh (batcher Fresh), overlap (batcher Overlap), trend (propagate RechosenTrend, 0 off) and fixedexp (1: coverage weight not moved by the exploration return). Per
 // scenario and variant it prints one line: envsched's median held-out score at step 40 against
 // the median of random's best in 120 steps and the share of seeds where the first beats the
 // second, per environment and per task, with the median per-seed margin; the best scores; the
@@ -120,6 +120,8 @@ func parse(v string) (sim.EnvschedParams, error) {
 			s.Transfer = f
 		case "fresh":
 			s.Fresh = f
+		case "overlap":
+			s.Overlap = f
 		case "exploit":
 			s.Exploit = batcher.Exploit(f)
 		case "trend":

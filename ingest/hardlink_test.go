@@ -1,0 +1,93 @@
+package ingest
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestHardLinkedPairIsOneFileQuietly: two names of one file (a hard link) are one file, read once
+// under the name it was tracked by: no scan, full or hinted with either name, takes it for a
+// rename (each did, logging "file renamed" and committing the path back and forth at every scan).
+// A real rename afterwards (the tracked name removed) is still one.
+func TestHardLinkedPairIsOneFileQuietly(t *testing.T) {
+	var log bytes.Buffer
+	e := newEnv(t, Options{Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	e.write("rollouts/run.jsonl", `{"env":"e","task":"1","reward":1}`+"\n")
+	e.scan()
+	if err := os.MkdirAll(e.path("rollouts/a"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(e.path("rollouts/run.jsonl"), e.path("rollouts/a/zz.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(e.path("rollouts/run.jsonl"), e.path("rollouts/0.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		e.append("rollouts/run.jsonl", `{"env":"e","task":"2","reward":0}`+"\n")
+		e.scan()
+		for _, name := range []string{"rollouts/0.jsonl", "rollouts/a/zz.jsonl", "rollouts/run.jsonl"} {
+			if _, err := e.in.ScanPaths(context.Background(), []string{e.path(name)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if n := strings.Count(log.String(), "file renamed"); n != 0 {
+		t.Errorf("%d renames logged for a file with three names; want none:\n%s", n, log.String())
+	}
+	if got := e.tasks(); len(got) != 4 {
+		t.Errorf("stored %v; want the 4 lines once each", got)
+	}
+	if err := os.Remove(e.path("rollouts/run.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	e.append("rollouts/0.jsonl", `{"env":"e","task":"3","reward":1}`+"\n")
+	e.scan()
+	e.scan()
+	if got := e.tasks(); len(got) != 5 {
+		t.Errorf("after the tracked name was removed: stored %v; want 5 lines once each", got)
+	}
+	if n := strings.Count(log.String(), "file renamed"); n != 1 {
+		t.Errorf("%d renames logged after the tracked name was removed; want 1", n)
+	}
+}
+
+// TestHardLinkAcrossCatalogAndRollouts: a rollout file hard-linked into catalog/ (or a catalogue
+// file into rollouts/) is the file it was first tracked as. Taken for a rename across the two
+// kinds, it was a new file at every scan, read from its start as the other kind: rollouts
+// counted again and again, catalogue rows quarantined again and again as rollouts without reward.
+func TestHardLinkAcrossCatalogAndRollouts(t *testing.T) {
+	for _, tc := range []struct{ first, link string }{
+		{"rollouts/r.jsonl", "catalog/r.jsonl"},
+		{"catalog/c.jsonl", "rollouts/c.jsonl"},
+	} {
+		t.Run(tc.first, func(t *testing.T) {
+			e := newEnv(t, Options{})
+			e.write(tc.first, `{"env":"e","task":"1","reward":1}`+"\n"+`{"env":"e","task":"2","reward":0}`+"\n")
+			e.scan()
+			before := e.counters()
+			if err := os.MkdirAll(e.path(strings.Split(tc.link, "/")[0]), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Link(e.path(tc.first), e.path(tc.link)); err != nil {
+				t.Fatal(err)
+			}
+			for range 3 {
+				e.scan()
+				if _, err := e.in.ScanPaths(context.Background(), []string{e.path(tc.link)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			e.reopen()
+			e.scan()
+			if after := e.counters(); after.Rollouts != before.Rollouts || after.Quarantined != before.Quarantined {
+				t.Errorf("after linking %s to %s: rollouts %d -> %d, quarantined %d -> %d; want unchanged",
+					tc.first, tc.link, before.Rollouts, after.Rollouts, before.Quarantined, after.Quarantined)
+			}
+		})
+	}
+}
