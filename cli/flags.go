@@ -106,6 +106,8 @@ func schedulerFlags() []cli.Flag {
 			Usage: "strength, in rollouts, of the prior that serves tasks never rolled out"},
 		&cli.Float64Flag{Name: "feature-ridge", EnvVars: []string{"ENVSCHED_FEATURE_RIDGE"}, Value: pp.FeatureRidge,
 			Usage: "ridge penalty of the feature prior, which learns from the words and tools of tasks rolled out what tasks never rolled out will do (0 = environment means instead)"},
+		&cli.Float64Flag{Name: "prior-refit", EnvVars: []string{"ENVSCHED_PRIOR_REFIT"}, Value: pp.PriorRefit,
+			Usage: "the feature prior is fitted again once the rollouts have grown by this share since its last fit, and kept as stored until then (0 = fitted again whenever a rollout came)"},
 		&cli.Float64Flag{Name: "gamma", EnvVars: []string{"ENVSCHED_GAMMA"}, Value: pp.Gamma,
 			Usage: "share of its graph neighbours' evidence a task borrows per hop (0 turns the graph off)"},
 		&cli.IntFlag{Name: "hops", EnvVars: []string{"ENVSCHED_HOPS"}, Value: pp.Hops,
@@ -155,6 +157,7 @@ func schedulerParams(c *cli.Context) (schedule.Params, error) {
 	pp.Kappa, pp.Gamma, pp.Hops = c.Float64("kappa"), c.Float64("gamma"), c.Int("hops")
 	pp.BorrowCap, pp.DriftRate = c.Float64("borrow-cap"), c.Float64("drift-rate")
 	pp.FeatureRidge, pp.RechosenRate = c.Float64("feature-ridge"), c.Float64("rechosen-rate")
+	pp.PriorRefit = c.Float64("prior-refit")
 	pp.DispersionMemory, pp.RechosenTrend = c.Float64("dispersion-memory"), c.Float64("rechosen-trend")
 	exploit, err := batcher.ParseExploit(c.String("exploit"))
 	if err != nil {
