@@ -106,18 +106,39 @@ func TestBinaryEnvironmentUnchanged(t *testing.T) {
 func TestGradedOffsetShrinksAndIsBounded(t *testing.T) {
 	var none gradedSums
 	if off := none.offset(2); off != 0 {
-		t.Errorf("no groups: offset %v, want 0", off)
+		t.Errorf("no tasks: offset %v, want 0", off)
 	}
-	one := gradedSums{groups: 1, degenerate: 1, model: 0.125}
-	many := gradedSums{groups: 100, degenerate: 100, model: 12.5}
+	one := gradedSums{tasks: 1, observed: 1, model: 0.125}
+	many := gradedSums{tasks: 100, observed: 100, model: 12.5}
 	if a, b := one.offset(2), many.offset(2); !(a > 0 && a < b && b <= gradedMaxOffset) {
-		t.Errorf("offsets: one group %v, 100 groups %v; want 0 < one < many <= %v", a, b, float64(gradedMaxOffset))
+		t.Errorf("offsets: one task %v, 100 tasks %v; want 0 < one < many <= %v", a, b, float64(gradedMaxOffset))
 	}
-	even := gradedSums{groups: 50, degenerate: 5, model: 5}
+	even := gradedSums{tasks: 50, observed: 5, model: 5}
 	if off := even.offset(2); math.Abs(off) > 1e-12 {
 		t.Errorf("observed as modelled: offset %v, want 0", off)
 	}
 	if p := shiftDegenerate(0.3, 0); p != 0.3 {
 		t.Errorf("zero shift moved %v", p)
+	}
+}
+
+// TestGradedSumsCountEachTaskOnceAtItsGroupSize: a task weighs once however many groups it
+// has, and its model share is that of its own group size (rollouts per group), not of the
+// group size predictions are asked for.
+func TestGradedSumsCountEachTaskOnceAtItsGroupSize(t *testing.T) {
+	var pairs, quads stats.Task
+	rollGroup(&pairs, 1, 0.5, 0.5)
+	for range 5 {
+		rollGroup(&quads, 1, 0, 1, 0.5, 1)
+	}
+	rollGroup(&quads, 1, 1, 1, 1, 1)
+	var s gradedSums
+	s.addTask(&pairs)
+	s.addTask(&quads)
+	s.addTask(&stats.Task{}) // no groups: not counted
+	m := quads.Sum / float64(quads.Rollouts)
+	want := gradedSums{tasks: 2, observed: 1 + 1.0/6, model: 0.5 + math.Pow(m, 4) + math.Pow(1-m, 4)}
+	if math.Abs(s.tasks-want.tasks) > 1e-12 || math.Abs(s.observed-want.observed) > 1e-12 || math.Abs(s.model-want.model) > 1e-12 {
+		t.Errorf("sums %+v, want %+v", s, want)
 	}
 }

@@ -202,7 +202,7 @@ func (pr *Predictor) ownChunk(g *graph.Graph, tasks []stats.Task, round int64, l
 			pr.both[i] = both{pr.own[i], a + b}
 		}
 		e := &sums[g.Nodes[i].Env-first]
-		e.graded.addTask(t, pr.p.GroupSize)
+		e.graded.addTask(t)
 		e.a += a
 		e.n += a + b
 		if continuous(t) {
