@@ -100,6 +100,7 @@ func TestBatchCommandErrors(t *testing.T) {
 		{[]string{"--exploit", "greedy"}, 2, "exploit"},
 		{[]string{"--gamma", "2"}, 2, "gamma"},
 		{[]string{"--feature-ridge", "-1"}, 2, "feature ridge"},
+		{[]string{"--prior-refit", "-0.1"}, 2, "prior refit"},
 		{[]string{"--rechosen-rate", "1.5"}, 2, "re-chosen rate"},
 		{[]string{"--rechosen-trend", "1"}, 2, "re-chosen trend"},
 		{[]string{"--rechosen-trend", "-0.1"}, 2, "re-chosen trend"},

@@ -28,6 +28,9 @@ func compactCommand() *cli.Command {
 }
 
 func compactAction(c *cli.Context) error {
+	if err := checkDBPlace(c.String("dir"), c.String("db")); err != nil {
+		return usageError{err}
+	}
 	path := ingestDBPath(c)
 	before, err := os.Stat(path)
 	if err != nil {

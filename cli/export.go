@@ -52,7 +52,7 @@ func exportAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := checkOutPlace(c.String("dir"), c.String("out")); err != nil {
+	if err := checkOutPlace(c.String("dir"), ingestDBPath(c), c.String("out")); err != nil {
 		return usageError{err}
 	}
 	db, err := openForReading(c)

@@ -21,7 +21,6 @@ func ingestDBFlag() cli.Flag {
 		Usage: "the database `PATH` (default DIR/envsched.db)"}
 }
 
-// ingestDBPath is --db, or DIR/envsched.db.
 // checkDBPlace refuses a database inside one of DIR's folders that envsched reads or
 // publishes: in rollouts/ or catalog/ (as `x.jsonl`, or anything, since a later rename could
 // make it one) envsched read its own database as input, quarantined its pages, stored that,
@@ -36,13 +35,21 @@ func checkDBPlace(dir, db string) error {
 	return nil
 }
 
-// checkOutPlace refuses an export written into one of DIR's folders that envsched reads or
-// publishes: rollouts exported into DIR/rollouts (they carry no rollout_id unless the trainer
-// wrote one) were read again as new rollouts, every one counted twice.
-func checkOutPlace(dir, out string) error {
+// checkOutPlace refuses a file written by export or report (--out) into one of DIR's folders
+// that envsched reads or publishes: rollouts exported into DIR/rollouts (they carry no
+// rollout_id unless the trainer wrote one) were read again as new rollouts, every one counted
+// twice; any other file there is read as input (and quarantined), taken for a request, or
+// removed as a stale copy. Nor may it be the database db itself: the file written whole was
+// renamed over it, and every rollout, statistic and stored answer was lost without a word.
+func checkOutPlace(dir, db, out string) error {
+	if out != "" && resolved(out) == resolved(db) {
+		return fmt.Errorf("--out %s is the database %s: writing there would replace it, losing everything it "+
+			"holds; write the file elsewhere", out, db)
+	}
 	if f, ok := insideExchange(dir, out); ok {
-		return fmt.Errorf("--out %s is inside %s, which envsched reads or writes: exported rollouts or tasks "+
-			"there would be read again (counted twice); write it outside DIR's folders", out, filepath.Join(dir, f))
+		return fmt.Errorf("--out %s is inside %s, which envsched reads or writes: a file there would be read "+
+			"again (rollouts counted twice), taken for a request or removed; write it outside DIR's folders",
+			out, filepath.Join(dir, f))
 	}
 	return nil
 }
@@ -81,6 +88,7 @@ func resolved(path string) string {
 	}
 }
 
+// ingestDBPath is --db, or DIR/envsched.db.
 func ingestDBPath(c *cli.Context) string {
 	if p := c.String("db"); p != "" {
 		return p
@@ -98,6 +106,8 @@ func schedulerFlags() []cli.Flag {
 			Usage: "strength, in rollouts, of the prior that serves tasks never rolled out"},
 		&cli.Float64Flag{Name: "feature-ridge", EnvVars: []string{"ENVSCHED_FEATURE_RIDGE"}, Value: pp.FeatureRidge,
 			Usage: "ridge penalty of the feature prior, which learns from the words and tools of tasks rolled out what tasks never rolled out will do (0 = environment means instead)"},
+		&cli.Float64Flag{Name: "prior-refit", EnvVars: []string{"ENVSCHED_PRIOR_REFIT"}, Value: pp.PriorRefit,
+			Usage: "the feature prior is fitted again once the rollouts have grown by this share since its last fit, and kept as stored until then (0 = fitted again whenever a rollout came)"},
 		&cli.Float64Flag{Name: "gamma", EnvVars: []string{"ENVSCHED_GAMMA"}, Value: pp.Gamma,
 			Usage: "share of its graph neighbours' evidence a task borrows per hop (0 turns the graph off)"},
 		&cli.IntFlag{Name: "hops", EnvVars: []string{"ENVSCHED_HOPS"}, Value: pp.Hops,
@@ -147,6 +157,7 @@ func schedulerParams(c *cli.Context) (schedule.Params, error) {
 	pp.Kappa, pp.Gamma, pp.Hops = c.Float64("kappa"), c.Float64("gamma"), c.Int("hops")
 	pp.BorrowCap, pp.DriftRate = c.Float64("borrow-cap"), c.Float64("drift-rate")
 	pp.FeatureRidge, pp.RechosenRate = c.Float64("feature-ridge"), c.Float64("rechosen-rate")
+	pp.PriorRefit = c.Float64("prior-refit")
 	pp.DispersionMemory, pp.RechosenTrend = c.Float64("dispersion-memory"), c.Float64("rechosen-trend")
 	exploit, err := batcher.ParseExploit(c.String("exploit"))
 	if err != nil {

@@ -266,7 +266,7 @@ func TestDBInsideExchangeFoldersRefused(t *testing.T) {
 	}
 	for _, db := range []string{"rollouts/db.jsonl", "rollouts/sub/x.db", "catalog/db", "requests/a.json",
 		"batches/b.json", "snapshots/s.db", "link/db.jsonl", "rollouts/new/deeper/db"} {
-		for _, cmd := range []string{"run", "ingest", "batch"} {
+		for _, cmd := range []string{"run", "ingest", "batch", "compact"} {
 			path := filepath.Join(dir, db)
 			code, _, errOut := opsApp(t, cmd, "--dir", dir, "--db", path)
 			if code != exitUsage || !strings.Contains(errOut, "would read (or remove) its own database") {
@@ -281,6 +281,9 @@ func TestDBInsideExchangeFoldersRefused(t *testing.T) {
 		filepath.Join(t.TempDir(), "elsewhere.db")} {
 		if code, _, errOut := opsApp(t, "ingest", "--dir", dir, "--db", db); code != 0 {
 			t.Errorf("ingest --db %s: exit %d, %s", db, code, errOut)
+		}
+		if code, _, errOut := opsApp(t, "compact", "--dir", dir, "--db", db); code != 0 {
+			t.Errorf("compact --db %s: exit %d, %s", db, code, errOut)
 		}
 	}
 }
@@ -320,5 +323,90 @@ func TestExportIntoExchangeFoldersRefused(t *testing.T) {
 	}
 	if code, _, errOut := opsApp(t, "export", "--dir", dir, "--what", "rollouts", "--out", filepath.Join(dir, "rollouts.jsonl")); code != 0 {
 		t.Errorf("--out DIR/rollouts.jsonl: exit %d, %s", code, errOut)
+	}
+}
+
+// TestCompactAndReportIntoExchangeFoldersRefused: `compact --db` and `report --out` inside
+// DIR/rollouts (or catalog, requests, batches, snapshots) are usage errors like those of run,
+// ingest, batch and export, and touch nothing: compact renamed a new file (a new inode) over a
+// database kept in rollouts/, which was then read as new input; a report written there was read
+// as input, taken for a request or removed. A database put there by hand stays as it was.
+func TestCompactAndReportIntoExchangeFoldersRefused(t *testing.T) {
+	dir, _ := generatedDir(t)
+	db := filepath.Join(dir, "envsched.db")
+	if code, _, errOut := opsApp(t, "ingest", "--dir", dir); code != 0 {
+		t.Fatalf("ingest: exit %d, %s", code, errOut)
+	}
+	data, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"rollouts", "catalog", "requests", "batches", "snapshots"} {
+		if err := os.MkdirAll(filepath.Join(dir, f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		placed := filepath.Join(dir, f, "moved.db")
+		if err := os.WriteFile(placed, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		before, _ := os.Stat(placed)
+		code, _, errOut := opsApp(t, "compact", "--dir", dir, "--db", placed)
+		if code != exitUsage || !strings.Contains(errOut, "would read (or remove) its own database") {
+			t.Errorf("compact --db %s/moved.db: exit %d, %q; want 2 and a message", f, code, errOut)
+		}
+		if after, err := os.Stat(placed); err != nil || !os.SameFile(before, after) {
+			t.Errorf("compact --db %s/moved.db: the file was replaced (%v)", f, err)
+		}
+		out := filepath.Join(dir, f, "report.html")
+		code, _, errOut = opsApp(t, "report", "--dir", dir, "--out", out)
+		if code != exitUsage || !strings.Contains(errOut, "counted twice") {
+			t.Errorf("report --out %s/report.html: exit %d, %q; want 2", f, code, errOut)
+		}
+		if _, err := os.Lstat(out); err == nil {
+			t.Errorf("report --out %s/report.html: written", f)
+		}
+	}
+	if code, _, errOut := opsApp(t, "report", "--dir", dir, "--out", filepath.Join(dir, "report.html")); code != 0 {
+		t.Errorf("report --out DIR/report.html: exit %d, %s", code, errOut)
+	}
+}
+
+// TestOutIsTheDatabaseRefused: `export --out` or `report --out` naming the database (the default
+// DIR/envsched.db, a --db elsewhere, the same path written another way) is a usage error, and
+// the database is left as it was: the output, written whole, was renamed over it, and everything
+// it held was lost without a word (the next command said "invalid database").
+func TestOutIsTheDatabaseRefused(t *testing.T) {
+	dir, _ := generatedDir(t)
+	db := filepath.Join(dir, "envsched.db")
+	other := filepath.Join(t.TempDir(), "other.db")
+	data, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(other, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct{ dbFlag, out string }{
+		{"", db},
+		{"", filepath.Join(dir, "catalog", "..", "envsched.db")},
+		{other, other},
+		{other, filepath.Join(filepath.Dir(other), ".", "other.db")},
+	}
+	for _, c := range cases {
+		for _, cmd := range [][]string{{"export", "--what", "rollouts"}, {"report"}} {
+			args := append(append([]string(nil), cmd...), "--dir", dir, "--out", c.out)
+			if c.dbFlag != "" {
+				args = append(args, "--db", c.dbFlag)
+			}
+			code, _, errOut := opsApp(t, args...)
+			if code != exitUsage || !strings.Contains(errOut, "would replace it") {
+				t.Errorf("%s --db %q --out %s: exit %d, %q; want 2", cmd[0], c.dbFlag, c.out, code, errOut)
+			}
+		}
+	}
+	for _, path := range []string{db, other} {
+		if got, err := os.ReadFile(path); err != nil || !bytes.Equal(got, data) {
+			t.Errorf("%s changed (%v)", path, err)
+		}
 	}
 }

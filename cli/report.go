@@ -33,6 +33,9 @@ func reportCommand() *cli.Command {
 }
 
 func reportAction(c *cli.Context) error {
+	if err := checkOutPlace(c.String("dir"), ingestDBPath(c), c.String("out")); err != nil {
+		return usageError{err}
+	}
 	db, err := openForReading(c)
 	if err != nil {
 		return err

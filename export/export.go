@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/envsched/envsched/storage"
 )
@@ -132,7 +133,7 @@ func (s *sink) row(header, fields []string) error {
 	}
 	s.n++
 	for i, f := range fields {
-		fields[i] = textCell(f)
+		fields[i] = textCell(controlFree(f))
 	}
 	return s.csv.Write(fields)
 }
@@ -150,6 +151,57 @@ func textCell(f string) string {
 		return f
 	}
 	return "'" + f
+}
+
+// controlFree returns f with the bytes a terminal acts on written out as visible escapes: C0
+// control characters other than tab, newline and carriage return (ESC among them), DEL and the
+// C1 controls U+0080-U+009F as \xNN or \uNNNN, and bytes that are not UTF-8 as \xNN. A CSV
+// printed to a terminal (export writes to standard output by default) or shown with cat or less
+// -r carried a task name's or quarantined line's raw ESC sequences to the terminal, which ran
+// them (clear the screen, set the title, write the clipboard); JSON lines escape them already.
+// Other text is returned unchanged.
+func controlFree(f string) string {
+	clean := true
+	for i, r := range f {
+		if isHazard(f, i, r) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return f
+	}
+	var b strings.Builder
+	for i, r := range f {
+		switch {
+		case r == utf8.RuneError && !validRuneAt(f, i):
+			fmt.Fprintf(&b, `\x%02x`, f[i])
+		case isHazard(f, i, r) && r < 0x80:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case isHazard(f, i, r):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// isHazard reports whether rune r at byte i of f is one controlFree writes out.
+func isHazard(f string, i int, r rune) bool {
+	switch {
+	case r == '\t' || r == '\n' || r == '\r':
+		return false
+	case r < 0x20 || r == 0x7f || r >= 0x80 && r <= 0x9f:
+		return true
+	}
+	return r == utf8.RuneError && !validRuneAt(f, i)
+}
+
+// validRuneAt reports whether f holds a real U+FFFD at byte i (not an invalid byte).
+func validRuneAt(f string, i int) bool {
+	_, n := utf8.DecodeRuneInString(f[i:])
+	return n == 3
 }
 
 // headers are the CSV header rows of each kind.

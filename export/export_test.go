@@ -284,3 +284,54 @@ func TestCSVFormulaGuard(t *testing.T) {
 		}
 	}
 }
+
+// TestCSVControlCharacters: names come from the trainer's files, and a CSV goes to standard
+// output by default: a raw ESC (or another control byte, a C1 control, a byte that is not
+// UTF-8) in a cell reached the terminal, which ran the sequence. In CSV they are written as
+// visible escapes, with the formula guard applied after; tab, newline and carriage return inside
+// a quoted cell, and other text (U+FFFD, accents) stay as they are; JSON lines escape them already.
+func TestCSVControlCharacters(t *testing.T) {
+	db := storagetest.Open(t)
+	names := map[string]string{ // task id -> cell in the CSV
+		"\x1b[2Jcleared":      `\x1b[2Jcleared`,
+		"t\x1b]0;title\x07":   `t\x1b]0;title\x07`,
+		"a\x00b\x7fc":         `a\x00b\x7fc`,
+		"c1\u009b31m":         `c1\u009b31m`,
+		"bad\xffbyte":         `bad\xffbyte`,
+		"multi\nline\ttab\rx": "multi\nline\ttab\rx",
+		"\x1b=1+1":            `\x1b=1+1`,
+		"=\x1b":               `'=\x1b`,
+		"réel \ufffd":         "réel \ufffd",
+	}
+	b := &storage.Batch{}
+	for task := range names {
+		b.Rollouts = append(b.Rollouts, storage.Rollout{Rollout: record.Rollout{Env: "e\x1bv", Task: task, Reward: 1}})
+	}
+	if _, err := db.Commit(b); err != nil {
+		t.Fatal(err)
+	}
+	for _, what := range []export.What{export.Rollouts, export.Tasks} {
+		data, _ := write(t, db, what, export.CSV)
+		if i := bytes.IndexFunc(data, func(r rune) bool {
+			return r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r == 0x7f || r >= 0x80 && r <= 0x9f
+		}); i >= 0 {
+			t.Errorf("%s: a control character at byte %d: %q", what, i, data[max(0, i-10):min(len(data), i+10)])
+		}
+		rows, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
+		if err != nil || len(rows) != len(names)+1 {
+			t.Fatalf("%s: %d rows, %v", what, len(rows), err)
+		}
+		got := map[string]bool{}
+		for _, row := range rows[1:] {
+			if row[0] != `e\x1bv` {
+				t.Errorf("%s: env cell %q", what, row[0])
+			}
+			got[row[1]] = true
+		}
+		for task, cell := range names {
+			if !got[cell] {
+				t.Errorf("%s: task %q: no cell %q in %q", what, task, cell, rows[1:])
+			}
+		}
+	}
+}

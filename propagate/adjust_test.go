@@ -82,7 +82,10 @@ func TestAdjustMatchesShiftThenSpread(t *testing.T) {
 				}
 				wa, wb, wpre := shiftThenSpread(d, 0, alpha, beta, centre, tried, st)
 				base := alpha / (alpha + beta)
-				a, b, pre, lazy := pr.adjust(0, alpha, beta, base, centre, tried, st, d.re)
+				a, b, pre, lazy := pr.adjust(0, alpha, beta, base, math.NaN(), centre, tried, st, d.re)
+				if a2, b2, pre2, lazy2 := pr.adjust(0, alpha, beta, base, logit(base), centre, tried, st, d.re); a2 != a || b2 != b || pre2 != pre || lazy2 != lazy {
+					t.Fatalf("adjust with the logit of base given: %v, %v, %v, %v; worked out: %v, %v, %v, %v", a2, b2, pre2, lazy2, a, b, pre, lazy)
+				}
 				p := Prediction{pre: pre, preLogit: lazy, count: alpha + beta}
 				off := d.offsetOf(0, tried, st, d.re)
 				if off == 0 {

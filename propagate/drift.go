@@ -108,6 +108,7 @@ type drift struct {
 	trend     Trend
 	trendMem  float64
 	groupSize int
+	tables    trendTables // the trend's whole-number features for groupSize
 
 	offset map[string]float64 // by environment name, so that it survives new graphs
 	cur    []float64          // offset per environment index of the call in progress
@@ -143,6 +144,8 @@ func (d *drift) start(st State, p Params) {
 		d.re = min(max(st.Rechosen, -d.reMax), d.reMax)
 	}
 	d.trendMem, d.groupSize, d.trend = 0, p.GroupSize, Trend{}
+	// the trend's tables, made before the passes on every CPU read them
+	d.tables.tables(p.GroupSize)
 	if d.reRate > 0 && p.RechosenTrend > 0 && p.DispersionMemory > 0 { // stored with the dispersion state
 		d.trendMem = p.RechosenTrend
 		if tr := st.Dispersion.Trend; tr != nil && tr.valid() {
@@ -513,11 +516,22 @@ func (d *drift) offsetOf(env int32, tried bool, stale, re float64) float64 {
 // the node blended with the one offset by how much the trend has measured (see trendPrior),
 // else the one offset.
 func (d *drift) rechosenOffset(t *stats.Task, base float64, age uint16) float64 {
-	if d.trendMem == 0 || t.Rollouts == 0 || d.trend.N == 0 {
+	if !d.trendOn(t) {
 		return d.re
 	}
+	return d.rechosenAt(t, logit(base), age)
+}
+
+// trendOn reports whether the re-chosen offset of a node with statistics t is the trend's.
+func (d *drift) trendOn(t *stats.Task) bool {
+	return d.trendMem != 0 && t.Rollouts != 0 && d.trend.N != 0
+}
+
+// rechosenAt is rechosenOffset for a node whose trend is on (trendOn) and whose mean before
+// any offset has the logit lbase: the same number.
+func (d *drift) rechosenAt(t *stats.Task, lbase float64, age uint16) float64 {
 	w := d.trend.N / (d.trend.N + trendPrior)
-	off := d.trend.offset(trendFeatures(ownMean(t), base, t.Rollouts, d.groupSize, float64(age)), d.reMax)
+	off := d.trend.offset(d.tables.features(ownMean(t), lbase, t.Rollouts, age), d.reMax)
 	return w*off + (1-w)*d.re
 }
 

@@ -50,10 +50,22 @@ type Params struct {
 	// calls for a drift measurement to count.
 	DriftMinRollouts int
 	// FeatureRidge is λ of the feature prior: when the graph carries catalogue features
-	// (graph.Features), the prior mean of every node is a ridge regression, refitted at
-	// every call, of the logits of the rolled-out nodes on their words, tools, tags and
+	// (graph.Features), the prior mean of every node is a ridge regression (fitted again as
+	// PriorRefit says) of the logits of the rolled-out nodes on their words, tools, tags and
 	// environment, instead of the environment's mean. 0 turns it off.
 	FeatureRidge float64
+	// PriorRefit is how much the evidence must grow before the feature prior is fitted
+	// again: a call keeps the fit of the State it is given (State.Warm) while the rollouts
+	// counted over every node are those that fit was made on, or more but fewer than
+	// 1 + PriorRefit times as many (and the environments are the same), and fits afresh,
+	// starting from it, otherwise. Between fits no node's prior moves, and a call skips the
+	// fit's passes. 0 (the default) fits whenever a rollout came since the last fit: a
+	// trainer that writes rollouts between its requests gets a fit at every request, as
+	// before; requests with nothing new in between keep it. On the simulator's tuning seeds
+	// 0.1 and 0.05 left the step-40 scores level but predicted the degenerate share of tasks
+	// never tried a little worse in nearly every world (BENCHMARKS.md, "The feature prior
+	// kept between refits").
+	PriorRefit float64
 	// RechosenRate is the smoothing of the re-chosen offset: one logit offset, for every
 	// node that was rolled out before, moved at each call by this share towards the latest
 	// gap between the realised and the predicted means of such nodes' new rollouts (a task
@@ -117,6 +129,11 @@ type Params struct {
 	// GroupSize is the group size G for which Prediction.PDeg is filled in; PDegenerate
 	// gives any other size.
 	GroupSize int
+	// Lean leaves every prediction's SD and PDeg at 0, for a caller that reads neither (the
+	// scheduler: selection and the answer work the chance of a degenerate group out for the
+	// request's group size with Prediction.PDegenerate). It changes no other number; false
+	// (the default) fills both in.
+	Lean bool
 	// Loads makes Predict also work out every node's neighbour load (Predictor.Loads), the
 	// input of selection's transfer factor, in the pass over the edges it makes anyway. It
 	// changes no prediction; false (the default) works out none.
@@ -167,6 +184,7 @@ func (p Params) Validate() error {
 		{p.DriftMax >= 0 && finite(p.DriftMax), "drift max", "a finite number >= 0", p.DriftMax},
 		{p.DriftMinRollouts >= 0, "drift min rollouts", ">= 0", p.DriftMinRollouts},
 		{p.FeatureRidge >= 0 && finite(p.FeatureRidge), "feature ridge", "a finite number >= 0", p.FeatureRidge},
+		{p.PriorRefit >= 0 && finite(p.PriorRefit), "prior refit", "a finite number >= 0", p.PriorRefit},
 		{p.RechosenRate >= 0 && p.RechosenRate <= 1, "re-chosen rate", "in [0, 1]", p.RechosenRate},
 		{p.RechosenMax >= 0 && finite(p.RechosenMax), "re-chosen max", "a finite number >= 0", p.RechosenMax},
 		{p.RechosenTrend >= 0 && p.RechosenTrend < 1, "re-chosen trend", "in [0, 1)", p.RechosenTrend},

@@ -108,10 +108,11 @@ func (pr *Predictor) Predict(g *graph.Graph, tasks []stats.Task, round int64, st
 	pr.drift.start(st, pr.p)
 	pr.drift.measure(g, tasks, st.Baseline)
 	pr.expOffsets()
-	pr.prior.collected = pr.prior.fits(g, pr.p.FeatureRidge)
+	pr.prior.start, pr.prior.total = st.Warm, rolloutsOf(tasks)
+	pr.prior.kept = pr.prior.keeps(g, pr.p.PriorRefit)
+	pr.prior.collected = pr.prior.fits(g, pr.p.FeatureRidge) && !pr.prior.kept
 	pr.ownEvidence(g, tasks, round)
 	pr.envPriors()
-	pr.prior.start = st.Warm
 	pr.prior.fit(g, tasks, pr.own, pr.p.FeatureRidge)
 	if pr.p.Hops > 0 && pr.p.Gamma > 0 || pr.p.Loads {
 		parallelNodes(n, func(lo, hi int) { pr.oneHop(g, lo, hi) })
@@ -120,6 +121,15 @@ func (pr *Predictor) Predict(g *graph.Graph, tasks []stats.Task, round int64, st
 	next := pr.drift.state()
 	next.Warm = pr.prior.solution()
 	return pr.out, next, nil
+}
+
+// rolloutsOf is the number of rollouts counted over every task.
+func rolloutsOf(tasks []stats.Task) int64 {
+	var n int64
+	for i := range tasks {
+		n += tasks[i].Rollouts
+	}
+	return n
 }
 
 // parallelNodes is par.Ranges for a pass over n nodes: small graphs are not worth a goroutine.
@@ -342,7 +352,12 @@ func (pr *Predictor) finish(g *graph.Graph, tasks []stats.Task, round int64, lo,
 		alpha, beta := pr.posterior(i, env, a, b, ba, bb)
 		base, count, centre := alpha/(alpha+beta), alpha+beta, pr.envs[env].centre
 		age := evidenceAge(t, round)
-		alpha, beta, pre, lazy := pr.adjust(env, alpha, beta, base, centre, t.Rollouts > 0, stale(t, f), pr.drift.rechosenOffset(t, base, age))
+		re, lbase := pr.drift.re, math.NaN() // lbase: logit(base) once worked out, for adjust too
+		if pr.drift.trendOn(t) {
+			lbase = logit(base)
+			re = pr.drift.rechosenAt(t, lbase, age)
+		}
+		alpha, beta, pre, lazy := pr.adjust(env, alpha, beta, base, lbase, centre, t.Rollouts > 0, stale(t, f), re)
 		o := &pr.out[i]
 		pr.prediction(o, t, env, alpha, beta, f)
 		o.age = age
@@ -350,7 +365,8 @@ func (pr *Predictor) finish(g *graph.Graph, tasks []stats.Task, round int64, lo,
 	}
 }
 
-// adjust moves a posterior (alpha, beta) of mean base by its channel's drift offset on the
+// adjust moves a posterior (alpha, beta) of mean base (whose logit is lbase, or NaN when not
+// worked out yet) by its channel's drift offset on the
 // logit scale, keeping its count, then corrects it by its channel's dispersion correction
 // about the environment's centre logit. It returns the new posterior and pre, the mean
 // after the offset and before the correction, or, when lazy, the logit of that mean (see
@@ -365,11 +381,14 @@ func (pr *Predictor) finish(g *graph.Graph, tasks []stats.Task, round int64, lo,
 // clamps), the rest of the correction as correction.apply does it, on the count before the
 // shift's rounding. Without an offset it
 // computes exactly as the correction did.
-func (pr *Predictor) adjust(env int32, alpha, beta, base, centre float64, tried bool, stale, re float64) (a, b, pre float64, lazy bool) {
+func (pr *Predictor) adjust(env int32, alpha, beta, base, lbase, centre float64, tried bool, stale, re float64) (a, b, pre float64, lazy bool) {
 	off, k := pr.drift.offsetOf(env, tried, stale, re), pr.drift.correction(env, tried)
 	n := alpha + beta
 	if off != 0 && k.slope != 1 {
-		l := logit(base) + off
+		if math.IsNaN(lbase) {
+			lbase = logit(base)
+		}
+		l := lbase + off
 		m := sigmoid(centre + k.slope*(min(max(l, minLogit), maxLogit)-centre))
 		flat := k // the slope is applied: the rest of the correction (clamp, count) as apply does it
 		flat.slope = 1
@@ -424,7 +443,7 @@ func (pr *Predictor) expOffsets() {
 func (pr *Predictor) posterior(i int, env int32, a, b, ba, bb float64) (alpha, beta float64) {
 	var m float64
 	if pr.prior.ok {
-		m = sigmoid(pr.prior.logit[i])
+		m = pr.prior.mean[i]
 	} else {
 		s := &pr.envs[env]
 		m = (s.a - a + 0.5) / (s.n - a - b + 1)
@@ -458,7 +477,10 @@ func stale(t *stats.Task, decay float64) float64 {
 func (pr *Predictor) prediction(p *Prediction, t *stats.Task, env int32, alpha, beta, f float64) {
 	s := &pr.envs[env]
 	bv := BetaVariance(alpha, beta)
-	*p = Prediction{Alpha: alpha, Beta: beta, Mean: alpha / (alpha + beta), Var: bv, SD: betaSD(alpha, beta)}
+	*p = Prediction{Alpha: alpha, Beta: beta, Mean: alpha / (alpha + beta), Var: bv}
+	if !pr.p.Lean {
+		p.SD = betaSD(alpha, beta)
+	}
 	switch {
 	case continuous(t):
 		wv, wn, w := t.WV*f, t.WN*f, pr.p.VarPrior
@@ -475,5 +497,7 @@ func (pr *Predictor) prediction(p *Prediction, t *stats.Task, env int32, alpha, 
 		p.degOff = float32(taskOffset(s.degOff, t))
 	}
 	p.Var = min(clamp01(p.Var), 0.25)
-	p.PDeg = p.PDegenerate(pr.p.GroupSize)
+	if !pr.p.Lean {
+		p.PDeg = p.PDegenerate(pr.p.GroupSize)
+	}
 }

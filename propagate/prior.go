@@ -16,7 +16,9 @@ import (
 
 // featurePrior is the prior mean of every node when the graph carries catalogue features: a
 // weighted ridge regression of the logit of each rolled-out node's decayed evidence on its
-// words, tools and tags, its environment and an intercept, fitted afresh at every call. It
+// words, tools and tags, its environment and an intercept, fitted again when rollouts came
+// since the fit a call is given (with Params.PriorRefit, when they grew by that share), and
+// kept as it is until then. It
 // tells a task never rolled out what tasks with the same words did, feature by feature, which
 // the environment mean cannot: "refund" may be hard and "look up" easy in the same
 // environment.
@@ -51,6 +53,13 @@ type featurePrior struct {
 	start WarmStart // where the next fit starts
 	envs  []string  // the environments of the last fit's graph
 	iters int       // conjugate-gradient iterations of the last fit
+	total int64     // rollouts counted over every node in the call in progress
+	kept  bool      // the call kept start's fit instead of fitting (see keeps)
+	coef  []float64 // scratch of keep: start's value of each catalogue feature
+	mean  []float64 // sigmoid of logit, per node
+	// keptOn is what keep worked logit and mean out from, to skip the pass when a call keeps
+	// the same fit on the same graph; zero when they are not keep's.
+	keptOn keptFit
 }
 
 // fitHalfCount is the evidence, in rollouts, at which a node weighs half as much as a node
@@ -79,6 +88,10 @@ func (fp *featurePrior) fit(g *graph.Graph, tasks []stats.Task, own []evidence, 
 		return
 	}
 	fp.ok, fp.envs = true, g.Envs
+	if fp.kept {
+		fp.keep(g)
+		return
+	}
 	fp.chooseRows(g, tasks, own)
 	fp.columns(g)
 	E := len(g.Envs)
@@ -126,7 +139,8 @@ func (fp *featurePrior) fit(g *graph.Graph, tasks []stats.Task, own []evidence, 
 		floats.AddScaledTo(fp.p, fp.z, next/rz, fp.p)
 		rz = next
 	}
-	fp.logit = resize(fp.logit, g.Len())
+	fp.forget()
+	fp.logit, fp.mean = resize(fp.logit, g.Len()), resize(fp.mean, g.Len())
 	parallelNodes(g.Len(), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			s := fp.beta[fp.nf+int(g.Nodes[i].Env)] + fp.beta[fp.nf+E]
@@ -135,9 +149,83 @@ func (fp *featurePrior) fit(g *graph.Graph, tasks []stats.Task, own []evidence, 
 					s += fp.beta[c]
 				}
 			}
-			fp.logit[i] = s
+			fp.logit[i], fp.mean[i] = s, sigmoid(s)
 		}
 	})
+}
+
+// keeps reports whether the call keeps the fit it starts from (start) instead of fitting
+// again: start was fitted on the environments of g, and the rollouts counted over every node
+// now (total) are those start was fitted on (no rollout came since), or more but fewer than
+// 1 + refit times as many. So the fit moves only when new evidence has come to move it, and
+// whether it moves is a function of the statistics and the start, as the fit itself is.
+func (fp *featurePrior) keeps(g *graph.Graph, refit float64) bool {
+	ws := &fp.start
+	if ws.Rollouts <= 0 || fp.total < ws.Rollouts || len(ws.EnvVal) != len(ws.Envs) ||
+		len(ws.FeatVal) < len(ws.Feat) || !slices.Equal(ws.Envs, g.Envs) {
+		return false
+	}
+	return fp.total == ws.Rollouts || float64(fp.total) < float64(ws.Rollouts)*(1+refit)
+}
+
+// keep fills logit and mean for every node from start's values: its environment's, the
+// intercept and its features' (0 for a feature start has none of), as fit does from its
+// solution. When the last call kept the same values on the same graph (see keptOn), they are
+// already there.
+func (fp *featurePrior) keep(g *graph.Graph) {
+	ws := &fp.start
+	fp.iters = 0
+	if fp.keptOn.same(g, ws) {
+		return
+	}
+	fp.forget()
+	fp.coef = resize(fp.coef, g.Feat.Dim)
+	clear(fp.coef)
+	for k, f := range ws.Feat {
+		if int(f) < len(fp.coef) {
+			fp.coef[f] = float64(ws.FeatVal[k])
+		}
+	}
+	icpt := float64(ws.Intercept)
+	fp.logit, fp.mean = resize(fp.logit, g.Len()), resize(fp.mean, g.Len())
+	parallelNodes(g.Len(), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			s := float64(ws.EnvVal[g.Nodes[i].Env]) + icpt
+			for _, f := range g.Feat.Row(i) {
+				s += fp.coef[f]
+			}
+			fp.logit[i], fp.mean[i] = s, sigmoid(s)
+		}
+	})
+	fp.keptOn = keptFit{g: g, n: g.Len(), feat: g.Feat, envs: len(g.Envs), ws: cloneWarm(*ws)}
+}
+
+// keptFit names what the prior's logit and mean were last worked out from by keep: a graph
+// (by identity: a Predictor takes a graph it is given again to be unchanged, as graphs are
+// made anew, not edited, when tasks come) and the fit's values.
+type keptFit struct {
+	g       *graph.Graph
+	n, envs int
+	feat    *graph.Features
+	ws      WarmStart
+}
+
+// same reports whether logit and mean were worked out by keep from g and ws.
+func (k *keptFit) same(g *graph.Graph, ws *WarmStart) bool {
+	return k.g != nil && k.g == g && k.n == g.Len() && k.feat == g.Feat && k.envs == len(g.Envs) &&
+		k.ws.Intercept == ws.Intercept && k.ws.Rollouts == ws.Rollouts &&
+		slices.Equal(k.ws.Feat, ws.Feat) && slices.Equal(k.ws.FeatVal, ws.FeatVal) &&
+		slices.Equal(k.ws.Envs, ws.Envs) && slices.Equal(k.ws.EnvVal, ws.EnvVal)
+}
+
+// forget marks logit and mean as not kept's (about to be overwritten).
+func (fp *featurePrior) forget() { fp.keptOn = keptFit{} }
+
+// cloneWarm returns a copy of ws that shares no slice with it.
+func cloneWarm(ws WarmStart) WarmStart {
+	ws.Feat, ws.FeatVal = slices.Clone(ws.Feat), slices.Clone(ws.FeatVal)
+	ws.Envs, ws.EnvVal = slices.Clone(ws.Envs), slices.Clone(ws.EnvVal)
+	return ws
 }
 
 // fits reports whether fit fits a regression for g with ridge lambda.
@@ -385,6 +473,10 @@ type WarmStart struct {
 	Envs      []string  // environment names, increasing
 	EnvVal    []float32 // per entry of Envs
 	Intercept float32
+	// Rollouts are the rollouts counted over every node (stats.Task.Rollouts) by the call
+	// that fitted it; 0 when not known (an encoding of version 1), which a call never keeps
+	// (see Params.PriorRefit).
+	Rollouts int64
 }
 
 // WarmStart returns the solution of the last fit of the feature prior as a warm start (the
@@ -421,12 +513,15 @@ func (fp *featurePrior) startAt(g *graph.Graph) bool {
 	return nonzero
 }
 
-// solution returns the last fit as a warm start.
+// solution returns the last fit as a warm start: the start itself when the call kept it.
 func (fp *featurePrior) solution() WarmStart {
 	if !fp.ok {
 		return WarmStart{}
 	}
-	var ws WarmStart
+	if fp.kept {
+		return fp.start
+	}
+	ws := WarmStart{Rollouts: fp.total}
 	for f, c := range fp.col {
 		if c >= 0 {
 			ws.Feat = append(ws.Feat, int32(f))
@@ -441,11 +536,15 @@ func (fp *featurePrior) solution() WarmStart {
 	return ws
 }
 
-// warmStartVersion is the first byte of an encoded WarmStart.
-const warmStartVersion = 1
+// warmStartVersion is the first byte of an encoded WarmStart. Version 1 had no Rollouts; it
+// is still read, with Rollouts 0.
+const (
+	warmStartVersion  = 2
+	warmStartVersion1 = 1
+)
 
 // MarshalBinary encodes ws compactly: feature ids as increasing deltas (uvarint), values as
-// float32 bits.
+// float32 bits, then Rollouts (uvarint).
 func (ws WarmStart) MarshalBinary() ([]byte, error) {
 	out := []byte{warmStartVersion}
 	out = binary.AppendUvarint(out, uint64(len(ws.Feat)))
@@ -467,7 +566,11 @@ func (ws WarmStart) MarshalBinary() ([]byte, error) {
 		out = append(out, e...)
 		out = binary.LittleEndian.AppendUint32(out, math.Float32bits(ws.EnvVal[k]))
 	}
-	return binary.LittleEndian.AppendUint32(out, math.Float32bits(ws.Intercept)), nil
+	if ws.Rollouts < 0 {
+		return nil, fmt.Errorf("warm start: %d rollouts", ws.Rollouts)
+	}
+	out = binary.LittleEndian.AppendUint32(out, math.Float32bits(ws.Intercept))
+	return binary.AppendUvarint(out, uint64(ws.Rollouts)), nil
 }
 
 // errWarmStart is the error of a WarmStart that does not decode.
@@ -476,7 +579,8 @@ var errWarmStart = errors.New("warm start: bad encoding")
 // UnmarshalBinary decodes what MarshalBinary encoded.
 func (ws *WarmStart) UnmarshalBinary(data []byte) error {
 	d := wsDecoder{b: data}
-	if len(data) == 0 || d.byte() != warmStartVersion {
+	version := d.byte()
+	if version != warmStartVersion && version != warmStartVersion1 {
 		return errWarmStart
 	}
 	var out WarmStart
@@ -495,6 +599,13 @@ func (ws *WarmStart) UnmarshalBinary(data []byte) error {
 		out.EnvVal = append(out.EnvVal, d.float32())
 	}
 	out.Intercept = d.float32()
+	if version == warmStartVersion {
+		if n := d.uvarint(); n <= math.MaxInt64 {
+			out.Rollouts = int64(n)
+		} else {
+			d.bad = true
+		}
+	}
 	if d.bad || len(d.b) != 0 {
 		return errWarmStart
 	}

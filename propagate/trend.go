@@ -65,6 +65,53 @@ func trendFeatures(own, base float64, rollouts int64, g int, age float64) [trend
 	return [trendDim]float64{1, gap, trained, old}
 }
 
+// trendTables hold, for one group size, the features of trendFeatures that depend on a
+// whole number alone: trained for 0 to len(trained)−1 rollouts, old for ages 0 to len(old)−1
+// (from 63 on it is 6), each worked out by trendFeatures' own expression, so the same bits.
+type trendTables struct {
+	g            int
+	trained, old []float64
+}
+
+// trendTableRollouts is how many rollout counts trendTables keeps.
+const trendTableRollouts = 4096
+
+// tables returns the tables for group size g, made again only when g changed.
+func (tt *trendTables) tables(g int) *trendTables {
+	if tt.g == g && tt.trained != nil {
+		return tt
+	}
+	tt.g = g
+	tt.trained, tt.old = make([]float64, trendTableRollouts), make([]float64, 64)
+	for r := range tt.trained {
+		x := trendFeatures(0.5, 0.5, int64(r), g, 0)
+		tt.trained[r] = x[2]
+	}
+	for a := range tt.old {
+		x := trendFeatures(0.5, 0.5, 1, g, float64(a))
+		tt.old[a] = x[3]
+	}
+	return tt
+}
+
+// features is trendFeatures(own, base, rollouts, tt.g, age) for a node whose logit of base
+// is lbase (= logit(base)): the same numbers, with the whole-number features from the tables.
+func (tt *trendTables) features(own, lbase float64, rollouts int64, age uint16) [trendDim]float64 {
+	gap := min(max(logit(own)-lbase, -4), 4)
+	var trained, old float64
+	if rollouts >= 0 && rollouts < int64(len(tt.trained)) {
+		trained = tt.trained[rollouts]
+	} else {
+		trained = min(max(math.Log2(float64(max(rollouts, 1))/float64(max(tt.g, 1))), -3), 6)
+	}
+	if int(age) < len(tt.old) {
+		old = tt.old[age]
+	} else {
+		old = min(math.Log2(1+float64(age)), 6)
+	}
+	return [trendDim]float64{1, gap, trained, old}
+}
+
 // ownMean is the mean of a task's decayed evidence, shrunk by half a rollout each way
 // (never 0 or 1; the decay of A and B since their round cancels out).
 func ownMean(t *stats.Task) float64 { return (t.A + 0.5) / (t.A + t.B + 1) }

@@ -226,3 +226,28 @@ func TestTrendFitClimbsFromSaturation(t *testing.T) {
 		}
 	}
 }
+
+// The trend's features from the tables are trendFeatures' own, bit for bit, inside and beyond
+// the tables, for several group sizes (and tables made again when the size changes).
+func TestTrendTablesAreTrendFeatures(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	var tt trendTables
+	for _, g := range []int{8, 1, 5, 16, 8} {
+		tt.tables(g)
+		for range 20000 {
+			own, base := rng.Float64(), rng.Float64()
+			rollouts := int64(rng.IntN(3 * trendTableRollouts))
+			if rng.IntN(10) == 0 {
+				rollouts = int64(rng.IntN(3))
+			}
+			age := uint16(rng.IntN(200))
+			if rng.IntN(10) == 0 {
+				age = uint16(rng.IntN(65536))
+			}
+			want := trendFeatures(own, base, rollouts, g, float64(age))
+			if got := tt.features(own, logit(base), rollouts, age); got != want {
+				t.Fatalf("G %d, %d rollouts, age %d: %v, want %v", g, rollouts, age, got, want)
+			}
+		}
+	}
+}

@@ -27,7 +27,7 @@ func stepOn(tasks []stats.Task, round int64, rng *rand.Rand) {
 // and whatever the Predictor did before.
 func TestWarmStartConvergesFasterToTheSameTolerance(t *testing.T) {
 	p := DefaultParams()
-	p.DriftRate, p.RechosenRate = 0, 0
+	p.DriftRate, p.RechosenRate, p.PriorRefit = 0, 0, 0
 	g, tasks := benchCatalogue(8000)
 	rng := rand.New(rand.NewPCG(5, 6))
 	cold, _ := NewPredictor(p)
@@ -73,7 +73,7 @@ func TestWarmStartConvergesFasterToTheSameTolerance(t *testing.T) {
 
 func TestWarmStartEncoding(t *testing.T) {
 	ws := WarmStart{Feat: []int32{0, 3, 70000}, FeatVal: []float32{0.5, -1.25, float32(math.SmallestNonzeroFloat32)},
-		Envs: []string{"", "env-a", "ünï"}, EnvVal: []float32{1, 2, -3}, Intercept: -0.75}
+		Envs: []string{"", "env-a", "ünï"}, EnvVal: []float32{1, 2, -3}, Intercept: -0.75, Rollouts: 1 << 40}
 	data, err := ws.MarshalBinary()
 	if err != nil {
 		t.Fatal(err)

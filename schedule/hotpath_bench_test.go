@@ -15,6 +15,7 @@ import (
 
 	"github.com/envsched/envsched/graph"
 	"github.com/envsched/envsched/graph/graphtest"
+	"github.com/envsched/envsched/propagate"
 	"github.com/envsched/envsched/record"
 	"github.com/envsched/envsched/storage"
 )
@@ -92,7 +93,9 @@ func bernoulli01(rng *rand.Rand, p float64) float64 {
 // as a trainer would write them. It reports the wall and CPU milliseconds of Scheduler.Answer
 // and the feature prior's conjugate-gradient iterations, and the KiB it passed to write calls
 // (the answer's commit). HOTPATH_N sets the sizes
-// (comma-separated; default 10000,100000).
+// (comma-separated; default 10000,100000), HOTPATH_PRIOR_REFIT the feature prior's refit
+// share (propagate.Params.PriorRefit; default the package's), HOTPATH_ROLLOUTS=0 no rollouts
+// between the requests (as bench/scalebench's batches come).
 func BenchmarkHotPath(b *testing.B) {
 	sizes := []int{10_000, 100_000}
 	if s := os.Getenv("HOTPATH_N"); s != "" {
@@ -107,8 +110,18 @@ func BenchmarkHotPath(b *testing.B) {
 	}
 	for _, n := range sizes {
 		db, _ := hotDB(b, n)
+		var err error
 		clock := time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC)
-		s, err := New(db, Options{Size: 512, Now: func() time.Time { return clock }})
+		opts := Options{Size: 512, Now: func() time.Time { return clock }}
+		if v := os.Getenv("HOTPATH_PRIOR_REFIT"); v != "" { // --prior-refit
+			p := propagate.DefaultParams()
+			if p.PriorRefit, err = strconv.ParseFloat(v, 64); err != nil {
+				b.Fatal(err)
+			}
+			p.Decay = db.Config().Decay
+			opts.Predict = &p
+		}
+		s, err := New(db, opts)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -137,7 +150,8 @@ func BenchmarkHotPath(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		request() // the first load and a cold fit, not timed
+		quiet := os.Getenv("HOTPATH_ROLLOUTS") == "0" // requests back to back, as scalebench's batches
+		request()                                     // the first load and a cold fit, not timed
 		answered()
 		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
@@ -151,6 +165,9 @@ func BenchmarkHotPath(b *testing.B) {
 							Reward: bernoulli01(rng, t.PredictedMean), Step: last.Step, HasStep: true,
 							Group: fmt.Sprintf("%s-%d", last.ID, t.Rank), RolloutID: fmt.Sprintf("%s-%d-%d", last.ID, t.Rank, r)}})
 					}
+				}
+				if quiet {
+					bt.Rollouts = nil
 				}
 				if _, err := db.Commit(&bt); err != nil {
 					b.Fatal(err)

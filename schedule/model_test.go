@@ -27,6 +27,8 @@ type modelWorld struct {
 	s     *Scheduler
 	tasks []record.Task // catalogue rows committed so far
 	n     int           // requests answered
+	kept  int           // answers that kept the stored fit of the feature prior
+	fit   int64         // the rollouts of the stored fit (propagate.WarmStart.Rollouts)
 }
 
 var modelWords = []string{"refund", "order", "flight", "hotel", "booking", "cancel", "status",
@@ -39,7 +41,17 @@ func (w *modelWorld) open() {
 		w.t.Fatal(err)
 	}
 	w.db, w.keep = db, NewEdgeKeeper(graph.Options{})
-	w.s = newScheduler(w.t, db, Options{Size: 6, GroupSize: 2, BuildGraph: DefaultBuildGraph})
+	p := modelPredict(db)
+	w.s = newScheduler(w.t, db, Options{Size: 6, GroupSize: 2, BuildGraph: DefaultBuildGraph, Predict: &p})
+}
+
+// modelPredict are the prediction parameters of the model test: the defaults, with the feature
+// prior kept between refits (propagate.Params.PriorRefit), so that answers that keep the
+// stored fit are compared too.
+func modelPredict(db *storage.DB) propagate.Params {
+	p := propagate.DefaultParams()
+	p.Decay, p.PriorRefit = db.Config().Decay, 0.1
+	return p
 }
 
 // restart closes the database and opens it again, as a killed daemon's successor does: the
@@ -121,7 +133,18 @@ func (w *modelWorld) step() string {
 			if !errors.As(err, &bad) { // too few tasks early on is an answer, not a failure
 				w.t.Fatal(err)
 			}
+			return "answer"
 		}
+		var ws propagate.WarmStart
+		if data, err := w.db.PredictorState(); err == nil && data != nil {
+			if st, err := DecodeState(data); err == nil {
+				ws = st.Warm
+			}
+		}
+		if ws.Rollouts > 0 && ws.Rollouts == w.fit {
+			w.kept++
+		}
+		w.fit = ws.Rollouts
 		return "answer"
 	case op < 9:
 		// a commit that fails in its last step: nothing of it may reach the model
@@ -173,13 +196,29 @@ func (w *modelWorld) check(what string) {
 	if got.counters != want.counters || got.lastStep != want.lastStep {
 		w.t.Fatalf("after %s: counters %+v step %d, database %+v step %d", what, got.counters, got.lastStep, want.counters, want.lastStep)
 	}
-	p := propagate.DefaultParams()
-	pa, _ := propagate.NewPredictor(p)
-	pb, _ := propagate.NewPredictor(p)
-	a, _, err1 := pa.Predict(got.g, got.tasks, got.lastStep+1, propagate.State{})
-	b, _, err2 := pb.Predict(want.g, want.tasks, want.lastStep+1, propagate.State{})
-	if err1 != nil || err2 != nil || !reflect.DeepEqual(a, b) {
-		w.t.Fatalf("after %s: predictions differ (%v, %v)", what, err1, err2)
+	// the predictor state this process holds is the stored one, and predicts as it does (the
+	// feature prior kept from it or fitted from it)
+	data, err := w.db.PredictorState()
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	stored, err := DecodeState(data)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	held := w.s.saved.predictState()
+	if !reflect.DeepEqual(held, stored) {
+		w.t.Fatalf("after %s: the scheduler holds another predictor state than the stored one", what)
+	}
+	p := modelPredict(w.db)
+	for _, st := range []propagate.State{{}, stored} {
+		pa, _ := propagate.NewPredictor(p)
+		pb, _ := propagate.NewPredictor(p)
+		a, na, err1 := pa.Predict(got.g, got.tasks, got.lastStep+1, st)
+		b, nb, err2 := pb.Predict(want.g, want.tasks, want.lastStep+1, st)
+		if err1 != nil || err2 != nil || !reflect.DeepEqual(a, b) || !reflect.DeepEqual(na, nb) {
+			w.t.Fatalf("after %s: predictions differ (%v, %v)", what, err1, err2)
+		}
 	}
 }
 
@@ -199,6 +238,10 @@ func TestModelEqualsTheDatabase(t *testing.T) {
 					w.check(what)
 				}
 			}
+			if w.kept == 0 {
+				t.Error("no answer kept the stored fit: the test did not compare kept fits")
+			}
+			t.Logf("%d answers kept the stored fit", w.kept)
 			for _, op := range []string{"catalogue", "rollouts", "answer", "failed commit", "restart"} {
 				if ops[op] == 0 {
 					t.Errorf("no %s in this run: the test did not try it", op)

@@ -91,6 +91,7 @@ func New(db *storage.DB, opts Options) (*Scheduler, error) {
 	}
 	pp := *opts.Predict
 	pp.Loads = opts.Select.Transfer > 0 // the transfer factor's loads, in the prediction's pass over the edges
+	pp.Lean = true                      // nothing here reads SD or PDeg (see propagate.Params.Lean)
 	pred, err := propagate.NewPredictor(pp)
 	if err != nil {
 		return nil, fmt.Errorf("scheduler options: %w", err)
@@ -169,7 +170,7 @@ func decodeSaved(data []byte) (savedState, error) {
 	if data == nil {
 		return st, nil
 	}
-	if len(data) > 0 && (data[0] == stateVersion || data[0] == stateVersion1) {
+	if len(data) > 0 && (data[0] == stateVersion || data[0] == stateVersion2 || data[0] == stateVersion1) {
 		return decodeBinaryState(data)
 	}
 	if err := json.Unmarshal(data, &st); err != nil { // as stored before the binary form

@@ -2,7 +2,9 @@ package schedule
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"math"
+	"math/rand/v2"
 	"reflect"
 	"testing"
 
@@ -41,5 +43,57 @@ func TestStateVersion1IsStillRead(t *testing.T) {
 	back, err := decodeSaved(data)
 	if err != nil || !reflect.DeepEqual(back, want) {
 		t.Fatalf("current version decoded as %+v, %v; want %+v", back, err, want)
+	}
+}
+
+// TestStateVersion2IsStillRead: a state stored with its dispersion as JSON (version 2)
+// decodes to what the same state decodes to in the current form.
+func TestStateVersion2IsStillRead(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	seen := 0
+	for range 300 {
+		st := randState(rng)
+		if st.Dispersion == nil {
+			continue
+		}
+		seen++
+		st.Dispersion.Global = &propagate.Likelihood{LL: []float64{-1.5, -2.25, -1e6}, N: 3}
+		st.Dispersion.Env = map[string]*propagate.Likelihood{"b": {LL: []float64{-0.5}, N: 1}, "a": nil}
+		cur, err := encodeState(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		disp := st.Dispersion
+		st.Dispersion = nil
+		none, err := encodeState(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tail := len(binary.AppendUvarint(nil, uint64(len(st.PriorStart)))) + len(st.PriorStart)
+		at := len(none) - tail - 1 // the byte that says "no dispersion"
+		js, err := json.Marshal(disp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v2 := append([]byte{stateVersion2}, none[1:at]...)
+		v2 = append(binary.AppendUvarint(v2, uint64(len(js))+1), js...)
+		v2 = append(v2, none[at+1:]...)
+		want, err := decodeSaved(cur)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := decodeSaved(v2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) || !sameBits(got, want) {
+			t.Fatalf("version 2 decoded as %+v, the current form as %+v", got, want)
+		}
+		if cur[0] != stateVersion || cur[0] == stateVersion2 {
+			t.Fatalf("encoded as version %d", cur[0])
+		}
+	}
+	if seen == 0 {
+		t.Fatal("no state with a dispersion drawn")
 	}
 }

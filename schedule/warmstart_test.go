@@ -102,3 +102,68 @@ func TestWarmStartKeepsAnswersAFunctionOfTheDatabase(t *testing.T) {
 		t.Errorf("every warm fit took as many iterations as one from zero (%d in all): the stored start is not used", warmIters)
 	}
 }
+
+// Between refits (propagate.Params.PriorRefit) an answer keeps the stored fit of the feature
+// prior, and a scheduler whose database is closed and opened again before every request
+// answers as the running one does, through kept fits and refits alike: whether the fit is
+// kept is a function of the stored state (the rollouts its fit was made on) and the
+// statistics.
+func TestKeptPriorAcrossARestart(t *testing.T) {
+	for _, refit := range []float64{0, 0.1} { // the default (kept while no rollout came), and --prior-refit 0.1
+		t.Run(fmt.Sprint("refit=", refit), func(t *testing.T) { keptPriorAcrossARestart(t, refit) })
+	}
+}
+
+// keptPriorAcrossARestart is TestKeptPriorAcrossARestart with --prior-refit refit: every
+// third answer is followed by no rollouts, so that the next one keeps the fit at any refit.
+func keptPriorAcrossARestart(t *testing.T, refit float64) {
+	dir := t.TempDir()
+	paths := []string{filepath.Join(dir, "a.db"), filepath.Join(dir, "b.db")}
+	dbA, dbB := openFile(t, paths[0]), openFile(t, paths[1])
+	defer func() { dbA.Close(); dbB.Close() }()
+	cat := graphtest.Catalog(1200, 3, 9)
+	for _, db := range []*storage.DB{dbA, dbB} {
+		if _, err := db.Commit(&storage.Batch{Tasks: cat}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := propagate.DefaultParams()
+	p.Decay, p.PriorRefit = dbA.Config().Decay, refit
+	opts := Options{BuildGraph: DefaultBuildGraph, Predict: &p}
+	sA := newScheduler(t, dbA, opts)
+	body := []byte(`{"size": 40}`)
+	kept, refits := 0, 0
+	var last int64
+	for i := 1; i <= 24; i++ {
+		dbB.Close()
+		dbB = openFile(t, paths[1])
+		sB := newScheduler(t, dbB, opts)
+		id := fmt.Sprintf("r%d", i)
+		a, b := must(sA.Answer(id, body)), must(sB.Answer(id, body))
+		if !bytes.Equal(a, b) {
+			t.Fatalf("%s: the restarted scheduler answered otherwise:\n%s\n%s", id, b, a)
+		}
+		if !bytes.Equal(storedState(t, dbA).PriorStart, storedState(t, dbB).PriorStart) {
+			t.Fatalf("%s: the restarted scheduler stored another fit", id)
+		}
+		var ws propagate.WarmStart
+		if err := ws.UnmarshalBinary(storedState(t, dbA).PriorStart); err != nil {
+			t.Fatalf("%s: %v", id, err)
+		}
+		switch {
+		case ws.Rollouts == 0:
+		case ws.Rollouts == last:
+			kept++
+		default:
+			refits++
+		}
+		last = ws.Rollouts
+		if i%3 != 0 {
+			rollRandom(t, decode(t, a), uint64(i), dbA, dbB)
+		}
+	}
+	t.Logf("%d answers kept the stored fit, %d fitted again", kept, refits)
+	if kept == 0 || refits < 2 {
+		t.Errorf("%d answers kept the stored fit and %d fitted again: the test saw no kept fit or too few refits", kept, refits)
+	}
+}

@@ -1,0 +1,132 @@
+package propagate
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+)
+
+// randomDispersion draws a Dispersion with each part present or not, empty or not.
+func randomDispersion(rng *rand.Rand) Dispersion {
+	like := func() *Likelihood {
+		switch rng.IntN(4) {
+		case 0:
+			return nil
+		case 1:
+			return &Likelihood{N: rng.Float64()}
+		}
+		l := &Likelihood{LL: make([]float64, rng.IntN(600)), N: rng.NormFloat64() * 100}
+		for j := range l.LL {
+			l.LL[j] = -rng.ExpFloat64() * math.Pow(10, float64(rng.IntN(8)))
+		}
+		return l
+	}
+	sig := func() *Signal {
+		if rng.IntN(2) == 0 {
+			return nil
+		}
+		return &Signal{Sum: rng.Float64() * 50, N: math.Copysign(rng.Float64()*80, float64(rng.IntN(2))-0.5)}
+	}
+	var d Dispersion
+	switch rng.IntN(3) {
+	case 0:
+	case 1:
+		d.Env = map[string]*Likelihood{}
+	default:
+		d.Env = map[string]*Likelihood{}
+		for k := range rng.IntN(25) {
+			d.Env[fmt.Sprintf("env-%d-ü\"\\%d", k, rng.IntN(3))] = like()
+		}
+	}
+	d.Global, d.Rechose, d.Random = like(), like(), like()
+	if rng.IntN(2) == 0 {
+		d.RechosenFactor = rng.Float64() * 3
+	}
+	d.NewSignal, d.ReSignal, d.RandSignal = sig(), sig(), sig()
+	if rng.IntN(2) == 0 {
+		d.Trend = &Trend{N: rng.Float64() * 30}
+		for j := range d.Trend.Beta {
+			d.Trend.Beta[j] = rng.NormFloat64()
+		}
+		for j := range d.Trend.Info {
+			d.Trend.Info[j] = rng.NormFloat64() * 1e3
+		}
+	}
+	return d
+}
+
+// A Dispersion decodes from its binary form to what it decodes to from its JSON, the stored
+// form before: the same numbers, the same nil and empty parts.
+func TestDispersionBinaryIsItsJSON(t *testing.T) {
+	rng := rand.New(rand.NewPCG(12, 13))
+	for i := range 400 {
+		d := randomDispersion(rng)
+		js, err := json.Marshal(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want Dispersion
+		if err := json.Unmarshal(js, &want); err != nil {
+			t.Fatal(err)
+		}
+		bin, err := d.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := Dispersion{Env: map[string]*Likelihood{"old": nil}} // dropped by the decoding
+		if err := got.UnmarshalBinary(bin); err != nil {
+			t.Fatalf("draw %d: %v", i, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("draw %d: binary decodes to\n%+v\nJSON to\n%+v", i, got, want)
+		}
+		again, _ := got.MarshalBinary()
+		if string(again) != string(bin) {
+			t.Fatalf("draw %d: decoded and encoded again, other bytes", i)
+		}
+		if i < 10 {
+			for cut := range len(bin) {
+				if err := new(Dispersion).UnmarshalBinary(bin[:cut]); err == nil {
+					t.Fatalf("draw %d: %d of %d bytes decoded", i, cut, len(bin))
+				}
+			}
+		}
+	}
+}
+
+// A number JSON refuses (not finite, outside the log-likelihoods) is refused by the binary
+// form too, both ways; a damaged form is an error, never a panic.
+func TestDispersionBinaryRefusesWhatJSONRefuses(t *testing.T) {
+	for name, d := range map[string]Dispersion{
+		"factor":      {RechosenFactor: math.NaN()},
+		"signal":      {ReSignal: &Signal{Sum: math.Inf(1)}},
+		"trend":       {Trend: &Trend{N: math.NaN()}},
+		"global n":    {Global: &Likelihood{N: math.Inf(-1)}},
+		"environment": {Env: map[string]*Likelihood{"a": {N: math.NaN()}}},
+	} {
+		if _, err := json.Marshal(d); err == nil {
+			t.Fatalf("%s: JSON took it", name)
+		}
+		if _, err := d.MarshalBinary(); err == nil {
+			t.Errorf("%s: encoded", name)
+		}
+	}
+	good, _ := Dispersion{RechosenFactor: 1, NewSignal: &Signal{Sum: 1, N: 2}}.MarshalBinary()
+	nan := append([]byte(nil), good...)
+	copy(nan[5:13], []byte{0, 0, 0, 0, 0, 0, 0xf8, 0x7f}) // the factor's bits: a NaN
+	for name, b := range map[string][]byte{
+		"version":      append([]byte{9}, good[1:]...),
+		"trailing":     append(append([]byte(nil), good...), 0),
+		"flag 2":       append(append([]byte(nil), good[:len(good)-1]...), 2),
+		"huge count":   {dispersionVersion, 0xff, 0xff, 0xff, 0xff, 0x0f},
+		"not finite":   nan,
+		"a name twice": {dispersionVersion, 3, 1, 'a', 0, 1, 'a', 0, 0, 0, 0},
+	} {
+		if err := new(Dispersion).UnmarshalBinary(b); err == nil {
+			t.Errorf("%s: decoded", name)
+		}
+	}
+}
