@@ -47,11 +47,13 @@ type hop struct{ a, b, inv, _ float32 } // 16 bytes: one cache line never splits
 
 // envSums are the per-environment sums of one call.
 type envSums struct {
-	a, n     float64 // decayed Σ successes and Σ rollouts over the environment's tasks
-	wv, wb   float64 // continuous tasks: Σ observed within-group variance, Σ its Bernoulli bound
-	cont     bool    // some task of the environment has continuous rewards
-	varRatio float64 // observed within-group variance over its Bernoulli bound, in [0, 1]
-	centre   float64 // the centre of the dispersion correction's slope (see centrePrior)
+	a, n     float64    // decayed Σ successes and Σ rollouts over the environment's tasks
+	wv, wb   float64    // continuous tasks: Σ observed within-group variance, Σ its Bernoulli bound
+	cont     bool       // some task of the environment has continuous rewards
+	varRatio float64    // observed within-group variance over its Bernoulli bound, in [0, 1]
+	centre   float64    // the centre of the dispersion correction's slope (see centrePrior)
+	graded   gradedSums // graded tasks' groups, for degOff
+	degOff   float64    // logit offset of the chance of an all-equal group (see graded.go)
 }
 
 // centrePrior is the weight, in rollouts, of all environments' decayed mean in the centre of
@@ -210,6 +212,7 @@ func (pr *Predictor) ownChunk(g *graph.Graph, tasks []stats.Task, round int64, l
 			pr.both[i] = both{pr.own[i], a + b}
 		}
 		e := &sums[g.Nodes[i].Env-first]
+		e.graded.addTask(t)
 		e.a += a
 		e.n += a + b
 		if continuous(t) {
@@ -229,6 +232,7 @@ func (s *envSums) add(o *envSums) {
 	s.wv += o.wv
 	s.wb += o.wb
 	s.cont = s.cont || o.cont
+	s.graded.add(&o.graded)
 }
 
 // continuous reports whether a task has seen a reward strictly between 0 and 1: for rewards in
@@ -250,6 +254,7 @@ func (pr *Predictor) envPriors() {
 		if s.wb > 1e-12 {
 			s.varRatio = clamp01(s.wv / s.wb)
 		}
+		s.degOff = s.graded.offset(pr.p.VarPrior)
 	}
 }
 
@@ -487,6 +492,9 @@ func (pr *Predictor) prediction(p *Prediction, t *stats.Task, env int32, alpha, 
 		}
 	case t.Rollouts == 0 && s.cont:
 		p.Var = s.varRatio * bv
+	}
+	if s.cont {
+		p.degOff = float32(taskOffset(s.degOff, t))
 	}
 	p.Var = min(clamp01(p.Var), 0.25)
 	if !pr.p.Lean {

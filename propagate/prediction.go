@@ -33,6 +33,7 @@ type Prediction struct {
 
 	degShare, degGroups float32 // observed share of degenerate groups and their number
 	varPrior            float32 // weight of the Beta-Binomial against degShare
+	degOff              float32 // logit offset of the Beta-Binomial, graded environments (graded.go)
 	base                float64 // the mean before the drift offset: what drift is measured against
 	count               float64 // Alpha+Beta before the dispersion correction
 	pre                 float64 // the mean after the offsets, before the dispersion correction, or its logit
@@ -44,12 +45,14 @@ type Prediction struct {
 func (p Prediction) Count() float64 { return p.Alpha + p.Beta }
 
 // PDegenerate is the chance that a group of g rollouts has all rewards equal. For 0/1 rewards
-// it is exact under the Beta-Binomial model. For a task with continuous rewards the
-// Beta-Binomial value is blended with the task's observed share of degenerate groups (a task
-// that always scores 0.5 is degenerate although its mean is 0.5), weighted by its number of
-// groups against Params.VarPrior.
+// it is exact under the Beta-Binomial model. In an environment with graded rewards (some not
+// 0 or 1) the Beta-Binomial value is shifted in logits by the environment's measured gap
+// between observed and modelled all-equal groups (graded.go); for a task with graded rewards
+// it is then blended with the task's observed share of degenerate groups (a task that always
+// scores 0.5 is degenerate although its mean is 0.5), weighted by its number of groups against
+// Params.VarPrior.
 func (p Prediction) PDegenerate(g int) float64 {
-	bb := BetaBinomialDegenerate(p.Alpha, p.Beta, g)
+	bb := shiftDegenerate(BetaBinomialDegenerate(p.Alpha, p.Beta, g), float64(p.degOff))
 	if !p.Continuous || p.degGroups == 0 {
 		return bb
 	}
