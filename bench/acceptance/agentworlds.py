@@ -106,6 +106,21 @@ class _Base:
         return gains
 
 
+class _BinaryRewards(_Base):
+    """A learner whose rewards are 0/1 draws at the task's success chance p(i), with nothing
+    between the chance and what a group shows."""
+
+    def informative(self, i: int, g: int) -> float:
+        """The chance that a group of g rollouts has unequal rewards."""
+        return _informative_binary(self.p(i), g)
+
+    def rollout(self, i: int, step: int, g: int) -> List[float]:
+        """g 0/1 rewards of task i at step."""
+        p, t = self.p(i), self.tasks[i]
+        return [1.0 if worlds.unit(self.world, self.seed, "roll", step, t.env, t.task_id, j) < p else 0.0
+                for j in range(g)]
+
+
 # -- agentic -----------------------------------------------------------------------------------
 
 
@@ -412,7 +427,7 @@ PARAMS_GIANTS = GiantsParams(env_sd=2.0, residual=1.5, per_tool=0.3, per_multi=1
                              ceiling=1.5, forget=0.005)
 
 
-class GiantsLearner(_Base):
+class GiantsLearner(_BinaryRewards):
     """The ``giants`` world (module doc). Skills: environments, then (environment, action) pairs;
     all start at 0, an environment's start level lies in its tasks' difficulty."""
 
@@ -445,16 +460,6 @@ class GiantsLearner(_Base):
         """The task's success chance now."""
         z = sum(self.level[k] * w for k, w in self.skills_of(i)) - self.hard[i]
         return worlds.sigmoid(self.prm.steep * z)
-
-    def informative(self, i: int, g: int) -> float:
-        """The chance that a group of g rollouts has unequal rewards."""
-        return _informative_binary(self.p(i), g)
-
-    def rollout(self, i: int, step: int, g: int) -> List[float]:
-        """g 0/1 rewards of task i at step."""
-        p, t = self.p(i), self.tasks[i]
-        return [1.0 if worlds.unit(self.world, self.seed, "roll", step, t.env, t.task_id, j) < p else 0.0
-                for j in range(g)]
 
     def update(self, step: int, groups: Sequence[Tuple[int, Sequence[float]]], batch: int) -> None:
         """One REINFORCE step: the logit moves by mean(advantage * (reward - p))."""

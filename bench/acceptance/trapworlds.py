@@ -232,7 +232,7 @@ PARAMS_UNLOCK = UnlockParams(base=-2.0, per_tool=0.3, per_multi=1.0, tail=1.5, s
                              forget=0.003)
 
 
-class UnlockLearner(agentworlds._Base):
+class UnlockLearner(agentworlds._BinaryRewards):
     """The ``unlock`` world (module doc). ``level`` holds the latent values: tool actions, then
     each source's composition skill; what a skill shows is shown()."""
 
@@ -279,16 +279,6 @@ class UnlockLearner(agentworlds._Base):
         """The task's success chance now."""
         return worlds.sigmoid(self.prm.steep * (self._bottleneck(i)[1] - self.hard[i]))
 
-    def informative(self, i: int, g: int) -> float:
-        """The chance that a group of g rollouts has unequal rewards."""
-        return agentworlds._informative_binary(self.p(i), g)
-
-    def rollout(self, i: int, step: int, g: int) -> List[float]:
-        """g 0/1 rewards of task i at step."""
-        p, t = self.p(i), self.tasks[i]
-        return [1.0 if worlds.unit(self.world, self.seed, "roll", step, t.env, t.task_id, j) < p else 0.0
-                for j in range(g)]
-
     def update(self, step: int, groups: Sequence[Tuple[int, Sequence[float]]], batch: int) -> None:
         """One REINFORCE step: the bottleneck skill's latent value moves by mean(advantage *
         (reward - p)) times the slope (the gradient taken as if the skill showed it all)."""
@@ -333,7 +323,7 @@ PARAMS_SEESAW = SeesawParams(difficulty=-0.5, per_tool=0.3, per_multi=0.8, resid
 _STYLE = 3  # seesaw: the style's numbers (call against abstain, ask against act, drawn)
 
 
-class SeesawLearner(agentworlds._Base):
+class SeesawLearner(agentworlds._BinaryRewards):
     """The ``seesaw`` world (module doc). Skills: environments, tool actions, then the style."""
 
     world = "seesaw"
@@ -378,16 +368,6 @@ class SeesawLearner(agentworlds._Base):
         """The task's success chance now."""
         z = sum(self.level[k] * w for k, w in self.skills_of(i)) - self.hard[i]
         return worlds.sigmoid(self.prm.steep * z)
-
-    def informative(self, i: int, g: int) -> float:
-        """The chance that a group of g rollouts has unequal rewards."""
-        return agentworlds._informative_binary(self.p(i), g)
-
-    def rollout(self, i: int, step: int, g: int) -> List[float]:
-        """g 0/1 rewards of task i at step."""
-        p, t = self.p(i), self.tasks[i]
-        return [1.0 if worlds.unit(self.world, self.seed, "roll", step, t.env, t.task_id, j) < p else 0.0
-                for j in range(g)]
 
     def update(self, step: int, groups: Sequence[Tuple[int, Sequence[float]]], batch: int) -> None:
         """One REINFORCE step: every skill moves by mean(advantage * (reward - p)) times its
