@@ -26,6 +26,11 @@ type State struct {
 	// predicted means as of an earlier call. Nodes it does not name are not measured; nil
 	// measures nothing.
 	Baseline []Baseline
+	// Nodes optionally hints the node of each baseline: Nodes[k], when it is a node of the
+	// graph and that node is Baseline[k]'s task, is that baseline's node; a baseline without
+	// such a hint is found by name. Hints save a search per baseline and never change the
+	// predictions (nodes name tasks one to one). The returned State has none.
+	Nodes []int
 	// Dispersion is what the dispersion correction has measured (see
 	// Params.DispersionMemory).
 	Dispersion Dispersion
@@ -180,7 +185,7 @@ func (d *drift) active() bool { return d.rate > 0 || d.reRate > 0 || d.memory > 
 // measure updates the offsets from the rollouts that arrived since base. With the re-chosen
 // channel on, nodes rolled out when their baseline was taken measure it, and the others their
 // environment's offset; with it off, every node measures its environment's.
-func (d *drift) measure(g *graph.Graph, tasks []stats.Task, base []Baseline) {
+func (d *drift) measure(g *graph.Graph, tasks []stats.Task, base []Baseline, hints []int) {
 	defer d.current(g)
 	if !d.active() || base == nil {
 		return
@@ -192,7 +197,7 @@ func (d *drift) measure(g *graph.Graph, tasks []stats.Task, base []Baseline) {
 	var reCount int64
 	var groups []group
 	var obs []trendObs
-	for _, nb := range baselineNodes(g, base) {
+	for _, nb := range baselineNodes(g, base, hints) {
 		i, b := nb.node, nb.b
 		nd := g.Nodes[i]
 		if tasks[i].Rollouts <= b.Rollouts {
@@ -237,11 +242,11 @@ type nodeBaseline struct {
 }
 
 // baselineNodes returns the finite baselines of base with their nodes, in node order, the last
-// of base for a node that it names twice; baselines of tasks not in g are left out. It finds
-// each node by binary search (g's nodes are sorted by environment, then task) and, should one
-// not be found that way, by a pass over every node, so that a graph in another order gives
-// the same.
-func baselineNodes(g *graph.Graph, base []Baseline) []nodeBaseline {
+// of base for a node that it names twice; baselines of tasks not in g are left out. It takes
+// each node from hints (State.Nodes) when the node there is the baseline's task, else finds it
+// by binary search (g's nodes are sorted by environment, then task) and, should one not be
+// found that way, by a pass over every node, so that a graph in another order gives the same.
+func baselineNodes(g *graph.Graph, base []Baseline, hints []int) []nodeBaseline {
 	// sorted by node, then by place in base (a stable sort by node, on small keys: moving the
 	// baselines themselves about cost more than finding them)
 	type key struct{ node, at int }
@@ -250,7 +255,10 @@ func baselineNodes(g *graph.Graph, base []Baseline) []nodeBaseline {
 		if !finite(x.Sum) || !finite(x.Mean) {
 			continue
 		}
-		i, ok := findNode(g, x.Env, x.Task)
+		i, ok := hinted(g, x, hints, at)
+		if !ok {
+			i, ok = findNode(g, x.Env, x.Task)
+		}
 		if !ok {
 			return baselineNodesByScan(g, base)
 		}
@@ -270,6 +278,19 @@ func baselineNodes(g *graph.Graph, base []Baseline) []nodeBaseline {
 		out = append(out, nodeBaseline{x.node, base[x.at]})
 	}
 	return out
+}
+
+// hinted returns hints[at] when it is a node of g whose task is x's.
+func hinted(g *graph.Graph, x Baseline, hints []int, at int) (int, bool) {
+	if at >= len(hints) {
+		return 0, false
+	}
+	i := hints[at]
+	if i < 0 || i >= len(g.Nodes) {
+		return 0, false
+	}
+	nd := g.Nodes[i]
+	return i, nd.Task == x.Task && g.Envs[nd.Env] == x.Env
 }
 
 // findNode returns the node of (env, task), by binary search over g's sorted nodes.

@@ -93,7 +93,8 @@ func TestChooseRowsSameAsBySort(t *testing.T) {
 
 // baselineNodes finds the same nodes and baselines as a pass over every node: duplicates (the
 // last wins), non-finite baselines, tasks not in the graph, and a graph whose nodes are not
-// in sorted order.
+// in sorted order; with no hints, and with hints (State.Nodes) right, wrong (another node, a
+// node out of range, negative) or missing (fewer hints than baselines).
 func TestBaselineNodesSameAsScan(t *testing.T) {
 	g := graphtest.Random(2000, 5, 4, 3)
 	shuffled := graph.New(g.Envs, slices.Clone(g.Nodes), nil)
@@ -119,12 +120,39 @@ func TestBaselineNodesSameAsScan(t *testing.T) {
 				}
 				base = append(base, b)
 			}
-			got, want := baselineNodes(gg, base), baselineNodesByScan(gg, base)
-			if fmt.Sprint(got) != fmt.Sprint(want) {
-				t.Fatalf("seed %d: %d baselines found, %d by the scan, or in another order", seed, len(got), len(want))
+			want := baselineNodesByScan(gg, base)
+			for _, hints := range [][]int{nil, baselineHints(rng, gg, base)} {
+				got := baselineNodes(gg, base, hints)
+				if fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Fatalf("seed %d, %d hints: %d baselines found, %d by the scan, or in another order", seed, len(hints), len(got), len(want))
+				}
 			}
 		}
 	}
+}
+
+// baselineHints hints the nodes of base in g: most right, some another node, out of range or
+// negative, and the last tenth left without a hint.
+func baselineHints(rng *rand.Rand, g *graph.Graph, base []Baseline) []int {
+	hints := make([]int, 0, len(base))
+	for _, b := range base[:len(base)*9/10] {
+		i := -1
+		for j, nd := range g.Nodes {
+			if nd.Task == b.Task && g.Envs[nd.Env] == b.Env {
+				i = j
+			}
+		}
+		switch rng.IntN(8) {
+		case 0:
+			i = rng.IntN(g.Len())
+		case 1:
+			i = g.Len() + rng.IntN(3)
+		case 2:
+			i = -1 - rng.IntN(3)
+		}
+		hints = append(hints, i)
+	}
+	return hints
 }
 
 // groupLL gives, bit for bit, what each correction of the grid gives when applied alone.

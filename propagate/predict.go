@@ -106,7 +106,7 @@ func (pr *Predictor) Predict(g *graph.Graph, tasks []stats.Task, round int64, st
 	}
 	pr.grow(n, len(g.Envs))
 	pr.drift.start(st, pr.p)
-	pr.drift.measure(g, tasks, st.Baseline)
+	pr.drift.measure(g, tasks, st.Baseline, st.Nodes)
 	pr.expOffsets()
 	pr.prior.start, pr.prior.total = st.Warm, rolloutsOf(tasks)
 	pr.prior.kept = pr.prior.keeps(g, pr.p.PriorRefit)

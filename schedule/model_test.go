@@ -207,10 +207,21 @@ func (w *modelWorld) check(what string) {
 		w.t.Fatal(err)
 	}
 	held := w.s.saved.predictState()
+	hinted := held
+	held.Nodes = nil // the node hints are the process's, not stored
 	if !reflect.DeepEqual(held, stored) {
 		w.t.Fatalf("after %s: the scheduler holds another predictor state than the stored one", what)
 	}
 	p := modelPredict(w.db)
+	{ // the hints change no prediction
+		pa, _ := propagate.NewPredictor(p)
+		pb, _ := propagate.NewPredictor(p)
+		a, na, err1 := pa.Predict(got.g, got.tasks, got.lastStep+1, hinted)
+		b, nb, err2 := pb.Predict(got.g, got.tasks, got.lastStep+1, stored)
+		if err1 != nil || err2 != nil || !reflect.DeepEqual(a, b) || !reflect.DeepEqual(na, nb) {
+			w.t.Fatalf("after %s: predictions with the node hints differ (%v, %v)", what, err1, err2)
+		}
+	}
 	for _, st := range []propagate.State{{}, stored} {
 		pa, _ := propagate.NewPredictor(p)
 		pb, _ := propagate.NewPredictor(p)

@@ -144,7 +144,7 @@ func (st savedState) predictState() propagate.State {
 	for i, e := range st.Baseline {
 		base[i] = e.Baseline
 	}
-	out := propagate.State{Offsets: st.DriftOffsets, Rechosen: st.Rechosen, Baseline: base}
+	out := propagate.State{Offsets: st.DriftOffsets, Rechosen: st.Rechosen, Baseline: base, Nodes: st.nodes}
 	if st.Dispersion != nil {
 		out.Dispersion = *st.Dispersion
 	}
