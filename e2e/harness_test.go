@@ -106,6 +106,29 @@ type opts struct {
 	ignoreHangup bool
 }
 
+// startCmd starts cmd (its environment this process's and env) as a daemon of dir, its log
+// copied and, when stopAt is not empty, SIGSTOPped at the first log write holding stopAt (see
+// stopper); the test's end kills it.
+func startCmd(t *testing.T, dir, stopAt string, env []string, cmd *exec.Cmd) *daemon {
+	t.Helper()
+	cmd.Env = append(os.Environ(), env...)
+	d := &daemon{t: t, dir: dir, cmd: cmd, stderr: &lockedBuffer{}, done: make(chan struct{}), stopped: make(chan struct{})}
+	cmd.Stderr = d.stderr
+	if stopAt != "" {
+		cmd.Stderr = &stopper{w: d.stderr, text: stopAt, d: d}
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		cmd.Wait()
+		d.state = cmd.ProcessState
+		close(d.done)
+	}()
+	t.Cleanup(d.kill)
+	return d
+}
+
 // start runs `envsched run --dir dir` with fast polling and a fast status heartbeat.
 func start(t *testing.T, dir string, o opts) *daemon {
 	t.Helper()
@@ -116,26 +139,10 @@ func start(t *testing.T, dir string, o opts) *daemon {
 	if o.ignoreHangup {
 		cmd = exec.Command("/bin/sh", append([]string{"-c", `trap "" HUP; exec "$0" "$@"`, binary}, args...)...)
 	}
-	cmd.Env = append(os.Environ(), o.env...)
 	if o.unprivileged && os.Geteuid() == 0 {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
 	}
-	d := &daemon{t: t, dir: dir, cmd: cmd, stderr: &lockedBuffer{}, done: make(chan struct{}),
-		stopped: make(chan struct{})}
-	cmd.Stderr = d.stderr
-	if o.stopAt != "" {
-		cmd.Stderr = &stopper{w: d.stderr, text: o.stopAt, d: d}
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		cmd.Wait()
-		d.state = cmd.ProcessState
-		close(d.done)
-	}()
-	t.Cleanup(func() { d.kill() })
-	return d
+	return startCmd(t, dir, o.stopAt, o.env, cmd)
 }
 
 // kill SIGKILLs the process (if it still runs) and waits for it.

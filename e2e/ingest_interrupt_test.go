@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -15,24 +14,6 @@ import (
 func startCommand(t *testing.T, dir, stopAt string, env []string, args ...string) *daemon {
 	t.Helper()
 	return startCmd(t, dir, stopAt, env, exec.Command(binary, args...))
-}
-
-// startCmd is startCommand for any command.
-func startCmd(t *testing.T, dir, stopAt string, env []string, cmd *exec.Cmd) *daemon {
-	t.Helper()
-	cmd.Env = append(os.Environ(), env...)
-	d := &daemon{t: t, dir: dir, cmd: cmd, stderr: &lockedBuffer{}, done: make(chan struct{}), stopped: make(chan struct{})}
-	cmd.Stderr = &stopper{w: d.stderr, text: stopAt, d: d}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		cmd.Wait()
-		d.state = cmd.ProcessState
-		close(d.done)
-	}()
-	t.Cleanup(d.kill)
-	return d
 }
 
 // SIGINT and SIGTERM (SIGHUP takes the same path) during `envsched ingest` stop it after a commit with exit code 1 and
