@@ -40,16 +40,8 @@ func rollRandom(t *testing.T, a Answer, seed uint64, dbs ...*storage.DB) {
 // state (it took another number of iterations in some answer: a fit that ignored the stored
 // start would take as many as one from zero in every answer).
 func TestWarmStartKeepsAnswersAFunctionOfTheDatabase(t *testing.T) {
-	dir := t.TempDir()
-	paths := []string{filepath.Join(dir, "a.db"), filepath.Join(dir, "b.db")}
-	dbA, dbB := openFile(t, paths[0]), openFile(t, paths[1])
+	dbA, dbB, pathB := twinDBs(t)
 	defer func() { dbA.Close(); dbB.Close() }()
-	cat := graphtest.Catalog(1200, 3, 9)
-	for _, db := range []*storage.DB{dbA, dbB} {
-		if _, err := db.Commit(&storage.Batch{Tasks: cat}); err != nil {
-			t.Fatal(err)
-		}
-	}
 	// The selection is that of the batches this property was first measured on, before the
 	// transfer factor (batcher.Params.Transfer). With today's default selection the same test
 	// draws other batches, and on those the warm fits took more iterations than fits from zero
@@ -64,7 +56,7 @@ func TestWarmStartKeepsAnswersAFunctionOfTheDatabase(t *testing.T) {
 	warmIters, coldIters, differ := 0, 0, 0
 	for i := 1; i <= 6; i++ {
 		dbB.Close()
-		dbB = openFile(t, paths[1])
+		dbB = openFile(t, pathB)
 		sB := newScheduler(t, dbB, opts)
 		id := fmt.Sprintf("r%d", i)
 		a, b := must(sA.Answer(id, body)), must(sB.Answer(id, body))
@@ -117,16 +109,8 @@ func TestKeptPriorAcrossARestart(t *testing.T) {
 // keptPriorAcrossARestart is TestKeptPriorAcrossARestart with --prior-refit refit: every
 // third answer is followed by no rollouts, so that the next one keeps the fit at any refit.
 func keptPriorAcrossARestart(t *testing.T, refit float64) {
-	dir := t.TempDir()
-	paths := []string{filepath.Join(dir, "a.db"), filepath.Join(dir, "b.db")}
-	dbA, dbB := openFile(t, paths[0]), openFile(t, paths[1])
+	dbA, dbB, pathB := twinDBs(t)
 	defer func() { dbA.Close(); dbB.Close() }()
-	cat := graphtest.Catalog(1200, 3, 9)
-	for _, db := range []*storage.DB{dbA, dbB} {
-		if _, err := db.Commit(&storage.Batch{Tasks: cat}); err != nil {
-			t.Fatal(err)
-		}
-	}
 	p := propagate.DefaultParams()
 	p.Decay, p.PriorRefit = dbA.Config().Decay, refit
 	opts := Options{BuildGraph: DefaultBuildGraph, Predict: &p}
@@ -136,7 +120,7 @@ func keptPriorAcrossARestart(t *testing.T, refit float64) {
 	var last int64
 	for i := 1; i <= 24; i++ {
 		dbB.Close()
-		dbB = openFile(t, paths[1])
+		dbB = openFile(t, pathB)
 		sB := newScheduler(t, dbB, opts)
 		id := fmt.Sprintf("r%d", i)
 		a, b := must(sA.Answer(id, body)), must(sB.Answer(id, body))
@@ -166,4 +150,20 @@ func keptPriorAcrossARestart(t *testing.T, refit float64) {
 	if kept == 0 || refits < 2 {
 		t.Errorf("%d answers kept the stored fit and %d fitted again: the test saw no kept fit or too few refits", kept, refits)
 	}
+}
+
+// twinDBs opens two databases in a temporary folder holding the same 1,200-task catalogue, and
+// returns them with the second's path (for tests that close and reopen it); the caller closes them.
+func twinDBs(t *testing.T) (dbA, dbB *storage.DB, pathB string) {
+	t.Helper()
+	dir := t.TempDir()
+	pathB = filepath.Join(dir, "b.db")
+	dbA, dbB = openFile(t, filepath.Join(dir, "a.db")), openFile(t, pathB)
+	cat := graphtest.Catalog(1200, 3, 9)
+	for _, db := range []*storage.DB{dbA, dbB} {
+		if _, err := db.Commit(&storage.Batch{Tasks: cat}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dbA, dbB, pathB
 }
