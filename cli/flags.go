@@ -2,12 +2,15 @@ package cli
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/envsched/envsched/batcher"
+	"github.com/envsched/envsched/daemon"
+	"github.com/envsched/envsched/fsutil"
 	"github.com/envsched/envsched/schedule"
 )
 
@@ -27,24 +30,59 @@ func ingestDBFlag() cli.Flag {
 // saw the file change and read it again, for ever; in requests/, batches/ or snapshots/ it would
 // be taken for a request or removed as a stale copy. Links on the path are resolved as far as
 // it exists.
+//
+// Nor may it be one of the files the daemon writes in DIR itself: status.json, rewritten by
+// rename every heartbeat, would replace the database with a status file (everything stored
+// lost, the next start said "invalid database"), and a name of fsutil's temporary files
+// (.NAME.tmp-RANDOM) is removed by the daemon's start-up sweep. A hard link to status.json
+// (another name of the same file) is refused too.
 func checkDBPlace(dir, db string) error {
 	if f, ok := insideExchange(dir, db); ok {
 		return fmt.Errorf("--db %s is inside %s: envsched would read (or remove) its own database there; "+
 			"put it in DIR itself (the default, DIR/envsched.db) or outside DIR", db, filepath.Join(dir, f))
 	}
+	if what, ok := daemonFile(dir, db); ok {
+		return fmt.Errorf("--db %s is %s, which envsched run writes: it would replace (or remove) the database; "+
+			"use another name (the default is DIR/envsched.db)", db, what)
+	}
 	return nil
+}
+
+// daemonFile reports whether path names a file the daemon writes directly in DIR (status.json,
+// or a temporary file its start-up sweep removes), and says which.
+func daemonFile(dir, path string) (string, bool) {
+	if path == "" {
+		return "", false
+	}
+	status := filepath.Join(dir, daemon.StatusFile)
+	if rp := resolved(path); rp == resolved(status) {
+		return "DIR's " + daemon.StatusFile, true
+	} else if filepath.Dir(rp) == resolved(dir) && fsutil.IsTemp(filepath.Base(rp)) {
+		return "a temporary file's name in DIR (.NAME.tmp-X)", true
+	}
+	a, errA := os.Stat(path)
+	b, errB := os.Stat(status)
+	if errA == nil && errB == nil && os.SameFile(a, b) {
+		return "DIR's " + daemon.StatusFile + " under another name", true
+	}
+	return "", false
 }
 
 // checkOutPlace refuses a file written by export or report (--out) into one of DIR's folders
 // that envsched reads or publishes: rollouts exported into DIR/rollouts (they carry no
 // rollout_id unless the trainer wrote one) were read again as new rollouts, every one counted
 // twice; any other file there is read as input (and quarantined), taken for a request, or
-// removed as a stale copy. Nor may it be the database db itself: the file written whole was
+// removed as a stale copy; DIR/status.json (or a daemon's temporary name in DIR) is replaced or
+// removed by the daemon. Nor may it be the database db itself: the file written whole was
 // renamed over it, and every rollout, statistic and stored answer was lost without a word.
 func checkOutPlace(dir, db, out string) error {
 	if out != "" && resolved(out) == resolved(db) {
 		return fmt.Errorf("--out %s is the database %s: writing there would replace it, losing everything it "+
 			"holds; write the file elsewhere", out, db)
+	}
+	if what, ok := daemonFile(dir, out); ok {
+		return fmt.Errorf("--out %s is %s, which envsched run writes: the daemon would replace (or remove) it; "+
+			"write the file elsewhere", out, what)
 	}
 	if f, ok := insideExchange(dir, out); ok {
 		return fmt.Errorf("--out %s is inside %s, which envsched reads or writes: a file there would be read "+

@@ -288,6 +288,57 @@ func TestDBInsideExchangeFoldersRefused(t *testing.T) {
 	}
 }
 
+// TestDBIsADaemonFileRefused: a --db naming a file the daemon itself writes in DIR is a usage
+// error (exit 2) of every command that writes the database, and the file is left as it was:
+// DIR/status.json (rewritten by rename every heartbeat, it replaced the database: everything
+// stored was lost, and the next start said "invalid database"), the same file through a link
+// or a hard link, and a name of the daemon's temporary files (removed by its start-up sweep).
+// `export --out` and `report --out` there are refused too (the daemon replaced the output).
+func TestDBIsADaemonFileRefused(t *testing.T) {
+	dir, other := t.TempDir(), t.TempDir()
+	status := filepath.Join(dir, "status.json")
+	body := []byte(`{"version": "old"}` + "\n")
+	if err := os.WriteFile(status, body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(status, filepath.Join(other, "link.db")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(status, filepath.Join(other, "hard.db")); err != nil {
+		t.Fatal(err)
+	}
+	for _, db := range []string{status, filepath.Join(dir, ".", "status.json"), filepath.Join(other, "link.db"),
+		filepath.Join(other, "hard.db"), filepath.Join(dir, ".envsched.db.tmp-1234")} {
+		for _, cmd := range []string{"run", "ingest", "batch", "compact"} {
+			code, _, errOut := opsApp(t, cmd, "--dir", dir, "--db", db)
+			if code != exitUsage || !strings.Contains(errOut, "which envsched run writes") {
+				t.Errorf("%s --db %s: exit %d, %q; want 2 and a message", cmd, db, code, errOut)
+			}
+		}
+		if _, err := os.Lstat(filepath.Join(dir, ".envsched.db.tmp-1234")); err == nil {
+			t.Errorf("--db %s: the temporary name was created", db)
+		}
+	}
+	if got, err := os.ReadFile(status); err != nil || !bytes.Equal(got, body) {
+		t.Errorf("status.json changed: %q, %v", got, err)
+	}
+	gen, _ := generatedDir(t)
+	for _, cmd := range [][]string{{"export", "--what", "rollouts"}, {"report"}} {
+		out := filepath.Join(gen, "status.json")
+		code, _, errOut := opsApp(t, append(cmd, "--dir", gen, "--out", out)...)
+		if code != exitUsage || !strings.Contains(errOut, "which envsched run writes") {
+			t.Errorf("%s --out DIR/status.json: exit %d, %q; want 2", cmd[0], code, errOut)
+		}
+		if _, err := os.Lstat(out); err == nil {
+			t.Errorf("%s --out DIR/status.json: written", cmd[0])
+		}
+	}
+	// A name beside them stays fine.
+	if code, _, errOut := opsApp(t, "ingest", "--dir", dir, "--db", filepath.Join(dir, "status.json.db")); code != 0 {
+		t.Errorf("ingest --db DIR/status.json.db: exit %d, %s", code, errOut)
+	}
+}
+
 // TestStatusOnHugeFile: a huge status.json (a sparse 8 GB file put in its place) is refused
 // saying so, without being read whole (it was read into memory).
 func TestStatusOnHugeFile(t *testing.T) {

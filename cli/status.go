@@ -54,7 +54,7 @@ func statusAction(c *cli.Context) error {
 	if d := c.Duration("stale-after"); d <= 0 {
 		return usageError{fmt.Errorf("--stale-after %v: want a positive duration (a heartbeat older than it means not running)", d)}
 	}
-	path := filepath.Join(c.String("dir"), "status.json")
+	path := filepath.Join(c.String("dir"), daemon.StatusFile)
 	data, err := fsutil.ReadRegularMax(path, 16<<20) // a FIFO or a huge file put there must not block it
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%s: %w: no status.json (start it with `envsched run --dir %s`)",

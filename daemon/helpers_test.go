@@ -162,7 +162,7 @@ func tempFiles(t *testing.T, dir string) []string {
 // readStatus reads DIR/status.json as a trainer would.
 func readStatus(dir string) (Status, error) {
 	var s Status
-	data, err := os.ReadFile(filepath.Join(dir, statusFile))
+	data, err := os.ReadFile(filepath.Join(dir, StatusFile))
 	if err != nil {
 		return s, err
 	}

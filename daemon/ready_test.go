@@ -69,7 +69,7 @@ func TestRenamedRequestSkipsTheDebounce(t *testing.T) {
 	}
 	// past start-up (its last step writes status.json): a request written before its listing
 	// would be answered by the listing, debounce or not
-	r.waitFile(filepath.Join(dir, statusFile))
+	r.waitFile(filepath.Join(dir, StatusFile))
 	appendFile(t, filepath.Join(dir, "rollouts", "a.jsonl"), rolloutLines("a", 40))
 	writeRequest(t, dir, "u1.json", `{}`)
 	if got := rolloutsSeen(t, r.batch("u1")); got != 40 {

@@ -337,10 +337,10 @@ func (d *Daemon) writeStatus() error {
 	if err != nil {
 		return err
 	}
-	if !d.plainTarget(d.dirs.root, statusFile) {
+	if !d.plainTarget(d.dirs.root, StatusFile) {
 		return nil
 	}
-	return d.published(filepath.Join(d.dirs.root, statusFile), writeStatus(d.dirs.root, s))
+	return d.published(filepath.Join(d.dirs.root, StatusFile), writeStatus(d.dirs.root, s))
 }
 
 func (d *Daemon) status() (Status, error) {

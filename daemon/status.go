@@ -30,8 +30,8 @@ type Status struct {
 	Calibration ledger.Summary `json:"calibration"`
 }
 
-// statusFile is the name of the status file in the exchange directory.
-const statusFile = "status.json"
+// StatusFile is the name of the status file the daemon rewrites in the exchange directory.
+const StatusFile = "status.json"
 
 // rfc3339 formats t the way every time in the protocol is written: RFC 3339, UTC, seconds.
 func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339) }
@@ -42,5 +42,5 @@ func writeStatus(dir string, s Status) error {
 	if err != nil {
 		return fmt.Errorf("encode status: %w", err)
 	}
-	return writeAtomic(dir, statusFile, append(data, '\n'), nil)
+	return writeAtomic(dir, StatusFile, append(data, '\n'), nil)
 }
