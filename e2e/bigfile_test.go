@@ -1,9 +1,12 @@
 package e2e
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -47,4 +50,60 @@ func TestHugeFileInBatchesIsNotRead(t *testing.T) {
 	if code := d.signal(syscall.SIGTERM); code != 0 {
 		t.Errorf("SIGTERM: exit %d", code)
 	}
+}
+
+// A sparse rollout file of 8 GB (a line, a hole that reads as NUL bytes, a newline and a line),
+// made while the daemon runs, is skipped past without reading the hole: the request written
+// after it is answered, the two lines count and the line holding the hole is quarantined once.
+// The daemon's read count (rchar of /proc/PID/io) shows the hole unread; it was read byte by
+// byte (10 GB: 14 s during which every request waited).
+func TestSparseRolloutFileIsNotRead(t *testing.T) {
+	dir := t.TempDir()
+	d := start(t, dir, opts{})
+	d.waitReady()
+	path := filepath.Join(dir, "rollouts", "sparse.jsonl")
+	must(t, os.WriteFile(path, []byte(rolloutLine("sparse-0", 0)), 0o644))
+	fi, err := os.Stat(path)
+	must(t, err)
+	if err := os.Truncate(path, fi.Size()+8<<30); err != nil {
+		t.Skipf("no sparse 8 GB file here: %v", err)
+	}
+	appendFile(t, path, "\n"+rolloutLine("sparse-1", 1))
+	writeRequest(t, dir, "after", `{"size": 2}`)
+	var answer struct {
+		RolloutsSeen int `json:"rollouts_seen"`
+	}
+	must(t, json.Unmarshal(waitBatch(t, d, "after"), &answer))
+	if answer.RolloutsSeen != 2 {
+		t.Errorf("the answer saw %d rollouts; want the 2 written before it", answer.RolloutsSeen)
+	}
+	waitUntil(t, "the quarantined line in status.json", func() bool {
+		st, err := readStatus(dir)
+		return err == nil && st.Quarantined == 1 && st.Rollouts == 2
+	})
+	if read := procRead(t, d.cmd.Process.Pid); read > 1<<30 {
+		t.Errorf("the daemon read %d bytes: the 8 GB hole was read", read)
+	}
+	if code := d.signal(syscall.SIGTERM); code != 0 {
+		t.Errorf("SIGTERM: exit %d", code)
+	}
+}
+
+// procRead is the bytes process pid has read (rchar of /proc/PID/io); the test is skipped
+// where that is not there.
+func procRead(t *testing.T, pid int) int64 {
+	t.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
+	if err != nil {
+		t.Skipf("no /proc/PID/io: %v", err)
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(l, "rchar: "); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			must(t, err)
+			return n
+		}
+	}
+	t.Skip("no rchar in /proc/PID/io")
+	return 0
 }

@@ -162,7 +162,32 @@ func (lr *lineReader) skip() (done bool, err error) {
 	lr.stail = window(lr.stail, lr.buf[lr.start:lr.end])
 	lr.off += int64(lr.end - lr.start)
 	lr.start, lr.end = 0, 0
+	if err := lr.jumpHole(); err != nil {
+		return false, err
+	}
 	return false, lr.fill()
+}
+
+// nulTail is the window of bytes a skipped hole leaves before the offset.
+var nulTail [fingerprintLen]byte
+
+// jumpHole moves past a hole at the reader's position (NUL bytes a sparse file does not store),
+// when its source can find one (holeSkipper). A hole holds no newline, so a line being skipped
+// goes on past it unread: a sparse file of 10 GB without a newline was read byte by byte, for
+// seconds, while every request waited. Called only with the buffer drained, when the source's
+// position is Offset's.
+func (lr *lineReader) jumpHole() error {
+	h, ok := lr.r.(holeSkipper)
+	if !ok || lr.eof {
+		return nil
+	}
+	n, err := h.skipHole()
+	if err != nil || n == 0 {
+		return err
+	}
+	lr.off += n
+	lr.stail = window(lr.stail, nulTail[:min(n, fingerprintLen)])
+	return nil
 }
 
 // fill reads more bytes, moving or growing the buffer as needed. io.EOF means nothing more.

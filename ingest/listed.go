@@ -86,7 +86,7 @@ func (in *Ingester) catalogKeys(f *storage.FileState, keep func(storage.TaskKey)
 		return false
 	}
 	defer file.Close()
-	lr := newLineReader(file, 0, in.opts.maxLine, 1<<16)
+	lr := newLineReader(&fileSource{f: file, limit: f.Offset}, 0, in.opts.maxLine, 1<<16)
 	for lr.Offset() < f.Offset {
 		line, _, kind, err := lr.next()
 		if err != nil {

@@ -517,13 +517,10 @@ func (r *run) read(c candidate, f *os.File, st *storage.FileState, size int64) e
 	}
 	r.current = st
 	r.sum.FilesRead++
-	if _, err := f.Seek(st.Offset, io.SeekStart); err != nil {
-		return fmt.Errorf("seek %s: %w", st.Path, err)
-	}
 	from := st.Offset
-	var src io.Reader = f
+	src := &fileSource{f: f, off: st.Offset, limit: -1}
 	if c.listed != nil && c.listed.Size() < size { // a full scan: up to the size it was listed with
-		src = io.LimitReader(f, max(c.listed.Size()-st.Offset, 0))
+		src.limit = max(c.listed.Size(), st.Offset)
 	}
 	if err := r.readLines(src, st); err != nil {
 		return err

@@ -1,0 +1,137 @@
+package ingest
+
+import (
+	"bufio"
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// hole is the size of the sparse runs these tests make: read byte by byte it would take
+// seconds, and show in the process's read count.
+const hole = 4 << 30
+
+// TestSparseHolesAreNotRead: a rollout or catalogue file with a hole (a sparse run of NUL bytes
+// the file system does not store: `truncate -s 10G`) inside a line is skipped past without
+// reading it. The line holding it is quarantined once as too long, the lines before and after
+// count, and nothing is read again at later scans or after a restart. The bytes the process
+// read (rchar of /proc/self/io) stay far below the hole: every byte of it was read before.
+func TestSparseHolesAreNotRead(t *testing.T) {
+	const f = "rollouts/sparse.jsonl"
+	lines := func(tasks ...string) string {
+		var b strings.Builder
+		for _, task := range tasks {
+			b.WriteString(`{"env":"e","task":"` + task + `","reward":1}` + "\n")
+		}
+		return b.String()
+	}
+	cases := []struct {
+		name       string
+		run        func(e *env)
+		want       []string
+		quarantine []string
+	}{
+		{"a hole inside a line, then lines", func(e *env) {
+			e.write(f, lines("a"))
+			e.grow(f, hole)
+			e.append(f, "\n"+lines("b"))
+			e.scan()
+		}, []string{"e/a=1", "e/b=1"}, []string{f + "@34:line too long"}},
+		{"a file ending in a hole, appended to after a restart", func(e *env) {
+			e.write(f, lines("a"))
+			e.grow(f, hole)
+			e.scan()
+			e.scan()
+			e.reopen()
+			e.scan()
+			e.append(f, "tail\n"+lines("b"))
+			e.scan()
+		}, []string{"e/a=1", "e/b=1"}, []string{f + "@34:line too long"}},
+		{"a hole at the start of a file", func(e *env) {
+			e.grow(f, hole)
+			e.append(f, "\n"+lines("a"))
+			e.scan()
+		}, []string{"e/a=1"}, []string{f + "@0:line too long"}},
+		{"a catalogue with a hole, listed again when another catalogue comes", func(e *env) {
+			e.write("catalog/c.jsonl", `{"env":"e","task":"t"}`+"\n")
+			e.grow("catalog/c.jsonl", hole)
+			e.append("catalog/c.jsonl", "\n"+`{"env":"e","task":"u"}`+"\n")
+			e.scan()
+			e.write("catalog/d.jsonl", `{"env":"e","task":"v"}`+"\n")
+			e.scan()
+			e.write(f, lines("t"))
+			e.scan()
+		}, []string{"e/t=1"}, []string{"catalog/c.jsonl@23:line too long"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, Options{})
+			before := readBytes(t)
+			tc.run(e)
+			if got := e.tasks(); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("stored %v, want %v", got, tc.want)
+			}
+			if got := e.reasons(); !reflect.DeepEqual(got, tc.quarantine) {
+				t.Errorf("quarantined %v, want %v", got, tc.quarantine)
+			}
+			e.reopen()
+			if s := e.scan(); s.Rollouts != 0 || s.Quarantined != 0 {
+				t.Errorf("a scan after reopening stored %+v; want nothing new", s)
+			}
+			if read := readBytes(t) - before; read > hole/16 {
+				t.Errorf("read %d bytes of files holding %d bytes of holes: the holes were read", read, hole)
+			}
+		})
+	}
+}
+
+// grow extends the file rel by n bytes of hole (ftruncate: nothing is written). The test is
+// skipped where the file system stores them as data.
+func (e *env) grow(rel string, n int64) {
+	e.t.Helper()
+	p := e.path(rel)
+	fi, err := os.Stat(p)
+	if os.IsNotExist(err) {
+		e.write(rel, "")
+		fi, err = os.Stat(p)
+	}
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := os.Truncate(p, fi.Size()+n); err != nil {
+		e.t.Skipf("no sparse files here: %v", err)
+	}
+	g, err := os.Open(p)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer g.Close()
+	const seekHole = 4
+	if off, err := g.Seek(fi.Size(), seekHole); err != nil || off >= fi.Size()+n {
+		e.t.Skipf("the file system keeps no holes (%d, %v)", off, err)
+	}
+}
+
+// readBytes is the bytes this process has read so far (rchar: every read and pread).
+func readBytes(t *testing.T) int64 {
+	t.Helper()
+	f, err := os.Open("/proc/self/io")
+	if err != nil {
+		t.Skipf("no /proc/self/io: %v", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "rchar: "); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	t.Skip("no rchar in /proc/self/io")
+	return 0
+}
