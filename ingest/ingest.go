@@ -47,6 +47,8 @@ type Ingester struct {
 	// wholeKeys are the tasks of each catalogue file read whole (not JSON lines) by this
 	// process, by file ID: the list of tasks now (listed) needs them without a second read.
 	wholeKeys map[uint64][]storage.TaskKey
+	// hashed says when each catalogue file read whole was last hashed (hashDue).
+	hashed map[uint64]hashMark
 
 	batches [2]*storage.Batch // reused across scans
 }
@@ -55,7 +57,7 @@ type Ingester struct {
 // from db.
 func New(db *storage.DB, dir string, opts Options) (*Ingester, error) {
 	in := &Ingester{db: db, dir: filepath.Clean(dir), opts: opts.withDefaults(), refused: map[string]bool{},
-		faults: problems{}, wholeKeys: map[uint64][]storage.TaskKey{}}
+		faults: problems{}, wholeKeys: map[uint64][]storage.TaskKey{}, hashed: map[uint64]hashMark{}}
 	if err := in.reload(); err != nil {
 		return nil, err
 	}

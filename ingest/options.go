@@ -92,6 +92,9 @@ type Options struct {
 	settleAfter time.Duration
 	// noBirth, in tests, ignores birth times, as on a filesystem that keeps none.
 	noBirth bool
+	// now is time.Now except in tests (which stop the clock that spaces the hashes of
+	// catalogue files read whole).
+	now func() time.Time
 
 	// onOpen, in tests, is told of every candidate a scan opens.
 	onOpen func(rel string)
@@ -117,6 +120,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.settleAfter <= 0 {
 		o.settleAfter = settleAfter
+	}
+	if o.now == nil {
+		o.now = time.Now
 	}
 	if o.readBuf <= 0 {
 		o.readBuf = 1 << 20

@@ -429,6 +429,7 @@ func (r *run) state(c candidate, id ident, f *os.File, fi os.FileInfo) (*storage
 	}
 	r.content(st, ch, ev)
 	stamped := size == st.Size && mtime == st.ModTime
+	sameSize := size == st.Size
 	if ch != changeNone || !stamped {
 		r.dirty[st.ID] = st // an unfinished line alone changes nothing worth a commit
 	}
@@ -436,32 +437,44 @@ func (r *run) state(c candidate, id ident, f *os.File, fi os.FileInfo) (*storage
 	if checked.UnixNano()-max(stp.mtime, stp.ctime) > int64(r.in.opts.settleAfter) {
 		r.in.reg.settled[st.ID] = stp // nothing written after the check can leave this stamp
 	}
-	if stamped && st.Offset >= size && !isJSONL(c.rel) && st.Kind == storage.KindCatalog {
-		// A file read whole, with the size, time and bytes it had when read: reading it again
+	if sameSize && st.Offset >= size && !isJSONL(c.rel) && st.Kind == storage.KindCatalog {
+		// A file read whole, with the size and bytes it had when read: reading it again
 		// would store its rows again and quarantine a bad file once more (after it settled,
-		// and at every restart). Unless its bytes changed where neither the size, the time
-		// nor the fingerprints show it (sameWhole).
-		if same, err := r.sameWhole(f, st, stp); err != nil || same {
+		// at every restart, and at every touch). Unless its bytes changed where neither the
+		// size nor the fingerprints show it (sameWhole).
+		if same, err := r.sameWhole(f, st, stp, stamped); err != nil || same {
 			return nil, err
 		}
 		r.sum.Rewritten++
-		r.in.opts.Logger.Warn("file rewritten with the same size and modification time: reading it again",
-			"path", st.Path, "file", st.ID)
+		r.in.opts.Logger.Warn("file rewritten with the same size: reading it again", "path", st.Path, "file", st.ID)
 	}
 	return st, nil
 }
 
-// sameWhole reports whether a catalogue file read whole, with the size, modification time and
-// fingerprints it had when read, still holds the bytes read. Its change time unchanged says so at
-// no cost; else the SHA-256 of its bytes decides (a chmod, a link or a rename moves the change
-// time; so does a rewrite whose writer set the modification time back, which touch -r and
-// rsync -t do). A state stored by an older build has no hash: the file is taken as read, as it
-// was then, and the hash of what it holds now is kept.
-func (r *run) sameWhole(f *os.File, st *storage.FileState, stp stamp) (bool, error) {
-	if st.Digest != nil && st.Ctime == stp.ctime {
+// sameWhole reports whether a catalogue file read whole, with the size and fingerprints it had
+// when read, still holds the bytes read. With its modification time unchanged (stamped), its
+// change time unchanged says so at no cost; else the SHA-256 of its bytes decides (a chmod, a
+// link or a rename moves the change time; so does a rewrite whose writer set the modification
+// time back, which touch -r and rsync -t do; a touch moves both). A state stored by an older
+// build has no hash: a file of the time it was read is taken as read, as it was then, and the
+// hash of what it holds now is kept; one touched since is read again.
+//
+// The hash is taken at most once per file every hashEvery, or ten times as long as its last
+// hash took (hashDue): a touch or chmod loop on a large file made every scan, and so every
+// request's barrier, hash it whole (1 GB: 0.9 s per request, one core busy). A check put off
+// leaves the change time stored as it was, so a later scan (the next event, or the rescan) takes
+// it; a rewrite that keeps size and fingerprints is then read that much later.
+func (r *run) sameWhole(f *os.File, st *storage.FileState, stp stamp, stamped bool) (bool, error) {
+	switch {
+	case stamped && st.Digest != nil && st.Ctime == stp.ctime:
+		return true, nil
+	case !stamped && st.Digest == nil:
+		return false, nil
+	case !r.in.hashDue(st.ID):
+		delete(r.in.reg.settled, st.ID) // looked at again, until the hash is taken
 		return true, nil
 	}
-	sum, err := digestOf(f)
+	sum, err := r.in.digest(f, st.ID)
 	if err != nil {
 		return false, err
 	}
@@ -471,6 +484,31 @@ func (r *run) sameWhole(f *os.File, st *storage.FileState, stp stamp) (bool, err
 	st.Ctime, st.Digest = stp.ctime, sum
 	r.dirty[st.ID] = st
 	return true, nil
+}
+
+// hashEvery is the least time between two hashes of one catalogue file read whole, when
+// nothing but its change or modification time moved.
+const hashEvery = time.Second
+
+// hashMark is when a file read whole was last hashed, and how long that took.
+type hashMark struct {
+	at   time.Time
+	took time.Duration
+}
+
+// hashDue reports whether the file may be hashed now: never hashed by this process, or last
+// hashed at least hashEvery ago and ten times as long ago as that hash took.
+func (in *Ingester) hashDue(id uint64) bool {
+	m, ok := in.hashed[id]
+	return !ok || in.opts.now().Sub(m.at) >= max(hashEvery, 10*m.took)
+}
+
+// digest is digestOf, with the time it took noted for hashDue.
+func (in *Ingester) digest(f *os.File, id uint64) ([]byte, error) {
+	start := in.opts.now()
+	sum, err := digestOf(f)
+	in.hashed[id] = hashMark{at: start, took: in.opts.now().Sub(start)}
+	return sum, err
 }
 
 // digestOf is the SHA-256 of f's bytes from its start.
@@ -681,7 +719,7 @@ func (r *run) readWhole(f *os.File, st *storage.FileState, size int64) error {
 	if err != nil {
 		return fmt.Errorf("stat catalogue %s: %w", st.Path, err)
 	}
-	if st.Digest, err = digestOf(f); err != nil {
+	if st.Digest, err = r.in.digest(f, st.ID); err != nil {
 		return err
 	}
 	st.Ctime = stampOf(fi).ctime

@@ -11,10 +11,11 @@ import (
 
 // TestWholeCatalogueFileReadOnce: a catalogue file read whole (a .parquet file, or a stray
 // notes.txt) is read, and its rows stored or the file quarantined, once; it is read again only
-// when it changes. Before, a bad file was quarantined again at the first scan after it settled
+// when its bytes change. Before, a bad file was quarantined again at the first scan after it settled
 // and at every restart, so `quarantined` grew with each restart of the daemon.
 func TestWholeCatalogueFileReadOnce(t *testing.T) {
-	e := newEnv(t, Options{ReadCatalogFile: readStray, settleAfter: time.Millisecond})
+	clock := &testClock{at: time.Now()}
+	e := newEnv(t, Options{ReadCatalogFile: readStray, settleAfter: time.Millisecond, now: clock.now})
 	e.write("catalog/notes.txt", "remember to buy milk\n")
 	e.write("catalog/broken.parquet", "PAR1 not really parquet PAR1")
 	e.write("catalog/tasks.jsonl", `{"env":"e","task":"t"}`+"\n")
@@ -32,8 +33,9 @@ func TestWholeCatalogueFileReadOnce(t *testing.T) {
 		t.Errorf("quarantined = %d; want 2", c.Quarantined)
 	}
 
-	// A change is read again: the file rewritten (another size), or given another
-	// modification time, is quarantined again.
+	// A change is read again: the file rewritten (another size), or with other bytes of the
+	// same size and another modification time. Another modification time alone, the bytes the
+	// same, reads nothing again (their hash says so; it was read again, and quarantined once more).
 	e.write("catalog/notes.txt", "remember to buy milk and eggs\n")
 	e.scan()
 	q := e.reasons()
@@ -44,11 +46,22 @@ func TestWholeCatalogueFileReadOnce(t *testing.T) {
 	if err := os.Chtimes(e.path("catalog/broken.parquet"), future, future); err != nil {
 		t.Fatal(err)
 	}
+	clock.advance(hashEvery)
+	e.scan()
+	e.scan()
+	if q = e.reasons(); len(q) != 3 {
+		t.Errorf("after a new modification time, the bytes the same, quarantine = %q; want nothing new", q)
+	}
+	e.write("catalog/broken.parquet", "PAR1 not really parquet PAR2")
+	if err := os.Chtimes(e.path("catalog/broken.parquet"), future, future); err != nil {
+		t.Fatal(err)
+	}
+	clock.advance(hashEvery)
 	e.scan()
 	e.scan()
 	q = e.reasons()
 	if len(q) != 4 || !strings.HasPrefix(q[3], "catalog/broken.parquet@0:") {
-		t.Errorf("after a new modification time, quarantine = %q; want broken.parquet once more", q)
+		t.Errorf("after other bytes of the same size, quarantine = %q; want broken.parquet once more", q)
 	}
 }
 
@@ -74,7 +87,8 @@ func TestLongGroupIDIsQuarantined(t *testing.T) {
 // in place with the same size, its modification time set back (touch -r, rsync -t) and its first
 // and last 64 bytes unchanged is read again: its change time moved and its hash differs. Before,
 // size and time alone said unchanged, and the new rows were never read. Its siblings: a chmod
-// (change time moved, bytes the same) reads nothing again, and neither does a restart.
+// (change time moved, bytes the same) reads nothing again, and neither does a restart. (A hash
+// is taken only when hashDue: the test's clock moves on before the rewrite is looked at.)
 func TestWholeFileRewrittenSameSizeAndTime(t *testing.T) {
 	reads := 0
 	readNames := func(path string) ([]record.Task, error) {
@@ -88,7 +102,8 @@ func TestWholeFileRewrittenSameSizeAndTime(t *testing.T) {
 		}
 		return out, err
 	}
-	e := newEnv(t, Options{ReadCatalogFile: readNames, settleAfter: time.Millisecond})
+	clock := &testClock{at: time.Now()}
+	e := newEnv(t, Options{ReadCatalogFile: readNames, settleAfter: time.Millisecond, now: clock.now})
 	edge := strings.Repeat("x", 70)
 	e.write("catalog/t.parquet", edge+"\ne a\ne b\n"+edge+"\n")
 	e.scan()
@@ -114,6 +129,7 @@ func TestWholeFileRewrittenSameSizeAndTime(t *testing.T) {
 	if err := os.Chtimes(e.path("catalog/t.parquet"), fi.ModTime(), fi.ModTime()); err != nil {
 		t.Fatal(err)
 	}
+	clock.advance(hashEvery) // the restart's scan hashed it a moment ago
 	e.scan()
 	if n := e.taskCount(); n != 3 || reads != 2 {
 		t.Errorf("after a rewrite with the same size and time: %d tasks after %d reads; want 3 (c new) after 2", n, reads)
@@ -122,5 +138,69 @@ func TestWholeFileRewrittenSameSizeAndTime(t *testing.T) {
 	e.scan()
 	if reads != 2 {
 		t.Errorf("a restart read the rewritten file again (%d reads)", reads)
+	}
+}
+
+// testClock is a clock that moves only when told (Options.now).
+type testClock struct{ at time.Time }
+
+func (c *testClock) now() time.Time          { return c.at }
+func (c *testClock) advance(d time.Duration) { c.at = c.at.Add(d) }
+
+// TestWholeFileChurnIsHashedAtMostOnceASecond: a catalogue file read whole whose change time
+// churns (chmod in a loop) or whose modification time does (touch in a loop), its bytes the
+// same, is hashed at most once per hashEvery (or ten times as long as its hash took), not at
+// every scan: every scan, and so every request's barrier, hashed it whole (a 1 GB file: 0.9 s
+// per request, a core busy). It is never read again for it, and a rewrite with the same size
+// and time made during the churn is read once the hash is due. The bytes the process read
+// (rchar) show the hashes.
+func TestWholeFileChurnIsHashedAtMostOnceASecond(t *testing.T) {
+	const size = 32 << 20
+	for _, churn := range []string{"chmod", "touch"} {
+		t.Run(churn, func(t *testing.T) {
+			reads := 0
+			readOnce := func(string) ([]record.Task, error) { reads++; return []record.Task{{Env: "e", Task: "t"}}, nil }
+			clock := &testClock{at: time.Now()}
+			e := newEnv(t, Options{ReadCatalogFile: readOnce, settleAfter: time.Millisecond, now: clock.now})
+			body := strings.Repeat("x", size)
+			e.write("catalog/big.parquet", body)
+			e.scan()
+			fi, err := os.Stat(e.path("catalog/big.parquet"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := readBytes(t)
+			for i := range 40 {
+				switch churn {
+				case "chmod":
+					err = os.Chmod(e.path("catalog/big.parquet"), os.FileMode(0o600+i%2*0o40))
+				case "touch":
+					at := fi.ModTime().Add(time.Duration(i+1) * time.Second)
+					err = os.Chtimes(e.path("catalog/big.parquet"), at, at)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				e.scan()
+				clock.advance(hashEvery / 10) // 40 scans over 4 s of the clock: 4 hashes due
+			}
+			if read := readBytes(t) - before; read > 6*size {
+				t.Errorf("40 scans of a churned file read %d bytes: %d hashes of its %d; want at most 4-5",
+					read, read/size, size)
+			}
+			if reads != 1 {
+				t.Errorf("the churned file was read %d times; want once", reads)
+			}
+			// A rewrite during the churn, same size, time set back: read once the hash is due.
+			e.write("catalog/big.parquet", strings.Repeat("y", size))
+			if err := os.Chtimes(e.path("catalog/big.parquet"), fi.ModTime(), fi.ModTime()); err != nil {
+				t.Fatal(err)
+			}
+			clock.advance(hashEvery)
+			e.scan()
+			if reads != 2 {
+				t.Errorf("a rewrite with the same size and time: %d reads; want 2", reads)
+			}
+		})
 	}
 }
