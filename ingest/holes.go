@@ -37,8 +37,12 @@ func (s *fileSource) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// seekData is lseek's SEEK_DATA (Linux, the BSDs, Solaris): the next offset holding data.
-const seekData = 3
+// seekData and seekHole are lseek's SEEK_DATA and SEEK_HOLE (Linux, the BSDs, Solaris): the
+// next offset holding data, and the next offset in a hole (the end of the file counts as one).
+const (
+	seekData = 3
+	seekHole = 4
+)
 
 // skipHole implements holeSkipper with lseek(SEEK_DATA). A file system that keeps no holes
 // reports data everywhere, and one that does not know SEEK_DATA says EINVAL: nothing is

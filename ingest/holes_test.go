@@ -7,6 +7,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/envsched/envsched/record"
 )
 
 // hole is the size of the sparse runs these tests make: read byte by byte it would take
@@ -108,7 +111,6 @@ func (e *env) grow(rel string, n int64) {
 		e.t.Fatal(err)
 	}
 	defer g.Close()
-	const seekHole = 4
 	if off, err := g.Seek(fi.Size(), seekHole); err != nil || off >= fi.Size()+n {
 		e.t.Skipf("the file system keeps no holes (%d, %v)", off, err)
 	}
@@ -134,4 +136,52 @@ func readBytes(t *testing.T) int64 {
 	}
 	t.Skip("no rchar in /proc/self/io")
 	return 0
+}
+
+// TestSparseWholeFileIsNotReadForItsHash: a catalogue file read whole (a .parquet name) with a
+// 4 GB hole is hashed without reading the hole (its hash was over 4 GB of NUL bytes: seconds,
+// at its first read and at every check). A chmod reads nothing again; a byte written inside
+// the hole, the size and modification time kept, is seen by the hash and read again.
+func TestSparseWholeFileIsNotReadForItsHash(t *testing.T) {
+	const f = "catalog/sparse.parquet"
+	reads := 0
+	readOnce := func(string) ([]record.Task, error) { reads++; return []record.Task{{Env: "e", Task: "t"}}, nil }
+	clock := &testClock{at: time.Now()}
+	e := newEnv(t, Options{ReadCatalogFile: readOnce, settleAfter: time.Millisecond, now: clock.now})
+	before := readBytes(t)
+	e.write(f, "PAR1 head")
+	e.grow(f, hole)
+	e.append(f, "tail PAR1")
+	e.scan()
+	fi, err := os.Stat(e.path(f))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(e.path(f), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	clock.advance(hashEvery)
+	e.scan()
+	if reads != 1 {
+		t.Errorf("a chmod read the file again (%d reads)", reads)
+	}
+	if read := readBytes(t) - before; read > hole/16 {
+		t.Errorf("read %d bytes of a file holding a %d-byte hole: the hole was hashed", read, hole)
+	}
+	g, err := os.OpenFile(e.path(f), os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.WriteAt([]byte("x"), hole/2); err != nil {
+		t.Fatal(err)
+	}
+	g.Close()
+	if err := os.Chtimes(e.path(f), fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	clock.advance(hashEvery)
+	e.scan()
+	if reads != 2 {
+		t.Errorf("a byte written in the hole, size and time kept: %d reads; want 2", reads)
+	}
 }

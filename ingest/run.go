@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -511,11 +512,57 @@ func (in *Ingester) digest(f *os.File, id uint64) ([]byte, error) {
 	return sum, err
 }
 
-// digestOf is the SHA-256 of f's bytes from its start.
+// digestOf is the SHA-256 of f's bytes from its start. A sparse file's holes are not read: its
+// digest is the SHA-256 of its extents in order (sparseDigest), a different function, so that a
+// 10 GB hole is not hashed as 10 GB of NUL bytes. A file whose zeros were written rather than
+// left as a hole then has another digest than the same bytes with a hole: at worst it is read
+// again once.
 func digestOf(f *os.File) ([]byte, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("hash %s: %w", f.Name(), err)
+	}
+	if hole, err := f.Seek(0, seekHole); err == nil && hole < fi.Size() {
+		return sparseDigest(f, fi.Size())
+	}
 	h := sha256.New()
 	if _, err := io.Copy(h, io.NewSectionReader(f, 0, 1<<62)); err != nil {
 		return nil, fmt.Errorf("hash %s: %w", f.Name(), err)
+	}
+	return h.Sum(nil), nil
+}
+
+// sparseDigest hashes the first size bytes of f as a sequence of extents, each a tag ('D' for
+// data, 'H' for a hole), its length as 8 bytes, and for data its bytes: a prefix-free encoding,
+// so two files have one digest only when their bytes are the same.
+func sparseDigest(f *os.File, size int64) ([]byte, error) {
+	h := sha256.New()
+	h.Write([]byte("envsched sparse digest 1\x00"))
+	src := &fileSource{f: f, limit: size}
+	var head [9]byte
+	for src.off < size {
+		from := src.off
+		n, err := src.skipHole()
+		if err != nil {
+			return nil, err
+		}
+		if n > 0 {
+			head[0] = 'H'
+			binary.BigEndian.PutUint64(head[1:], uint64(n))
+			h.Write(head[:])
+			continue
+		}
+		end, err := f.Seek(from, seekHole)
+		if err != nil || end <= from || end > size {
+			end = size // cannot tell: the rest is data
+		}
+		head[0] = 'D'
+		binary.BigEndian.PutUint64(head[1:], uint64(end-from))
+		h.Write(head[:])
+		if _, err := io.Copy(h, io.NewSectionReader(f, from, end-from)); err != nil {
+			return nil, fmt.Errorf("hash %s: %w", f.Name(), err)
+		}
+		src.off = end
 	}
 	return h.Sum(nil), nil
 }
