@@ -162,7 +162,7 @@ func (s *server) answerAll() {
 		s.opts.Logger.Warn("list snapshot requests", "folder", s.folder, "error", err)
 		return
 	}
-	swept := false
+	swept, waiting := false, -1
 	for _, e := range entries {
 		name, ok := strings.CutSuffix(e.Name(), wantSuffix)
 		if !ok || !e.Type().IsRegular() || !validName(name) {
@@ -172,23 +172,69 @@ func (s *server) answerAll() {
 			s.sweepOrphans()
 			swept = true
 		}
-		s.answer(name)
+		if waiting < 0 {
+			waiting = s.unread()
+		}
+		if waiting >= MaxWaiting {
+			s.refuse(name, fmt.Errorf("%d copies of the database wait in %s, not yet taken by their readers "+
+				"(at most %d): a reader takes its copy at once; remove the ones nobody will take", waiting,
+				s.folder, MaxWaiting))
+			continue
+		}
+		if s.answer(name) {
+			waiting++
+		}
 	}
 }
 
-// answer writes NAME.db (or NAME.error) and then removes NAME.want.
-func (s *server) answer(name string) {
+// MaxWaiting is how many copies Serve lets wait in the folder for their readers at once;
+// further requests are answered with an error file until readers take theirs. A reader takes
+// its copy as soon as it appears, so only requests nobody reads pile up: a thousand NAME.want
+// files put there made a thousand whole copies of the database, enough to fill the disk
+// (and then the daemon stopped on its own full disk).
+const MaxWaiting = 8
+
+// unread counts the copies in the folder (NAME.db, a regular file) that no reader has taken yet.
+func (s *server) unread() int {
+	entries, err := os.ReadDir(s.at)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, e := range entries {
+		if name, ok := strings.CutSuffix(e.Name(), dbSuffix); ok && e.Type().IsRegular() && validName(name) {
+			n++
+		}
+	}
+	return n
+}
+
+// answer writes NAME.db (or NAME.error) and then removes NAME.want; it reports whether the
+// copy was written.
+func (s *server) answer(name string) bool {
 	start := time.Now()
 	n, err := s.write(name)
 	if err != nil {
-		s.opts.Logger.Warn("snapshot failed", "name", name, "error", err)
-		msg := []byte(err.Error() + "\n")
-		if werr := fsutil.WriteFileAtomic(filepath.Join(s.at, name+errorSuffix), msg, 0o644); werr != nil {
-			s.opts.Logger.Warn("snapshot error file", "name", name, "error", werr)
-		}
-	} else {
-		s.opts.Logger.Info("snapshot written", "name", name, "bytes", n, "ms", time.Since(start).Milliseconds())
+		s.refuse(name, err)
+		return false
 	}
+	s.opts.Logger.Info("snapshot written", "name", name, "bytes", n, "ms", time.Since(start).Milliseconds())
+	s.done(name)
+	return true
+}
+
+// refuse answers NAME.want with NAME.error saying err, then removes the request.
+func (s *server) refuse(name string, err error) {
+	s.opts.Logger.Warn("snapshot failed", "name", name, "error", err)
+	msg := []byte(err.Error() + "\n")
+	if werr := fsutil.WriteFileAtomic(filepath.Join(s.at, name+errorSuffix), msg, 0o644); werr != nil {
+		s.opts.Logger.Warn("snapshot error file", "name", name, "error", werr)
+	}
+	s.done(name)
+}
+
+// done removes the request NAME.want once it is answered.
+func (s *server) done(name string) {
 	if err := os.Remove(filepath.Join(s.at, name+wantSuffix)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		s.opts.Logger.Warn("remove snapshot request", "name", name, "error", err)
 	}

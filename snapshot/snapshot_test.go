@@ -496,3 +496,65 @@ func swapIn(t *testing.T, path, target string) {
 		}
 	}
 }
+
+// TestServeLetsFewCopiesWait: a flood of requests nobody reads (a thousand NAME.want files put
+// in the folder) gets at most MaxWaiting whole copies of the database; the others are answered
+// with an error file saying why, and every request is removed. Before, each got a copy, enough
+// to fill the disk, after which the daemon stopped on its own writes. Once readers take their
+// copies, requests get copies again.
+func TestServeLetsFewCopiesWait(t *testing.T) {
+	dir, _, db := held(t)
+	folder := snapshot.Dir(dir)
+	if err := os.MkdirAll(folder, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	want := func(names ...string) {
+		for _, n := range names {
+			if err := os.WriteFile(filepath.Join(folder, n+".want"), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var flood []string
+	for i := range 40 {
+		flood = append(flood, fmt.Sprintf("flood%02d", i))
+	}
+	want(flood...)
+	onePass := func() {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel() // one pass, then stop
+		if err := snapshot.Serve(ctx, db, dir, snapshot.ServeOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	onePass()
+	count := func(suffix string) []string {
+		m, err := filepath.Glob(filepath.Join(folder, "*"+suffix))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	if n := len(count(".db")); n != snapshot.MaxWaiting {
+		t.Errorf("%d copies written for 40 requests nobody reads; want %d", n, snapshot.MaxWaiting)
+	}
+	errs := count(".error")
+	if len(errs) != 40-snapshot.MaxWaiting {
+		t.Errorf("%d error files; want %d", len(errs), 40-snapshot.MaxWaiting)
+	} else if msg, err := os.ReadFile(errs[0]); err != nil || !strings.Contains(string(msg), "not yet taken") {
+		t.Errorf("error file says %q (%v)", msg, err)
+	}
+	if left := count(".want"); len(left) != 0 {
+		t.Errorf("requests left: %v", left)
+	}
+	for _, p := range count(".db") { // the readers take their copies
+		if err := os.Remove(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want("late")
+	onePass()
+	if _, err := os.Stat(filepath.Join(folder, "late.db")); err != nil {
+		t.Errorf("a request after the copies were taken got no copy: %v", err)
+	}
+}
