@@ -2,6 +2,8 @@ package ingest
 
 import (
 	"bufio"
+	"context"
+	"errors"
 	"os"
 	"reflect"
 	"strconv"
@@ -183,5 +185,50 @@ func TestSparseWholeFileIsNotReadForItsHash(t *testing.T) {
 	e.scan()
 	if reads != 2 {
 		t.Errorf("a byte written in the hole, size and time kept: %d reads; want 2", reads)
+	}
+}
+
+// TestLongSkipReportsProgressAndStops: a line too long, written out (not a hole), returns
+// nothing while it is skipped to its newline, which for 10 GB takes seconds. The skip reports
+// the bytes passed as progress and stops when the scan's context is done: a SIGTERM waited for
+// the end of the line, and the daemon logged no progress. A scan stopped inside it and run
+// again counts everything once.
+func TestLongSkipReportsProgressAndStops(t *testing.T) {
+	const f = "rollouts/long.jsonl"
+	line := func(task string) string { return `{"env":"e","task":"` + task + `","reward":1}` + "\n" }
+	var done []int64
+	var cancel context.CancelFunc
+	opt := Options{maxLine: 64, readBuf: 16, tickBytes: 1024, Progress: func(p Progress) {
+		done = append(done, p.Done)
+		if cancel != nil {
+			cancel()
+		}
+	}}
+	e := newEnv(t, opt)
+	e.write(f, line("a")+strings.Repeat("x", 100_000)+"\n"+line("b"))
+	ctx, stop := context.WithCancel(context.Background())
+	cancel = stop
+	if _, err := e.in.Scan(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("scan cancelled inside a long line: %v; want context.Canceled", err)
+	}
+	if len(done) != 1 || done[0] < 1024 {
+		t.Errorf("progress inside the long line: %v; want one report of at least 1024 bytes", done)
+	}
+	cancel, done = nil, nil
+	e.scan()
+	if len(done) < 90 {
+		t.Errorf("%d progress reports over 100 kB skipped 1 kB at a time; want about 97", len(done))
+	}
+	for i := 1; i < len(done); i++ {
+		if done[i] < done[i-1] {
+			t.Errorf("progress went back: %v", done)
+			break
+		}
+	}
+	if got := e.tasks(); !reflect.DeepEqual(got, []string{"e/a=1", "e/b=1"}) {
+		t.Errorf("stored %v", got)
+	}
+	if got := e.reasons(); !reflect.DeepEqual(got, []string{f + "@34:line too long"}) {
+		t.Errorf("quarantined %v", got)
 	}
 }

@@ -37,7 +37,16 @@ type lineReader struct {
 
 	tail  []byte // the last bytes framed (up to fingerprintLen), ending at Offset
 	stail []byte // the last bytes of the line being skipped; joins tail when its newline is found
+
+	// tick, when set, is called with the offset reached every tickEvery bytes of a line being
+	// skipped (which returns nothing for as long as it lasts); an error from it stops next.
+	tick      func(off int64) error
+	tickEvery int64 // 0: tickEvery
+	lastTick  int64
 }
+
+// tickEvery is how many bytes of a skipped line pass between two calls of lineReader.tick.
+const tickEvery = 64 << 20
 
 // headLen is how many first bytes of a skipped line are kept for the quarantine.
 const headLen = 256
@@ -98,6 +107,9 @@ func (lr *lineReader) next() (line []byte, off int64, kind lineKind, err error) 
 			done, err := lr.skip()
 			switch {
 			case err == nil && !done:
+				if err := lr.ticked(); err != nil {
+					return nil, 0, 0, err
+				}
 				continue
 			case errors.Is(err, io.EOF) && !lr.reported:
 				// Too long whatever follows: returned now, so that its bytes are not read
@@ -138,6 +150,25 @@ func (lr *lineReader) take(n int) ([]byte, int64, lineKind, error) {
 		return line, off, lineTooLong, nil
 	}
 	return line, off, lineComplete, nil
+}
+
+// ticked calls tick once tickEvery bytes passed since the last call (or the skip's start).
+func (lr *lineReader) ticked() error {
+	if lr.tick == nil {
+		return nil
+	}
+	if lr.lastTick < lr.skipOff {
+		lr.lastTick = lr.skipOff
+	}
+	every := lr.tickEvery
+	if every <= 0 {
+		every = tickEvery
+	}
+	if lr.off-lr.lastTick < every {
+		return nil
+	}
+	lr.lastTick = lr.off
+	return lr.tick(lr.off)
 }
 
 // startSkip enters skip mode for the line at buf[start:], which has no newline within max bytes.

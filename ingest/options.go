@@ -103,6 +103,8 @@ type Options struct {
 	readBuf int
 	// maxLine is record.MaxLine except in tests.
 	maxLine int
+	// tickBytes is tickEvery except in tests.
+	tickBytes int64
 }
 
 func (o Options) withDefaults() Options {

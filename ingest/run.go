@@ -629,6 +629,7 @@ func (r *run) readLines(f io.Reader, st *storage.FileState) error {
 	if st.InLongLine {
 		lr.resumeLongLine(st.Tail)
 	}
+	lr.tick, lr.tickEvery = r.skipping(st), r.in.opts.tickBytes
 	r.lr = lr
 	defer func() {
 		st.Tail, r.lr = lr.Tail(), nil
@@ -654,6 +655,24 @@ func (r *run) readLines(f io.Reader, st *storage.FileState) error {
 				return err
 			}
 		}
+	}
+}
+
+// skipping is the tick of the line reader of st: a line too long being skipped
+// returns nothing for as long as it lasts (10 GB of NUL bytes written out: seconds), so it
+// reports the bytes passed as progress (Options.Progress) and stops when the scan's context is
+// done (a SIGTERM waited for the end of the line). Its bytes are read again after a restart.
+func (r *run) skipping(st *storage.FileState) func(off int64) error {
+	return func(off int64) error {
+		if err := r.ctx.Err(); err != nil {
+			return fmt.Errorf("scan %s: %w", r.in.dir, err)
+		}
+		if r.in.opts.Progress != nil {
+			p := r.progress
+			p.Done += r.inflightBytes + r.batchBytes + off - st.Offset // st.Offset: counted in batchBytes up to there
+			r.in.opts.Progress(p)
+		}
+		return nil
 	}
 }
 
