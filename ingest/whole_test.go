@@ -1,12 +1,14 @@
 package ingest
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/envsched/envsched/record"
+	"github.com/envsched/envsched/storage"
 )
 
 // TestWholeCatalogueFileReadOnce: a catalogue file read whole (a .parquet file, or a stray
@@ -203,4 +205,68 @@ func TestWholeFileChurnIsHashedAtMostOnceASecond(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCatalogueRenameReadsNoListAgain: a catalogue file renamed inside catalog/ to a name of its
+// format (a.jsonl to b.jsonl, and back: a rename loop) lists the same tasks, so the scans that
+// see it read no catalogue again: each read every catalogue file whole to list the tasks (300,000
+// tasks: 2 s of every request's barrier during the loop). The bytes the process read show it.
+// Its siblings still change the list: a file renamed over another (whose tasks are retired), and
+// a file removed.
+func TestCatalogueRenameReadsNoListAgain(t *testing.T) {
+	e := newEnv(t, Options{ReadCatalogFile: readStray})
+	var b strings.Builder
+	for i := range 20000 {
+		fmt.Fprintf(&b, `{"env":"e","task":"t%d","text":"some words of task %d"}`+"\n", i, i)
+	}
+	e.write("catalog/a.jsonl", b.String())
+	e.write("catalog/other.jsonl", `{"env":"e","task":"x"}`+"\n")
+	e.scan()
+	size := int64(b.Len())
+	before := readBytes(t)
+	for i := range 10 {
+		from, to := "catalog/a.jsonl", "catalog/b.jsonl"
+		if i%2 == 1 {
+			from, to = to, from
+		}
+		if err := os.Rename(e.path(from), e.path(to)); err != nil {
+			t.Fatal(err)
+		}
+		e.scan()
+	}
+	if read := readBytes(t) - before; read >= size {
+		t.Errorf("10 renames read %d bytes, the catalogue holding %d: the list was read again", read, size)
+	}
+	if r := e.retired(); len(r) != 0 {
+		t.Errorf("renames retired %d tasks", len(r))
+	}
+	if err := os.Rename(e.path("catalog/other.jsonl"), e.path("catalog/a.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	e.scan()
+	if r := e.retired(); len(r) != 20000 || !r[storage.TaskKey{Env: "e", Task: "t7"}] || r[storage.TaskKey{Env: "e", Task: "x"}] {
+		t.Errorf("a file renamed over the catalogue: %d retired; want its 20000 tasks", len(r))
+	}
+	if err := os.Remove(e.path("catalog/a.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	e.write("catalog/new.jsonl", `{"env":"e","task":"y"}`+"\n")
+	e.scan()
+	if r := e.retired(); !r[storage.TaskKey{Env: "e", Task: "x"}] {
+		t.Errorf("a removed file's task is not retired")
+	}
+}
+
+// retired returns the retired tasks.
+func (e *env) retired() map[storage.TaskKey]bool {
+	e.t.Helper()
+	var out map[storage.TaskKey]bool
+	if err := e.db.View(func(r *storage.Reader) error {
+		var err error
+		out, err = r.Retired()
+		return err
+	}); err != nil {
+		e.t.Fatal(err)
+	}
+	return out
 }
