@@ -214,3 +214,37 @@ func TestRefusalOfAFailedCommitIsQuarantinedLater(t *testing.T) {
 		}
 	}
 }
+
+// TestDatabaseLinkedIntoTheFoldersIsRefused: a hard link to the database file made in rollouts/
+// or catalog/ is refused and quarantined once, never read: read as input, the database's
+// pages were quarantined into it, which changed it, so it was read again at the next scan, for
+// ever (the quarantined count grew at every rescan, the whole database read each time). The
+// rollouts around it count as usual.
+func TestDatabaseLinkedIntoTheFoldersIsRefused(t *testing.T) {
+	for _, link := range []string{"rollouts/db.jsonl", "catalog/db.jsonl", "rollouts/deep/er/db.jsonl"} {
+		t.Run(link, func(t *testing.T) {
+			e := newEnv(t, Options{})
+			e.write("rollouts/r.jsonl", `{"env":"e","task":"a","reward":1}`+"\n")
+			e.scan()
+			if err := os.MkdirAll(filepath.Dir(e.path(link)), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Link(e.db.Path(), e.path(link)); err != nil {
+				t.Skipf("no hard link: %v", err)
+			}
+			for i := range 4 {
+				e.append("rollouts/r.jsonl", fmt.Sprintf(`{"env":"e","task":"b%d","reward":0}`+"\n", i))
+				e.scan()
+			}
+			e.reopen()
+			e.scan()
+			want := []string{link + "@0:" + ReasonDatabase}
+			if got := e.reasons(); !reflect.DeepEqual(got, want) {
+				t.Errorf("quarantine %q; want %q", got, want)
+			}
+			if c := e.counters(); c.Quarantined != 1 || c.Rollouts != 5 {
+				t.Errorf("quarantined %d, rollouts %d; want 1 and 5", c.Quarantined, c.Rollouts)
+			}
+		})
+	}
+}

@@ -42,6 +42,9 @@ type run struct {
 	done          chan commitDone
 	ready         *commitDone // the in-flight commit's result, collected early by busy
 
+	// dbID is the identity of the database file (zero when it cannot be had): a name of it in
+	// the folders is refused (database).
+	dbID ident
 	// catalogChanged says a catalogue file was rewritten, replaced, found again, read whole or
 	// gone in this scan: the scan's last commit carries the tasks listed now (Batch.Listed).
 	catalogChanged bool
@@ -65,6 +68,9 @@ func (in *Ingester) scan(ctx context.Context, cands []candidate, full bool) (Sum
 	r := &run{in: in, ctx: ctx, fullScan: full, seen: map[ident]bool{}, dirty: map[uint64]*storage.FileState{},
 		batch: in.batch(0), spare: in.batch(1), todo: make(chan *storage.Batch), done: make(chan commitDone)}
 	r.progress.Total, r.progress.Files = in.backlog(cands)
+	if fi, err := os.Stat(in.db.Path()); err == nil {
+		r.dbID, _ = identOf(fi)
+	}
 	go r.commitLoop()
 	err := r.all(cands)
 	close(r.todo)
@@ -327,7 +333,24 @@ const presentTries = 3
 // per path and type for good (quarantineOnce: a restart does not count it again), and never
 // opened for reading. Serving goes on.
 func (r *run) refuse(c candidate, err error) {
-	reason := ReasonNotRegular + ": " + refusedType(err)
+	r.refuseAs(c, ReasonNotRegular+": "+refusedType(err),
+		"file refused: only regular files are read (a link is never followed)", "type", refusedType(err))
+}
+
+// database refuses a name of the database file itself in the folders (a hard link made into
+// rollouts/ or catalog/), as refuse does: read as input, the database's pages were quarantined
+// into it, which changed it, so it was read again whole at the next scan, for ever (the
+// quarantined count grew at every rescan). --db inside those folders is refused by the
+// commands; a hard link cannot be seen from the path.
+func (r *run) database(c candidate) {
+	r.refuseAs(c, ReasonDatabase, "file refused: it is envsched's own database under another name")
+}
+
+// ReasonDatabase is the quarantine reason of a name of the database file in the folders.
+const ReasonDatabase = "envsched's own database (another name of its file)"
+
+// refuseAs quarantines the file c once, with reason, and logs msg once per run of the process.
+func (r *run) refuseAs(c candidate, reason, msg string, attrs ...any) {
 	key := c.rel + "\x00" + reason
 	if r.in.refused[key] {
 		return
@@ -338,8 +361,7 @@ func (r *run) refuse(c candidate, err error) {
 		r.batch.Quarantine = append(r.batch.Quarantine, storage.QuarantineEntry{Path: c.rel, Reason: reason})
 		r.records++
 	}
-	r.in.opts.Logger.Warn("file refused: only regular files are read (a link is never followed)", "path", c.rel,
-		"type", refusedType(err))
+	r.in.opts.Logger.Warn(msg, append([]any{"path", c.rel}, attrs...)...)
 }
 
 // ReasonNotRegular begins the quarantine reason of a file that is not a regular file.
@@ -384,6 +406,10 @@ func (r *run) file(c candidate) error {
 	id, err := identOf(fi)
 	if err != nil {
 		return err
+	}
+	if id == r.dbID {
+		r.database(c)
+		return nil
 	}
 	if r.seen[id] {
 		return nil // another name (a hard link) of a file this scan has read: one file, read once
