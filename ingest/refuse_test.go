@@ -248,3 +248,37 @@ func TestDatabaseLinkedIntoTheFoldersIsRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestDatabaseCopyIsQuarantinedWhole: a copy of the database (or of any bbolt file) put into
+// rollouts/ or catalog/ under a .jsonl name is quarantined whole, once, and none of it is read
+// as lines: the lines its pages hold (the stored fingerprint of a rollout file is its last
+// bytes, often a whole rollout line) counted as rollouts a second time, and in catalog/ listed
+// tasks. Appending to a real file after it goes on as usual.
+func TestDatabaseCopyIsQuarantinedWhole(t *testing.T) {
+	for _, copyTo := range []string{"rollouts/copy.jsonl", "catalog/copy.jsonl"} {
+		t.Run(copyTo, func(t *testing.T) {
+			e := newEnv(t, Options{})
+			e.write("rollouts/r.jsonl", `{"env":"e","task":"a","reward":1}`+"\n")
+			e.scan()
+			e.append("rollouts/r.jsonl", `{"env":"e","task":"b","reward":0}`+"\n")
+			e.scan()
+			data, err := os.ReadFile(e.db.Path())
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.write(copyTo, string(data))
+			e.scan()
+			e.append("rollouts/r.jsonl", `{"env":"e","task":"c","reward":0}`+"\n")
+			e.scan()
+			e.reopen()
+			e.scan()
+			want := []string{copyTo + "@0:" + ReasonBolt}
+			if got := e.reasons(); !reflect.DeepEqual(got, want) {
+				t.Errorf("quarantine %q; want %q", got, want)
+			}
+			if got := e.tasks(); !reflect.DeepEqual(got, []string{"e/a=1", "e/b=0", "e/c=0"}) {
+				t.Errorf("rollouts %v; want a, b and c once", got)
+			}
+		})
+	}
+}

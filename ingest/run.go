@@ -642,6 +642,10 @@ func (r *run) read(c candidate, f *os.File, st *storage.FileState, size int64) e
 	}
 	r.current = st
 	r.sum.FilesRead++
+	if st.Offset == 0 && isBolt(f) {
+		r.current = nil
+		return r.bolt(f, st, size)
+	}
 	from := st.Offset
 	src := &fileSource{f: f, off: st.Offset, limit: -1}
 	if c.listed != nil && c.listed.Size() < size { // a full scan: up to the size it was listed with
@@ -658,6 +662,43 @@ func (r *run) read(c candidate, f *os.File, st *storage.FileState, size int64) e
 }
 
 func isJSONL(rel string) bool { return strings.HasSuffix(rel, ".jsonl") }
+
+// ReasonBolt is the quarantine reason of a rollout or catalogue file that is a bbolt database.
+const ReasonBolt = "a bbolt database file (envsched's database or a copy of it), not JSON lines"
+
+// boltMeta is how a bbolt file begins on a little-endian machine: its first page is a meta page
+// (flags 0x04 at byte 8) whose magic 0xED0CDAED is at byte 16.
+const boltMetaFlags, boltMagic = 0x04, 0xED0CDAED
+
+// isBolt reports whether f begins as a bbolt database does.
+func isBolt(f *os.File) bool {
+	b, err := readAt(f, 0, 20)
+	return err == nil && len(b) == 20 && binary.LittleEndian.Uint16(b[8:]) == boltMetaFlags &&
+		binary.LittleEndian.Uint32(b[16:]) == boltMagic
+}
+
+// bolt quarantines a rollout or catalogue file that is a bbolt database whole (once per
+// version of it) and moves its offset to its end: a copy of envsched's database put into
+// rollouts/ was read as lines, and the lines its pages hold (the fingerprints of rollout files
+// are their last bytes, often a whole rollout line) counted as rollouts a second time.
+func (r *run) bolt(f *os.File, st *storage.FileState, size int64) error {
+	head, err := readAt(f, 0, min(size, fingerprintLen))
+	if err != nil {
+		return err
+	}
+	r.quarantine(st, 0, ReasonBolt, head)
+	r.records++
+	r.batchBytes += size
+	st.Offset, st.InLongLine = size, false
+	if st.Tail, err = readAt(f, size-min(size, fingerprintLen), min(size, fingerprintLen)); err != nil {
+		return err
+	}
+	r.dirty[st.ID] = st
+	if r.full() {
+		return r.flush()
+	}
+	return nil
+}
 
 func (r *run) readLines(f io.Reader, st *storage.FileState) error {
 	if r.in.buf == nil {
