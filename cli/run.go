@@ -86,6 +86,10 @@ func runAction(c *cli.Context) error {
 	}
 	ctx, stop := signal.NotifyContext(c.Context, stopSignals()...)
 	defer stop()
+	// A log reader that goes away (envsched run 2>&1 | head, a log shipper restarted) must not
+	// stop the daemon: by default Go's runtime ends the process at its next log line with
+	// SIGPIPE, mid-work. Ignored, such a write fails (the line is lost) and serving goes on.
+	signal.Ignore(syscall.SIGPIPE)
 	return serveDir(ctx, cfg, logger)
 }
 

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bufio"
 	"fmt"
 	"os"
 	"os/signal"
@@ -125,5 +126,48 @@ func TestUnwritableFoldersDoNotStopTheDaemon(t *testing.T) {
 				t.Errorf("SIGTERM: exit %d", code)
 			}
 		})
+	}
+}
+
+// TestLogReaderGoneDoesNotStopTheDaemon: the daemon's log read through a pipe whose reader goes
+// away (envsched run 2>&1 | head -1, a log shipper restarted) no longer ends it: Go's runtime
+// killed it with SIGPIPE at its next log line. It answers the request written afterwards and
+// stops on SIGTERM with exit 0.
+func TestLogReaderGoneDoesNotStopTheDaemon(t *testing.T) {
+	dir := t.TempDir()
+	ensureCatalog(t, dir)
+	r, w, err := os.Pipe()
+	must(t, err)
+	cmd := execCommand([]string{"run", "--dir", dir, "--status-interval", "200ms"})
+	cmd.Stderr = w
+	must(t, cmd.Start())
+	w.Close()
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	t.Cleanup(func() { cmd.Process.Kill(); <-done })
+	line, err := bufio.NewReader(r).ReadString('\n')
+	if err != nil {
+		t.Fatalf("no first log line: %v", err)
+	}
+	r.Close() // the reader goes away after one line
+	writeRequest(t, dir, "after", `{"size": 2}`)
+	path := filepath.Join(dir, "batches", "after.json")
+	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(path); err == nil {
+			break
+		}
+		select {
+		case <-done:
+			t.Fatalf("the daemon ended once its log reader was gone (%v); its first line: %s", cmd.ProcessState, line)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no batch")
+		}
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	<-done
+	if code := cmd.ProcessState.ExitCode(); code != 0 {
+		t.Errorf("SIGTERM: exit %d (%v)", code, cmd.ProcessState)
 	}
 }
