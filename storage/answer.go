@@ -55,7 +55,7 @@ func (db *DB) StoreAnswerRecord(a AnswerRecord) error {
 		if rb.Get([]byte(id)) != nil {
 			return fmt.Errorf("answer %q is already stored", id)
 		}
-		if err := rb.Put([]byte(id), answer); err != nil {
+		if err := putAnswer(tx, rb, id, answer); err != nil {
 			return err
 		}
 		var err error
