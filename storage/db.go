@@ -77,6 +77,7 @@ type Options struct {
 type DB struct {
 	ids       idIndex     // the dedupe index of rollout ids, loaded at the first commit
 	tasks     taskOverlay // the writer's copy of task_log, loaded at the first commit
+	opens     openCounts  // guarded by writeMu: open predictions of tasks with journaled ones
 	logCache  logCache    // the readers' copy of task_log, per database state
 	bolt      *bolt.DB
 	path      string

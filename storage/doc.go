@@ -48,5 +48,6 @@
 //	             (see answerparts.go); a database is raised to schema 2 by its first such answer
 //	calib        the calibration ledger (see calib.go): pending predictions, cells per env and
 //	             channel, reliability bins, per-answer cells, totals; created by the first answer
-//	             stored with predictions
+//	             stored with predictions; (schema 2) opening, the predictions of the answers since
+//	             the last commit of rollouts, appended (see calibjournal.go)
 package storage
