@@ -89,7 +89,7 @@ func (db *DB) StoreAnswerRecord(a AnswerRecord) error {
 }
 
 // openPredictions opens a's predictions in the calibration ledger; answer is a's order. The
-// journal is filed first when it holds journalAnswers answers.
+// journal's oldest answer is filed first when it holds journalAnswers answers.
 func openPredictions(tx *bolt.Tx, answer uint64, a AnswerRecord, recs map[TaskKey]taskRecord, counts *countsTx) error {
 	if err := markSchema(tx, schemaAnswerParts); err != nil {
 		return err
@@ -99,10 +99,10 @@ func openPredictions(tx *bolt.Tx, answer uint64, a AnswerRecord, recs map[TaskKe
 		return err
 	}
 	if counts.answers >= journalAnswers {
-		if _, err := ct.file(); err != nil {
+		if err := ct.fileOldest(); err != nil {
 			return err
 		}
-		counts.filed, counts.answers = true, 0
+		counts.answers--
 	}
 	if err := ct.openAnswer(answer, a.ID, a.Step, a.GroupSize, a.Predictions, recs, counts); err != nil {
 		return err

@@ -17,7 +17,9 @@ import (
 //	opening  answer (8 bytes BE), part (4 bytes BE) -> task seq, rank, encoded ledger.Pending (each)
 //
 // and filed into pending by the next Commit that stores rollouts (before it offers them to the
-// open predictions), or by an answer that finds journalAnswers answers journaled. Filing
+// open predictions); an answer that finds journalAnswers answers journaled files the oldest
+// (so a trainer that never writes rollouts pays, from then on, what every answer paid before,
+// and no answer files many at once). Filing
 // replays the answers' opens in order, the oldest open prediction of a task that has
 // ledger.MaxOpen expiring, so pending ends exactly as if each had been put at its answer. The
 // totals are counted at the answer, as before: Expired there comes from the task's open
@@ -26,7 +28,7 @@ var calibOpening = []byte("opening")
 
 const (
 	journalPartBytes = 900 // under a quarter page: see taskLogPart
-	journalAnswers   = 64  // answers journaled at most: bounds openCounts and a filing
+	journalAnswers   = 32  // answers journaled at most: bounds the journal, its replay and a commit's filing
 )
 
 // openCounts is the writer's count of open predictions of each task that has journaled ones
@@ -129,22 +131,25 @@ func eachJournaled(jb *bolt.Bucket, fn func(journalEntry) error) error {
 	if jb == nil {
 		return nil
 	}
-	return jb.ForEach(func(k, v []byte) error {
-		if len(k) != 12 {
-			return fmt.Errorf("journaled predictions key %x: %w", k, ErrCorrupt)
+	return jb.ForEach(func(k, v []byte) error { return eachEntry(k, v, fn) })
+}
+
+// eachEntry calls fn for every prediction of the journal's part k, v.
+func eachEntry(k, v []byte, fn func(journalEntry) error) error {
+	if len(k) != 12 {
+		return fmt.Errorf("journaled predictions key %x: %w", k, ErrCorrupt)
+	}
+	d := dec{b: v}
+	for len(d.b) > 0 {
+		e := journalEntry{answer: binary.BigEndian.Uint64(k), taskSeq: d.uvar(), rank: int(d.uvar()), pending: d.bytes()}
+		if d.bad {
+			return fmt.Errorf("journaled predictions %x: %w", k, ErrCorrupt)
 		}
-		d := dec{b: v}
-		for len(d.b) > 0 {
-			e := journalEntry{answer: binary.BigEndian.Uint64(k), taskSeq: d.uvar(), rank: int(d.uvar()), pending: d.bytes()}
-			if d.bad {
-				return fmt.Errorf("journaled predictions %x: %w", k, ErrCorrupt)
-			}
-			if err := fn(e); err != nil {
-				return err
-			}
+		if err := fn(e); err != nil {
+			return err
 		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // journalWriter appends one answer's predictions to the journal in parts.
@@ -193,22 +198,53 @@ func (ct *calibTx) file() (bool, error) {
 	if k, _ := jb.Cursor().First(); k == nil {
 		return false, nil
 	}
-	err = eachJournaled(jb, func(e journalEntry) error {
-		if err := ct.expireFor(e.taskSeq); err != nil {
-			return err
-		}
-		if err := ct.pending().Put(pendingKey(e.taskSeq, e.answer, e.rank), bytes.Clone(e.pending)); err != nil {
-			return fmt.Errorf("file journaled prediction: %w", err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := eachJournaled(jb, ct.fileEntry); err != nil {
 		return false, err
 	}
 	if err := ct.bk.DeleteBucket(calibOpening); err != nil {
 		return false, fmt.Errorf("empty calib/%s: %w", calibOpening, err)
 	}
 	return true, nil
+}
+
+// fileOldest files the predictions of the oldest journaled answer alone (see file); the
+// counts once the journal is filed stay as they were.
+func (ct *calibTx) fileOldest() error {
+	jb, err := ct.journal(false)
+	if err != nil || jb == nil {
+		return err
+	}
+	cur := jb.Cursor()
+	k, _ := cur.First()
+	if k == nil {
+		return nil
+	}
+	prefix := bytes.Clone(k[:8])
+	var parts [][]byte
+	for ; k != nil && bytes.HasPrefix(k, prefix); k, _ = cur.Next() {
+		parts = append(parts, bytes.Clone(k))
+	}
+	for _, k := range parts {
+		if err := eachEntry(k, jb.Get(k), ct.fileEntry); err != nil {
+			return err
+		}
+		if err := jb.Delete(k); err != nil {
+			return fmt.Errorf("file journaled predictions %x: %w", k, err)
+		}
+	}
+	return nil
+}
+
+// fileEntry puts one journaled prediction into pending, expiring the task's oldest when it
+// has MaxOpen.
+func (ct *calibTx) fileEntry(e journalEntry) error {
+	if err := ct.expireFor(e.taskSeq); err != nil {
+		return err
+	}
+	if err := ct.pending().Put(pendingKey(e.taskSeq, e.answer, e.rank), bytes.Clone(e.pending)); err != nil {
+		return fmt.Errorf("file journaled prediction: %w", err)
+	}
+	return nil
 }
 
 // replayJournal is the journal's effect on pending, without filing it: the open count of each
