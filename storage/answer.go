@@ -47,7 +47,9 @@ func (db *DB) StoreAnswerRecord(a AnswerRecord) error {
 	db.writeMu.Lock()
 	defer db.writeMu.Unlock()
 	var logged logWrite
+	var counts *countsTx
 	err := db.update(func(tx *bolt.Tx) error {
+		counts = nil
 		if err := db.tasks.load(tx); err != nil {
 			return err
 		}
@@ -55,7 +57,7 @@ func (db *DB) StoreAnswerRecord(a AnswerRecord) error {
 		if rb.Get([]byte(id)) != nil {
 			return fmt.Errorf("answer %q is already stored", id)
 		}
-		if err := rb.Put([]byte(id), answer); err != nil {
+		if err := putAnswer(tx, rb, id, answer); err != nil {
 			return err
 		}
 		var err error
@@ -70,24 +72,39 @@ func (db *DB) StoreAnswerRecord(a AnswerRecord) error {
 		if err != nil || len(a.Predictions) == 0 {
 			return err
 		}
-		return openPredictions(tx, seq, a, recs)
+		if err := db.opens.load(tx); err != nil {
+			return err
+		}
+		counts = db.opens.begin()
+		return openPredictions(tx, seq, a, recs, counts)
 	})
 	if err != nil {
 		return fmt.Errorf("store answer %q in %s: %w", id, db.path, err)
 	}
 	db.tasks.apply(logged)
+	db.opens.commit(counts)
 	db.publish(logged)
 	db.ids.answered(db.bolt)
 	return nil
 }
 
-// openPredictions opens a's predictions in the calibration ledger; answer is a's order.
-func openPredictions(tx *bolt.Tx, answer uint64, a AnswerRecord, recs map[TaskKey]taskRecord) error {
+// openPredictions opens a's predictions in the calibration ledger; answer is a's order. The
+// journal's oldest answer is filed first when it holds journalAnswers answers.
+func openPredictions(tx *bolt.Tx, answer uint64, a AnswerRecord, recs map[TaskKey]taskRecord, counts *countsTx) error {
+	if err := markSchema(tx, schemaAnswerParts); err != nil {
+		return err
+	}
 	ct, err := openCalib(tx, true)
 	if err != nil {
 		return err
 	}
-	if err := ct.openAnswer(answer, a.ID, a.Step, a.GroupSize, a.Predictions, recs); err != nil {
+	if counts.answers >= journalAnswers {
+		if err := ct.fileOldest(); err != nil {
+			return err
+		}
+		counts.answers--
+	}
+	if err := ct.openAnswer(answer, a.ID, a.Step, a.GroupSize, a.Predictions, recs, counts); err != nil {
 		return err
 	}
 	return ct.flush()

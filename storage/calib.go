@@ -342,14 +342,20 @@ func (ct *calibTx) flush() error {
 }
 
 // openAnswer opens the predictions of one stored answer: answer is its order, chosen its
-// tasks' records by key. A task with MaxOpen open predictions loses its oldest (expired).
+// tasks' records by key. They are journaled (see calibjournal.go); a task with MaxOpen open
+// predictions loses its oldest (counted expired now, removed when the journal is filed).
 func (ct *calibTx) openAnswer(answer uint64, id string, step int64, groupSize int, preds []ledger.Prediction,
-	recs map[TaskKey]taskRecord) error {
+	recs map[TaskKey]taskRecord, counts *countsTx) error {
 	a, err := ct.answer(answer)
 	if err != nil {
 		return err
 	}
 	a.Request, a.Step = id, step
+	jb, err := ct.journal(true)
+	if err != nil {
+		return err
+	}
+	w := journalWriter{jb: jb, answer: answer}
 	for _, pr := range preds {
 		rec, ok := recs[TaskKey{pr.Env, pr.Task}]
 		if !ok {
@@ -359,20 +365,26 @@ func (ct *calibTx) openAnswer(answer uint64, id string, step int64, groupSize in
 		if !ok {
 			continue
 		}
-		if err := ct.expireFor(rec.Seq); err != nil {
+		expired, err := counts.admit(ct, rec.Seq)
+		if err != nil {
 			return err
 		}
+		ct.totals.Expired += expired
 		ct.buf = encodePending(ct.buf, p)
-		if err := ct.pending().Put(pendingKey(rec.Seq, answer, pr.Rank), bytes.Clone(ct.buf)); err != nil {
-			return fmt.Errorf("put pending prediction of %s/%s: %w", pr.Env, pr.Task, err)
+		if err := w.add(rec.Seq, pr.Rank, ct.buf); err != nil {
+			return err
 		}
 		ct.totals.Opened++
 		a.Picks++
 	}
-	return nil
+	if a.Picks > 0 {
+		counts.answers++
+	}
+	return w.flush()
 }
 
-// expireFor makes room for one more open prediction of the task with seq taskSeq.
+// expireFor makes room in pending for one more open prediction of the task with seq taskSeq
+// (filing the journal: the answers counted what expires).
 func (ct *calibTx) expireFor(taskSeq uint64) error {
 	open, err := ct.pendingOf(taskSeq)
 	if err != nil {
@@ -382,7 +394,6 @@ func (ct *calibTx) expireFor(taskSeq uint64) error {
 		if err := ct.pending().Delete(open[i].key); err != nil {
 			return fmt.Errorf("expire pending prediction %x: %w", open[i].key, err)
 		}
-		ct.totals.Expired++
 	}
 	return nil
 }
@@ -510,7 +521,9 @@ func checkPending(r *Reader, t ledger.Totals) []error {
 	if err != nil {
 		return append(errs, err)
 	}
-	if open != t.Open() {
+	journaled, jerrs := checkJournal(r)
+	errs = append(errs, jerrs...)
+	if open += journaled; open != t.Open() {
 		errs = append(errs, fmt.Errorf("calibration: %d predictions stored open, totals say %d", open, t.Open()))
 	}
 	return errs

@@ -30,6 +30,9 @@ func TestCalibrationReadsTheFirstFormat(t *testing.T) {
 	// rewrite both values as the first version wrote them: one rollout of the group counted
 	err = db.bolt.Update(func(tx *bolt.Tx) error {
 		bk := tx.Bucket(bucketCalib)
+		if err := bk.DeleteBucket(calibOpening); err != nil { // the first version put predictions in pending at once
+			return err
+		}
 		if err := bk.Put(calibTotalsKey, enc(nil).uvar(1).uvar(0).uvar(0).uvar(0)); err != nil {
 			return err
 		}

@@ -67,6 +67,7 @@ func checkStats(r *Reader) []error {
 		errs = append(errs, fmt.Errorf("rollout id %q is stored more than once", id))
 	}
 	errs = append(errs, checkCalib(r)...)
+	errs = append(errs, checkAnswers(r)...)
 	return append(errs, checkIDIndex(r, rc)...)
 }
 

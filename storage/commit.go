@@ -50,6 +50,9 @@ func (db *DB) Commit(b *Batch) (Result, error) {
 		return Result{}, fmt.Errorf("commit to %s: %w", db.path, err)
 	}
 	db.tasks.apply(c.logged) // only now: a failed commit must leave the overlay as it was
+	if c.filed {
+		db.opens.commit(&countsTx{filed: true})
+	}
 	db.publish(c.logged)
 	db.ids.committed(db.bolt, c.newIDs)
 	return res, nil
@@ -59,6 +62,7 @@ func (db *DB) Commit(b *Batch) (Result, error) {
 // environment, changed in memory, and written once at the end.
 type committer struct {
 	tx       *bolt.Tx
+	filed    bool // the calibration journal was filed into pending
 	cfg      Config
 	counters Counters
 	tasks    map[TaskKey]*taskState
@@ -134,6 +138,11 @@ func (c *committer) apply(b *Batch, res *Result) error {
 	}
 	if c.cal, err = openCalib(c.tx, false); err != nil {
 		return err
+	}
+	if len(b.Rollouts) > 0 { // they are offered to the open predictions: all in pending
+		if c.filed, err = c.cal.file(); err != nil {
+			return err
+		}
 	}
 	steps := []func() error{
 		func() error { return c.putFiles(b.Files) },

@@ -17,8 +17,13 @@ import (
 	"github.com/envsched/envsched/stats"
 )
 
-// SchemaVersion is the layout this package reads and writes.
-const SchemaVersion = 1
+// SchemaVersion is the newest layout this package reads and writes. A database is created with
+// schema 1 and raised to 2 by the first answer stored in parts (see answerparts.go); this
+// package reads both.
+const SchemaVersion = schemaAnswerParts
+
+// schemaCreated is the schema a new database is created with.
+const schemaCreated = 1
 
 // DefaultTimeout is how long Open waits for another process to release the database.
 const DefaultTimeout = time.Second
@@ -72,6 +77,7 @@ type Options struct {
 type DB struct {
 	ids       idIndex     // the dedupe index of rollout ids, loaded at the first commit
 	tasks     taskOverlay // the writer's copy of task_log, loaded at the first commit
+	opens     openCounts  // guarded by writeMu: open predictions of tasks with journaled ones
 	logCache  logCache    // the readers' copy of task_log, per database state
 	bolt      *bolt.DB
 	path      string
@@ -157,7 +163,7 @@ func (db *DB) init(opts Options) error {
 }
 
 func (db *DB) create(tx *bolt.Tx, opts Options) error {
-	cfg := Config{Schema: SchemaVersion, Created: time.Now().UTC().Format(time.RFC3339),
+	cfg := Config{Schema: schemaCreated, Created: time.Now().UTC().Format(time.RFC3339),
 		Reward: Range{0, 1}, Decay: stats.DefaultDecay}
 	if opts.Reward != nil {
 		cfg.Reward = *opts.Reward

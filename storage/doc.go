@@ -22,7 +22,7 @@
 //   - The reward range and decay λ are fixed when the database is created (meta bucket).
 //   - Everything a Reader returns is copied out of bbolt's memory.
 //
-// # Layout (schema 1)
+// # Layout (schema 1 and 2)
 //
 // Rollouts, groups, the dedupe index and the task log are written in arrival order: a commit
 // appends a few pages to each instead of rewriting one page per task it touches (bbolt copies every page it
@@ -43,8 +43,11 @@
 //	files        id (uint64 BE) -> FileState
 //	quarantine   seq (uint64 BE) -> QuarantineEntry
 //	edges        env \x00 task -> adjacency list of Edge
-//	requests     request ID -> stored answer bytes
+//	requests     request ID -> stored answer bytes, or (schema 2) a reference to its parts
+//	answer_parts part seq (uint64 BE) -> up to 900 bytes of an answer larger than that, appended
+//	             (see answerparts.go); a database is raised to schema 2 by its first such answer
 //	calib        the calibration ledger (see calib.go): pending predictions, cells per env and
 //	             channel, reliability bins, per-answer cells, totals; created by the first answer
-//	             stored with predictions
+//	             stored with predictions; (schema 2) opening, the predictions of the answers since
+//	             the last commit of rollouts, appended (see calibjournal.go)
 package storage

@@ -363,7 +363,11 @@ func (r *Reader) Edges(fn func(NodeEdges) error) error {
 // Answers calls fn for every stored answer, by request ID. answer is a copy.
 func (r *Reader) Answers(fn func(id string, answer []byte) error) error {
 	return r.tx.Bucket(bucketRequests).ForEach(func(k, v []byte) error {
-		return fn(string(k), bytes.Clone(v))
+		answer, err := answerOf(r.tx, string(k), v)
+		if err != nil {
+			return err
+		}
+		return fn(string(k), answer)
 	})
 }
 
@@ -373,7 +377,7 @@ func (r *Reader) Answer(id string) ([]byte, error) {
 	if v == nil {
 		return nil, fmt.Errorf("answer %q: %w", id, ErrNotFound)
 	}
-	return bytes.Clone(v), nil
+	return answerOf(r.tx, id, v)
 }
 
 // PredictorState returns a copy of the predictor state stored by the last StoreAnswer that
