@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"sort"
 )
 
 // creditMinima raises by one the minimum of some environments when the minimum of this round
@@ -69,4 +70,91 @@ func (s *selector) envChosen() []int64 {
 		}
 	}
 	return s.chosen
+}
+
+// owedSlots gives at most n of the random slots of a round of k to the environments owed one and
+// returns their tasks, marked taken. An environment is owed a slot when the round's quotas
+// left it none (its minimum, MinShare·k/active, rounded to nothing and no share big enough for
+// a slot) and its tasks were chosen fewer times than MinShare of the uniform share of all the
+// picks so far (the statistics' Chosen counts, and this batch's slots up to this round); the
+// fewest chosen first, ties by the seeded hash. Its task is drawn uniformly from its eligible
+// ones: a random slot still, drawn whatever its prediction. The slot is paid by the
+// environment with the most slots over its minimum (see payer), so the greedy picks lose no
+// more slots than the random slots took before, and no environment falls below its minimum.
+//
+// Like creditMinima it reads the statistics alone, so an answer stays a function of the
+// database and the request. While the owed environments together are owed more than the
+// random slots, every random slot goes to them; otherwise the rest are drawn as without it.
+func (s *selector) owedSlots(n, k int, quota []int) []int32 {
+	owed := s.owedEnvs(quota)
+	var out []int32
+	for _, o := range owed[:min(len(owed), n)] {
+		payer := s.payer(quota, k)
+		if payer < 0 {
+			break
+		}
+		quota[payer]--
+		s.quotas[payer].Slots--
+		s.quotas[o].Slots++
+		lo, hi := s.envRange(o)
+		i := s.elig[lo+s.rng.IntN(hi-lo)]
+		out = append(out, i)
+		s.take(int(i))
+	}
+	return out
+}
+
+// owedEnvs lists the active environments owed a slot in this round (see owedSlots), the
+// fewest chosen first. The quotas' Slots already hold this round's.
+func (s *selector) owedEnvs(quota []int) []int {
+	chosen := s.envChosen()
+	picks := func(e int) int64 { return chosen[e] + int64(s.quotas[e].Slots) }
+	total := int64(0)
+	for _, e := range s.active {
+		total += picks(e)
+	}
+	due := s.p.MinShare * float64(total) / float64(len(s.active))
+	var owed []int
+	for _, e := range s.active {
+		if quota[e] == 0 && float64(picks(e)) < due {
+			owed = append(owed, e)
+		}
+	}
+	slices.SortFunc(owed, func(a, b int) int {
+		if c := cmp.Compare(picks(a), picks(b)); c != 0 {
+			return c
+		}
+		return cmp.Compare(mix(s.req.Seed+uint64(a)), mix(s.req.Seed+uint64(b)))
+	})
+	return owed
+}
+
+// payer is the active environment with the most slots of the round over its minimum (ties:
+// the one furthest above its target share of the round of k, then the seeded hash), or −1
+// when none has a slot over its minimum. A slot taken from the biggest quota costs that
+// environment a small part of its share; one taken from an environment that rounding lifted
+// to one slot would leave it without.
+func (s *selector) payer(quota []int, k int) int {
+	best, bestSpare, bestOver, bestKey := -1, 0, 0.0, uint64(0)
+	for _, e := range s.active {
+		q := s.quotas[e]
+		spare := quota[e] - q.Min
+		if spare <= 0 {
+			continue
+		}
+		over, key := float64(quota[e])-q.Share*float64(k), mix(s.req.Seed+uint64(e))
+		if best < 0 || spare > bestSpare || spare == bestSpare && (over > bestOver || over == bestOver && key < bestKey) {
+			best, bestSpare, bestOver, bestKey = e, spare, over, key
+		}
+	}
+	return best
+}
+
+// envRange is the range of environment e's eligible tasks in elig (nodes are sorted by
+// environment).
+func (s *selector) envRange(e int) (lo, hi int) {
+	env := func(j int) int { return int(s.g.Nodes[s.elig[j]].Env) }
+	lo = sort.Search(len(s.elig), func(j int) bool { return env(j) >= e })
+	hi = sort.Search(len(s.elig), func(j int) bool { return env(j) > e })
+	return lo, hi
 }
