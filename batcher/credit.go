@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"math"
 	"slices"
-	"sort"
 )
 
 // creditMinima raises by one the minimum of some environments when the minimum of this round
@@ -72,36 +71,40 @@ func (s *selector) envChosen() []int64 {
 	return s.chosen
 }
 
-// owedSlots gives at most n of the random slots of a round of k to the environments owed one and
-// returns their tasks, marked taken. An environment is owed a slot when the round's quotas
-// left it none (its minimum, MinShare·k/active, rounded to nothing and no share big enough for
-// a slot) and its tasks were chosen fewer times than MinShare of the uniform share of all the
-// picks so far (the statistics' Chosen counts, and this batch's slots up to this round); the
-// fewest chosen first, ties by the seeded hash. Its task is drawn uniformly from its eligible
-// ones: a random slot still, drawn whatever its prediction. The slot is paid by the
-// environment with the most slots over its minimum (see payer), so the greedy picks lose no
-// more slots than the random slots took before, and no environment falls below its minimum.
+// owedSlots gives environments owed a slot one slot each of the quota of a round of k, and
+// returns how many it gave: at most n − 1 of the round's n random slots (all of them when n is
+// 1), so that a round that has random slots keeps one drawn at random whenever it can (what
+// random slots return and how degenerate random choice is stay measured). An environment is
+// owed a slot when the round's quotas left it none (its minimum, MinShare·k/active, rounded to
+// nothing and no share big enough for a slot) and its tasks were chosen fewer times than
+// MinShare of the uniform share of all the picks so far (the statistics' Chosen counts, and
+// this batch's slots up to this round); the fewest chosen first, ties by the seeded hash. Its
+// task is then chosen like any other, the best of the environment by gain. Each slot is paid
+// by the environment with the most slots over its minimum (see payer), so a round has as many
+// slots chosen by gain as before (one random slot fewer for each owed one) and no environment
+// falls below its minimum.
 //
 // Like creditMinima it reads the statistics alone, so an answer stays a function of the
-// database and the request. While the owed environments together are owed more than the
-// random slots, every random slot goes to them; otherwise the rest are drawn as without it.
-func (s *selector) owedSlots(n, k int, quota []int) []int32 {
+// database and the request.
+func (s *selector) owedSlots(n, k int, quota []int) int {
+	limit := n
+	if n >= 2 {
+		limit = n - 1
+	}
 	owed := s.owedEnvs(quota)
-	var out []int32
-	for _, o := range owed[:min(len(owed), n)] {
+	given := 0
+	for _, o := range owed[:min(len(owed), limit)] {
 		payer := s.payer(quota, k)
 		if payer < 0 {
 			break
 		}
 		quota[payer]--
+		quota[o]++
 		s.quotas[payer].Slots--
 		s.quotas[o].Slots++
-		lo, hi := s.envRange(o)
-		i := s.elig[lo+s.rng.IntN(hi-lo)]
-		out = append(out, i)
-		s.take(int(i))
+		given++
 	}
-	return out
+	return given
 }
 
 // owedEnvs lists the active environments owed a slot in this round (see owedSlots), the
@@ -148,13 +151,4 @@ func (s *selector) payer(quota []int, k int) int {
 		}
 	}
 	return best
-}
-
-// envRange is the range of environment e's eligible tasks in elig (nodes are sorted by
-// environment).
-func (s *selector) envRange(e int) (lo, hi int) {
-	env := func(j int) int { return int(s.g.Nodes[s.elig[j]].Env) }
-	lo = sort.Search(len(s.elig), func(j int) bool { return env(j) >= e })
-	hi = sort.Search(len(s.elig), func(j int) bool { return env(j) > e })
-	return lo, hi
 }

@@ -52,13 +52,13 @@ func owedRun(t *testing.T, sizes []int, size, steps int, p Params) (first []int,
 // TestOwedRandomSlotsReachEveryEnvironment: on a catalogue shaped like the real one, with the
 // minimum (half the uniform share) below one slot at B = 32 and 64, the old rule leaves its
 // small environments out of every batch; with RandomOwed every environment gets a pick within
-// ⌈environments / random slots⌉ steps, and the batches hold as many random and as many
-// chosen picks as without it (the owed slots are random slots, not chosen ones).
+// ⌈environments / owed slots a batch⌉ steps (a round's random slots but one), every batch keeps
+// a random slot, and the owed slots come out of the random ones: no fewer picks by gain.
 func TestOwedRandomSlotsReachEveryEnvironment(t *testing.T) {
 	sizes := realShaped()
 	for _, size := range []int{32, 64} {
 		t.Run(fmt.Sprintf("B=%d", size), func(t *testing.T) {
-			const steps = 40
+			const steps = 60
 			old := DefaultParams()
 			old.RandomOwed = false
 			oldFirst, oldRandom, oldChosen := owedRun(t, sizes, size, steps, old)
@@ -72,26 +72,27 @@ func TestOwedRandomSlotsReachEveryEnvironment(t *testing.T) {
 				t.Fatalf("the world does not show the defect: without RandomOwed every environment got a pick in %d steps", steps)
 			}
 			p := DefaultParams()
+			p.RandomOwed = true
 			first, random, chosen := owedRun(t, sizes, size, steps, p)
-			within := int(math.Ceil(float64(len(sizes)) / float64(p.randomSlots(size))))
+			within := int(math.Ceil(float64(len(sizes)) / float64(p.randomSlots(size)-1)))
 			for e, f := range first {
 				if f == 0 || f > within {
 					t.Errorf("env%d (%d tasks): first pick at step %d, want within %d (without RandomOwed %d of %d environments never had one)",
 						e, sizes[e], f, within, starved, len(sizes))
 				}
 			}
-			if random != oldRandom || chosen != oldChosen {
-				t.Errorf("random/chosen picks %d/%d, without RandomOwed %d/%d", random, chosen, oldRandom, oldChosen)
+			if random < steps || random >= oldRandom || chosen > oldChosen+oldRandom-steps {
+				t.Errorf("random/chosen picks %d/%d in %d batches, without RandomOwed %d/%d: want a random slot in every batch, the others owed",
+					random, chosen, steps, oldRandom, oldChosen)
 			}
 		})
 	}
 }
 
 // TestOwedSlotsKeepUp: over many batches an owed environment keeps getting slots (it is not
-// served once and forgotten), the fewest chosen first, and one whose quota gives it slots is
-// never owed one. Here 31 small environments share 2 random slots a batch at B = 40: each is
-// owed 0.24 slots a batch, more than the random slots can pay, so each gets about 2/31 a batch
-// and none falls more than one slot behind another.
+// served once and forgotten), the fewest chosen first. Here 31 small environments whose quotas
+// are always nothing share 1 owed slot a batch at B = 40 (2 random slots, one kept random):
+// each is owed 0.24 slots a batch, more than can be paid, so each gets one every 31 batches.
 func TestOwedSlotsKeepUp(t *testing.T) {
 	sizes := make([]int, 41)
 	for e := range sizes {
@@ -102,8 +103,10 @@ func TestOwedSlotsKeepUp(t *testing.T) {
 	}
 	w := sizedColdWorld(t, sizes)
 	p := DefaultParams()
+	p.RandomOwed = true
 	got := make([]int, len(sizes))
 	for n := 1; n <= 93; n++ {
+		small := 0
 		req := Request{Size: 40, GroupSize: 8, Step: int64(n), Seed: uint64(n)}
 		b := w.sel(t, req, p)
 		checkBatch(t, w, req, p, b)
@@ -112,17 +115,20 @@ func TestOwedSlotsKeepUp(t *testing.T) {
 			w.tasks[pk.Node].LastChosen = req.Step
 			e := w.g.Nodes[pk.Node].Env
 			got[e]++
-			if e >= 10 && !pk.Random {
-				t.Fatalf("batch %d: a small environment's task chosen by score, not by an owed slot: %+v", n, pk)
+			if e >= 10 {
+				small++
 			}
+		}
+		if small != 1 {
+			t.Fatalf("batch %d: %d picks of small environments, want the one owed slot", n, small)
 		}
 	}
 	lo, hi := math.MaxInt, 0
 	for e := 10; e < len(sizes); e++ {
 		lo, hi = min(lo, got[e]), max(hi, got[e])
 	}
-	if lo != 6 || hi != 6 { // 93 batches × 2 slots = 186 = 31 × 6
-		t.Errorf("small environments got %d to %d picks in 93 batches, want 6 each", lo, hi)
+	if lo != 3 || hi != 3 { // 93 batches × 1 slot = 31 × 3
+		t.Errorf("small environments got %d to %d picks in 93 batches, want 3 each", lo, hi)
 	}
 }
 
@@ -131,7 +137,7 @@ func TestOwedSlotsKeepUp(t *testing.T) {
 func TestOwedNeedsMinimum(t *testing.T) {
 	w := sizedColdWorld(t, realShaped())
 	p := DefaultParams()
-	p.MinShare = 0
+	p.MinShare, p.RandomOwed = 0, true
 	off := p
 	off.RandomOwed = false
 	req := Request{Size: 64, GroupSize: 8, Step: 1, Seed: 11}

@@ -105,15 +105,16 @@ type Params struct {
 	// to 0.78 slots a batch is not left out of every batch (false, the default, is the older rule: rounded down in each batch alone;
 	// BENCHMARKS.md, "The minimum share over batches").
 	MinCredit bool
-	// RandomOwed sends the random slots of a round first to the environments owed one: those
-	// the quotas leave without a slot in the round (their minimum rounded to nothing) and whose
-	// tasks were chosen fewer times than MinShare of the uniform share of all picks so far (the
-	// statistics' Chosen counts and this batch), fewest first, ties by the seeded hash; one
-	// slot each, its task drawn uniformly from the environment's eligible ones. The slot is
-	// paid as before, by the environment of a task drawn uniformly from those with quota left,
-	// so the greedy picks of a round have the same quotas; only where the random slots land
-	// changes. With none owed the random slots are as without it (true, the default;
-	// BENCHMARKS.md, "smallenv").
+	// RandomOwed gives the environments owed a slot a slot each of a round, out of its random
+	// slots (all but one of them when it has two or more): those the quotas leave without a
+	// slot in the round (their minimum rounded to nothing and no share big enough for one)
+	// and whose tasks were chosen fewer times than MinShare of the uniform share of all picks
+	// so far (the statistics' Chosen counts and this batch), fewest first, ties by the seeded
+	// hash. The task is the environment's best by gain; the slot is paid by the environment
+	// with the most slots over its minimum, so a round has as many slots chosen by gain as
+	// without it and one random slot fewer per owed one. With none owed the batch is the same
+	// (false, the default: it gave every environment rollouts but raised the real-catalog
+	// world's degenerate share; BENCHMARKS.md, "smallenv").
 	RandomOwed bool
 	// MaxShare is the largest quota of one environment as a fraction of the batch (rounded
 	// up); it is exceeded only when the other environments have no tasks left.
@@ -158,7 +159,7 @@ func DefaultParams() Params {
 		QuotaSmoothing: 0.3,
 		QuotaSize:      1,
 		MinShare:       0.5,
-		RandomOwed:     true,
+		RandomOwed:     false,
 		MaxShare:       0.5,
 		StaleRounds:    10,
 		UncertainCount: 4,

@@ -14,11 +14,10 @@ func (s *selector) round(k int, repeat bool) {
 	s.reset()
 	quota := s.roundQuotas(k)
 	n := s.p.randomSlots(k)
-	var random []int32
 	if s.p.RandomOwed {
-		random = s.owedSlots(n, k, quota)
+		n -= s.owedSlots(n, k, quota)
 	}
-	random = s.randomSlots(n-len(random), quota, random)
+	random := s.randomSlots(n, quota)
 	s.greedy(quota, repeat)
 	for _, i := range random {
 		s.pick(int(i), true, repeat)
@@ -110,13 +109,14 @@ func (s *selector) shortfall(e, q, k int) entry {
 }
 
 // randomSlots draws up to n eligible tasks uniformly (a partial Fisher-Yates shuffle), each
-// from an environment with quota left, appends them to out and marks them taken.
-func (s *selector) randomSlots(n int, quota []int, out []int32) []int32 {
+// from an environment with quota left, and marks them taken.
+func (s *selector) randomSlots(n int, quota []int) []int32 {
 	if n == 0 {
-		return out
+		return nil
 	}
 	pool := shuffle{base: s.elig}
-	for t, drawn := 0, 0; t < len(s.elig) && drawn < n; t++ {
+	var out []int32
+	for t := 0; t < len(s.elig) && len(out) < n; t++ {
 		j := t + s.rng.IntN(len(s.elig)-t)
 		pool.swap(t, j)
 		i := pool.at(t)
@@ -126,7 +126,6 @@ func (s *selector) randomSlots(n int, quota []int, out []int32) []int32 {
 		}
 		quota[e]--
 		out = append(out, i)
-		drawn++
 		s.take(int(i))
 	}
 	return out

@@ -139,7 +139,7 @@ func schedulerFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "min-credit", EnvVars: []string{"ENVSCHED_MIN_CREDIT"}, Value: bp.MinCredit,
 			Usage: "honour --min-share over batches when it is less than a whole slot: the fractional minima go a slot each to the environments behind their minimum so far, chosen least first (off: rounded down in each batch)"},
 		&cli.BoolFlag{Name: "random-owed", EnvVars: []string{"ENVSCHED_RANDOM_OWED"}, Value: bp.RandomOwed,
-			Usage: "give the random slots first to the environments the quotas leave without a slot and that are behind --min-share over the batches so far, chosen least first, a task drawn at random in each (off: random slots drawn within the quotas; --random-owed=false)"},
+			Usage: "give the environments that the quotas leave without a slot and that are behind --min-share over the batches so far a slot each (their best task), out of the random slots (all but one), chosen least first (off: every random slot drawn within the quotas)"},
 		&cli.Float64Flag{Name: "max-share", EnvVars: []string{"ENVSCHED_MAX_SHARE"}, Value: bp.MaxShare,
 			Usage: "largest quota of an environment, as a fraction of the batch"},
 		&cli.Float64Flag{Name: "stale-rounds", EnvVars: []string{"ENVSCHED_STALE_ROUNDS"}, Value: bp.StaleRounds,

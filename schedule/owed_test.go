@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/envsched/envsched/batcher"
 	"github.com/envsched/envsched/record"
 	"github.com/envsched/envsched/storage"
 	"github.com/envsched/envsched/storage/storagetest"
@@ -33,7 +34,7 @@ func owedCatalogue(t *testing.T, db *storage.DB) {
 	}
 }
 
-// TestOwedSlotsAcrossARestart (the defaults): the random slots owed to the environments the
+// TestOwedSlotsAcrossARestart (RandomOwed on): the random slots owed to the environments the
 // quotas leave out follow from the stored answers alone, so a scheduler restarted on the
 // database answers byte for byte what one that kept running does; and within 16 batches every
 // environment has been chosen (2 random slots a batch; the quotas alone never give the tiny
@@ -44,7 +45,10 @@ func TestOwedSlotsAcrossARestart(t *testing.T) {
 	defer func() { dbA.Close() }()
 	owedCatalogue(t, dbA)
 	owedCatalogue(t, dbB)
-	sA, sB := newScheduler(t, dbA, Options{}), newScheduler(t, dbB, Options{})
+	p := batcher.DefaultParams()
+	p.RandomOwed = true
+	o := Options{Select: &p}
+	sA, sB := newScheduler(t, dbA, o), newScheduler(t, dbB, o)
 	body := []byte(`{"size": 40}`)
 	const steps = 16
 	picks := map[string]int{}
@@ -54,7 +58,7 @@ func TestOwedSlotsAcrossARestart(t *testing.T) {
 				t.Fatal(err)
 			}
 			dbB = openFile(t, filepath.Join(dir, "b.db"))
-			sB = newScheduler(t, dbB, Options{})
+			sB = newScheduler(t, dbB, o)
 		}
 		a := decode(t, answerBoth(t, sA, sB, fmt.Sprintf("r%02d", i), body))
 		for _, task := range a.Tasks {
