@@ -91,6 +91,9 @@ func (s *selector) owedSlots(n, k int, quota []int) int {
 	if n >= 2 {
 		limit = n - 1
 	}
+	if limit == 0 {
+		return 0
+	}
 	owed := s.owedEnvs(quota)
 	given := 0
 	for _, o := range owed[:min(len(owed), limit)] {
@@ -110,6 +113,9 @@ func (s *selector) owedSlots(n, k int, quota []int) int {
 // owedEnvs lists the active environments owed a slot in this round (see owedSlots), the
 // fewest chosen first. The quotas' Slots already hold this round's.
 func (s *selector) owedEnvs(quota []int) []int {
+	if !slices.ContainsFunc(s.active, func(e int) bool { return quota[e] == 0 }) {
+		return nil // every environment has a slot: no need of the counts
+	}
 	chosen := s.envChosen()
 	picks := func(e int) int64 { return chosen[e] + int64(s.quotas[e].Slots) }
 	total := int64(0)
