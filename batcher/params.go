@@ -105,6 +105,17 @@ type Params struct {
 	// to 0.78 slots a batch is not left out of every batch (false, the default, is the older rule: rounded down in each batch alone;
 	// BENCHMARKS.md, "The minimum share over batches").
 	MinCredit bool
+	// RandomOwed gives the environments owed a slot a slot each of a round, out of its random
+	// slots (all but one of them when it has two or more): those the quotas leave without a
+	// slot in the round (their minimum rounded to nothing and no share big enough for one)
+	// and whose tasks were chosen fewer times than MinShare of the uniform share of all picks
+	// so far (the statistics' Chosen counts and this batch), fewest first, ties by the seeded
+	// hash. The task is the environment's best by gain; the slot is paid by the environment
+	// with the most slots over its minimum, so a round has as many slots chosen by gain as
+	// without it and one random slot fewer per owed one. With none owed the batch is the same
+	// (false, the default: it gave every environment rollouts but raised the real-catalog
+	// world's degenerate share; BENCHMARKS.md, "smallenv").
+	RandomOwed bool
 	// MaxShare is the largest quota of one environment as a fraction of the batch (rounded
 	// up); it is exceeded only when the other environments have no tasks left.
 	MaxShare float64
@@ -148,6 +159,7 @@ func DefaultParams() Params {
 		QuotaSmoothing: 0.3,
 		QuotaSize:      1,
 		MinShare:       0.5,
+		RandomOwed:     false,
 		MaxShare:       0.5,
 		StaleRounds:    10,
 		UncertainCount: 4,

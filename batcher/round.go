@@ -13,7 +13,11 @@ import (
 func (s *selector) round(k int, repeat bool) {
 	s.reset()
 	quota := s.roundQuotas(k)
-	random := s.randomSlots(s.p.randomSlots(k), quota)
+	n := s.p.randomSlots(k)
+	if s.p.RandomOwed {
+		n -= s.owedSlots(n, k, quota)
+	}
+	random := s.randomSlots(n, quota)
 	s.greedy(quota, repeat)
 	for _, i := range random {
 		s.pick(int(i), true, repeat)

@@ -176,6 +176,8 @@ func schedulerFlags() []cli.Flag {
 			Usage: "least quota of an environment, as a fraction of the uniform share"},
 		&cli.BoolFlag{Name: "min-credit", EnvVars: []string{"ENVSCHED_MIN_CREDIT"}, Value: bp.MinCredit,
 			Usage: "honour --min-share over batches when it is less than a whole slot: the fractional minima go a slot each to the environments behind their minimum so far, chosen least first (off: rounded down in each batch)"},
+		&cli.BoolFlag{Name: "random-owed", EnvVars: []string{"ENVSCHED_RANDOM_OWED"}, Value: bp.RandomOwed,
+			Usage: "give the environments that the quotas leave without a slot and that are behind --min-share over the batches so far a slot each (their best task), out of the random slots (all but one), chosen least first (off: every random slot drawn within the quotas)"},
 		&cli.Float64Flag{Name: "max-share", EnvVars: []string{"ENVSCHED_MAX_SHARE"}, Value: bp.MaxShare,
 			Usage: "largest quota of an environment, as a fraction of the batch"},
 		&cli.Float64Flag{Name: "stale-rounds", EnvVars: []string{"ENVSCHED_STALE_ROUNDS"}, Value: bp.StaleRounds,
@@ -207,7 +209,7 @@ func schedulerParams(c *cli.Context) (schedule.Params, error) {
 	bp.RandomShare, bp.QuotaSmoothing = c.Float64("random-share"), c.Float64("quota-smoothing")
 	bp.MinShare, bp.MaxShare, bp.StaleRounds = c.Float64("min-share"), c.Float64("max-share"), c.Float64("stale-rounds")
 	bp.QuotaSize, bp.Transfer, bp.Fresh = c.Float64("quota-size"), c.Float64("transfer"), c.Float64("fresh")
-	bp.Overlap, bp.MinCredit = c.Float64("overlap"), c.Bool("min-credit")
+	bp.Overlap, bp.MinCredit, bp.RandomOwed = c.Float64("overlap"), c.Bool("min-credit"), c.Bool("random-owed")
 	if err := p.Validate(); err != nil {
 		return p, usageError{err}
 	}
