@@ -133,6 +133,9 @@ func (pr *Predictor) Predict(g *graph.Graph, tasks []stats.Task, round int64, st
 		parallelNodes(n, func(lo, hi int) { pr.oneHop(g, lo, hi) })
 	}
 	parallelNodes(n, func(lo, hi int) { pr.finish(g, tasks, round, lo, hi) })
+	if pr.p.GradedFit {
+		pr.fitGraded(g, tasks, round)
+	}
 	next := pr.drift.state()
 	next.Warm = pr.prior.solution()
 	return pr.out, next, nil
