@@ -2,6 +2,7 @@ package propagate
 
 import (
 	"math"
+	"slices"
 
 	"github.com/envsched/envsched/graph"
 	"github.com/envsched/envsched/stats"
@@ -66,6 +67,9 @@ type gradedFit struct {
 // the sums do not depend on the number of CPUs; it visits only environments with graded
 // rewards.
 func (pr *Predictor) fitGraded(g *graph.Graph, tasks []stats.Task, round int64) {
+	if !slices.ContainsFunc(pr.envs, func(e envSums) bool { return e.cont }) {
+		return // no graded environment: no pass over the nodes
+	}
 	fits := make([]gradedFit, len(pr.envs))
 	any := false
 	for i := range tasks {

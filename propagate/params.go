@@ -134,8 +134,9 @@ type Params struct {
 	// a winner's curse that the likelihood over every re-chosen group does not see and the
 	// factor does. Selection itself reads the predictions without it. false measures nothing.
 	DispersionMatch bool
-	// GroupSize is the group size G for which Prediction.PDeg is filled in; PDegenerate
-	// gives any other size.
+	// GroupSize is the group size G for which Prediction.PDeg is filled in (PDegenerate
+	// gives any other size) and the G of the re-chosen trend's feature log2(rollouts / G).
+	// A scheduler sets it to each request's group size (Predictor.SetGroupSize).
 	GroupSize int
 	// Lean leaves every prediction's SD and PDeg at 0, for a caller that reads neither (the
 	// scheduler: selection and the answer work the chance of a degenerate group out for the
