@@ -160,6 +160,8 @@ func schedulerFlags() []cli.Flag {
 			Usage: "0-1: share of its fit each answer keeps for the re-chosen offset as a function of the task (its own evidence against its prediction, how often it was rolled out, how old its evidence is); 0 = one offset for all (needs --rechosen-rate and --dispersion-memory above 0)"},
 		&cli.Float64Flag{Name: "dispersion-memory", EnvVars: []string{"ENVSCHED_DISPERSION_MEMORY"}, Value: pp.DispersionMemory,
 			Usage: "share of the measured calibration (spread and slope of the predictions, what exploring and random slots return) each answer keeps; the rest is forgotten (0 = no such correction)"},
+		&cli.BoolFlag{Name: "graded-fit", EnvVars: []string{"ENVSCHED_GRADED_FIT"}, Value: pp.GradedFit,
+			Usage: "in environments with graded rewards, fit from the tasks' own groups how much a task's all-equal groups and within-group spread say about its next group (false = the model counts as 2 groups)"},
 		&cli.StringFlag{Name: "exploit", EnvVars: []string{"ENVSCHED_EXPLOIT"}, Value: bp.Exploit.String(),
 			Usage: "exploitation value: variance (4 × predicted within-group variance), informative (1 − chance of a degenerate group) spread (expected spread of the group's rewards, 2 × their standard deviation) or lasting (expected share of informative groups over this step and the next when re-chosen only if informative: prefers tasks that stay informative once found)"},
 		&cli.Float64Flag{Name: "coverage-weight", EnvVars: []string{"ENVSCHED_COVERAGE_WEIGHT"}, Value: bp.CoverageWeight,
@@ -199,7 +201,7 @@ func schedulerParams(c *cli.Context) (schedule.Params, error) {
 	pp.Kappa, pp.Gamma, pp.Hops = c.Float64("kappa"), c.Float64("gamma"), c.Int("hops")
 	pp.BorrowCap, pp.DriftRate = c.Float64("borrow-cap"), c.Float64("drift-rate")
 	pp.FeatureRidge, pp.RechosenRate = c.Float64("feature-ridge"), c.Float64("rechosen-rate")
-	pp.PriorRefit = c.Float64("prior-refit")
+	pp.PriorRefit, pp.GradedFit = c.Float64("prior-refit"), c.Bool("graded-fit")
 	pp.DispersionMemory, pp.RechosenTrend = c.Float64("dispersion-memory"), c.Float64("rechosen-trend")
 	exploit, err := batcher.ParseExploit(c.String("exploit"))
 	if err != nil {

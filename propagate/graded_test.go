@@ -38,17 +38,27 @@ func gradedWorld(n int, g []float64) []stats.Task {
 // TestGradedTaskStuckAtHalfIsDegenerate: in an environment whose tasks return all-0.5 groups,
 // every group is all-equal however their means read as a coin. An untried task of that
 // environment was predicted 0.506 (the Beta-Binomial of a mean of ½); it must now be mostly
-// degenerate. A task with groups of its own keeps the blend of its observed share with the
-// unshifted Beta-Binomial (measured calibrated for re-chosen tasks), which grows with its groups.
+// degenerate. A task with groups of its own is too: with the fitted weight (GradedFit) its
+// own groups speak (gradedfit_test.go has the environment where they tell tasks apart);
+// without it, it keeps the blend of its observed share with the unshifted Beta-Binomial by
+// VarPrior groups, which grows with its groups.
 func TestGradedTaskStuckAtHalfIsDegenerate(t *testing.T) {
 	const n = 12
 	p := DefaultParams()
 	p.GroupSize = 4
-	preds := mustPredict(t, twoEnvs(n), gradedWorld(n, []float64{0.5, 0.5, 0.5, 0.5}), 1, p)
+	world := gradedWorld(n, []float64{0.5, 0.5, 0.5, 0.5})
+	preds := mustPredict(t, twoEnvs(n), world, 1, p)
 	if pr := preds[0]; pr.PDeg < 0.8 {
 		t.Errorf("untried task among stuck tasks: p_degenerate %.3f (Beta-Binomial %.3f); want above 0.8",
 			pr.PDeg, BetaBinomialDegenerate(pr.Alpha, pr.Beta, 4))
 	}
+	for _, i := range []int{1, 2} {
+		if pr := preds[i]; pr.PDeg < 0.9 {
+			t.Errorf("task %d among stuck tasks, all-0.5 groups: p_degenerate %.3f with the fit, want above 0.9", i, pr.PDeg)
+		}
+	}
+	p.GradedFit = false
+	preds = mustPredict(t, twoEnvs(n), world, 1, p)
 	for _, c := range []struct {
 		i      int
 		groups float64

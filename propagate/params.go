@@ -39,6 +39,14 @@ type Params struct {
 	// VarPrior is the weight, in groups, of the Beta-based variance against the observed
 	// within-group variance of a task with continuous rewards.
 	VarPrior float64
+	// GradedFit fits, per environment with graded rewards, how far the all-equal chance and
+	// the within-group variance of a task with groups of its own follow its groups rather
+	// than the model: the weight of the model, in groups (VarPrior times 1/8 to 16), and
+	// whether its all-equal chance is shifted by the environment's measured gap, by the
+	// Beta-Binomial marginal likelihood of the tasks' all-equal groups (gradedfit.go).
+	// false weighs the model VarPrior groups, unshifted. Environments whose rewards are all
+	// 0 or 1 are the same either way.
+	GradedFit bool
 	// DriftRate is the smoothing ρ of the per-environment logit offset: each call moves the
 	// offset by ρ towards the latest measured gap between realised and predicted means of
 	// the tasks that got new rollouts. 0 turns drift correction off. A call measures drift
@@ -126,8 +134,9 @@ type Params struct {
 	// a winner's curse that the likelihood over every re-chosen group does not see and the
 	// factor does. Selection itself reads the predictions without it. false measures nothing.
 	DispersionMatch bool
-	// GroupSize is the group size G for which Prediction.PDeg is filled in; PDegenerate
-	// gives any other size.
+	// GroupSize is the group size G for which Prediction.PDeg is filled in (PDegenerate
+	// gives any other size) and the G of the re-chosen trend's feature log2(rollouts / G).
+	// A scheduler sets it to each request's group size (Predictor.SetGroupSize).
 	GroupSize int
 	// Lean leaves every prediction's SD and PDeg at 0, for a caller that reads neither (the
 	// scheduler: selection and the answer work the chance of a degenerate group out for the
@@ -150,6 +159,7 @@ func DefaultParams() Params {
 		MinTotalWeight:    1,
 		BorrowCap:         4,
 		VarPrior:          2,
+		GradedFit:         true,
 		DriftRate:         0.2,
 		DriftMax:          1,
 		DriftMinRollouts:  8,

@@ -77,6 +77,21 @@ func NewPredictor(p Params) (*Predictor, error) {
 // Params returns the parameters of the Predictor.
 func (pr *Predictor) Params() Params { return pr.p }
 
+// SetGroupSize makes g the group size of the calls that follow (Params.GroupSize): the G of
+// PDeg and of the re-chosen trend's feature log2(rollouts / G), in the fit and in the
+// predictions. A caller that serves requests of a trainer sets the request's group size
+// before each call, so that the trend measures training in the trainer's own groups. It
+// fails, changing nothing, when g is outside 1 to 65536.
+func (pr *Predictor) SetGroupSize(g int) error {
+	p := pr.p
+	p.GroupSize = g
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	pr.p = p
+	return nil
+}
+
 // Predict returns one prediction per node of g, for the scheduling round round. tasks[i] are
 // the statistics of g.Nodes[i]. It runs one pass over the nodes and one or two over the
 // edges: O(N + E). Edge weights are taken to be symmetric (the weight of i→j equals that of
@@ -118,6 +133,9 @@ func (pr *Predictor) Predict(g *graph.Graph, tasks []stats.Task, round int64, st
 		parallelNodes(n, func(lo, hi int) { pr.oneHop(g, lo, hi) })
 	}
 	parallelNodes(n, func(lo, hi int) { pr.finish(g, tasks, round, lo, hi) })
+	if pr.p.GradedFit {
+		pr.fitGraded(g, tasks, round)
+	}
 	next := pr.drift.state()
 	next.Warm = pr.prior.solution()
 	return pr.out, next, nil

@@ -246,3 +246,20 @@ func boolInt(b bool) int {
 	}
 	return 0
 }
+
+// TestSetGroupSize: a valid group size becomes the Predictor's; an invalid one is refused and
+// changes nothing.
+func TestSetGroupSize(t *testing.T) {
+	pr, err := NewPredictor(DefaultParams())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pr.SetGroupSize(4); err != nil || pr.Params().GroupSize != 4 {
+		t.Fatalf("SetGroupSize(4): %v, group size %d", err, pr.Params().GroupSize)
+	}
+	for _, g := range []int{0, -1, 1<<16 + 1} {
+		if err := pr.SetGroupSize(g); err == nil || pr.Params().GroupSize != 4 {
+			t.Errorf("SetGroupSize(%d): %v, group size %d; want an error and 4 kept", g, err, pr.Params().GroupSize)
+		}
+	}
+}

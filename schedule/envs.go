@@ -16,7 +16,8 @@ type EnvPrediction struct {
 
 // PredictEnvs predicts every task for the step after the last answered one, as a request
 // would (with the drift state stored with the last answer), and averages per environment the
-// predicted variance and the chance of a degenerate group of groupSize. It only reads db.
+// predicted variance and the chance of a degenerate group of groupSize (the group size the
+// prediction takes, as a request of that size would). It only reads db.
 // Only opts.Predict and opts.BuildGraph are used.
 func PredictEnvs(db *storage.DB, opts Options, groupSize int) (map[string]EnvPrediction, error) {
 	opts, err := opts.withDefaults(db.Config().Decay)
@@ -32,7 +33,9 @@ func PredictEnvs(db *storage.DB, opts Options, groupSize int) (map[string]EnvPre
 	if err != nil {
 		return nil, err
 	}
-	pr, err := propagate.NewPredictor(*opts.Predict)
+	pp := *opts.Predict
+	pp.GroupSize = groupSize // as a request of groupSize would (see Scheduler.choose)
+	pr, err := propagate.NewPredictor(pp)
 	if err != nil {
 		return nil, err
 	}

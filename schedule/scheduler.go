@@ -24,7 +24,8 @@ type Options struct {
 	// DefaultSize and DefaultGroupSize.
 	Size, GroupSize int
 	// Predict are the prediction parameters; the zero value means propagate.DefaultParams
-	// with the database's decay. A Decay different from the database's is an error.
+	// with the database's decay. A Decay different from the database's is an error. Its
+	// GroupSize is not used: every request is predicted at its own group_size.
 	Predict *propagate.Params
 	// Select are the selection parameters; nil means batcher.DefaultParams.
 	Select *batcher.Params
@@ -316,6 +317,11 @@ func (s *Scheduler) choose(id string, req Request) (*Answer, []storage.TaskKey, 
 	}
 	// The drift state comes from the stored state alone, never from what this process did
 	// before: a restart changes nothing, and a request that fails moves nothing.
+	// The trainer's own group size (not a fixed 8): the re-chosen trend measures training in
+	// its groups. The request's, so the same request on the same database predicts the same.
+	if err := s.pred.SetGroupSize(req.GroupSize); err != nil {
+		return nil, nil, savedState{}, err
+	}
 	preds, next, err := s.pred.Predict(st.g, st.tasks, step, s.saved.predictState())
 	if err != nil {
 		return nil, nil, savedState{}, err
