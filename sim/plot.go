@@ -38,6 +38,7 @@ var PlotGroups = []PlotGroup{
 	{"envsched against references that know the truth", []string{"envsched", "random", "oracle", "envsched-truth"}},
 	{"envsched and its ablations", []string{"envsched", "envsched-nograph", "envsched-notext", "envsched-nofeatures",
 		"envsched-norechosen", "envsched-nocalib", "envsched-nocross", "envsched-noquota", "envsched-nopenalty", "envsched-nodecay"}},
+	{"envsched and its options", []string{"envsched", "envsched-covreturn"}},
 }
 
 // PolicyStyles gives every policy its own colour and dash pattern, the same in every plot. No
@@ -61,6 +62,7 @@ var PolicyStyles = map[string]chart.Style{
 	"envsched-noquota":    {Color: chart.Yellow},
 	"envsched-nopenalty":  {Color: chart.Brown, Dashes: chart.DashDot},
 	"envsched-nodecay":    {Color: chart.Blue, Dashes: chart.LongDash},
+	"envsched-covreturn":  {Color: chart.Vermilion, Dashes: chart.Dotted, Width: vg.Points(1.9)},
 }
 
 // WritePlots writes three PNG figures into dir, each with one panel per PlotGroup (medians
