@@ -92,7 +92,7 @@ type Params struct {
 	RetryCoverage float64
 	// CoverReturn makes the callers (the scheduler, the simulator) multiply RetryCoverage by
 	// propagate.State.CoverReturn before each selection; Select itself does not read it
-	// (false, the default: RetryCoverage as given; BENCHMARKS.md "explore").
+	// (true, the default; false: RetryCoverage as given; BENCHMARKS.md "explore").
 	CoverReturn bool
 	// QuotaSmoothing is the weight of the uniform share in an environment's quota: the share is
 	// (1−s)·(its value / total value) + s/(active environments).
@@ -155,6 +155,7 @@ func DefaultParams() Params {
 		RandomShare:    0.05,
 		RandomReturn:   1,
 		RetryCoverage:  1,
+		CoverReturn:    true,
 		QuotaSmoothing: 0.3,
 		QuotaSize:      1,
 		MinShare:       0.5,

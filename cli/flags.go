@@ -127,7 +127,7 @@ func schedulerFlags() []cli.Flag {
 		&cli.Float64Flag{Name: "coverage-weight", EnvVars: []string{"ENVSCHED_COVERAGE_WEIGHT"}, Value: bp.CoverageWeight,
 			Usage: "weight of the coverage value (uncertainty, staleness, novelty) against exploitation (0 to 1e6)"},
 		&cli.BoolFlag{Name: "coverage-return", EnvVars: []string{"ENVSCHED_COVERAGE_RETURN"}, Value: bp.CoverReturn,
-			Usage: "weigh the uncertainty and staleness of tasks tried before by what re-tries chosen for coverage have measurably returned (their share of informative groups against re-tries chosen for predicted variance; off: as given)"},
+			Usage: "weigh the uncertainty and staleness of tasks tried before by what re-tries chosen for coverage have measurably returned (their share of informative groups against re-tries chosen for predicted variance; --coverage-return=false: as given)"},
 		&cli.Float64Flag{Name: "sim-penalty", EnvVars: []string{"ENVSCHED_SIM_PENALTY"}, Value: bp.SimPenalty,
 			Usage: "penalty per unit of similarity to a task already in the batch (0 to 1e6; 0 allows near-duplicates)"},
 		&cli.Float64Flag{Name: "random-share", EnvVars: []string{"ENVSCHED_RANDOM_SHARE"}, Value: bp.RandomShare,

@@ -42,7 +42,7 @@ func rollStuckAndEven(t *testing.T, a Answer, dbs ...*storage.DB) {
 	}
 }
 
-// TestCoverReturnAcrossARestart (--coverage-return): what coverage-driven re-tries returned is
+// TestCoverReturnAcrossARestart (--coverage-return, the default): what coverage-driven re-tries returned is
 // measured from the stored answers and rollouts alone, so a scheduler restarted on the database
 // answers byte for byte what one that kept running does, and stores the same state. In this
 // world the re-tries chosen for coverage (mostly of stuck tasks) return less than those chosen
@@ -106,11 +106,15 @@ func TestCoverReturnAcrossARestart(t *testing.T) {
 	storagetest.MustCheck(t, dbB, "")
 }
 
-// TestSelectionFollowsCoverReturn: with CoverReturn on, the re-tries' coverage of a request is
-// the configured one times what coverage-driven re-tries returned, as stored; off, it is the
-// configured one whatever was measured.
+// TestSelectionFollowsCoverReturn: with CoverReturn on (the default), the re-tries' coverage of
+// a request is the configured one times what coverage-driven re-tries returned, as stored; off,
+// it is the configured one whatever was measured.
 func TestSelectionFollowsCoverReturn(t *testing.T) {
 	p := batcher.DefaultParams()
+	if !p.CoverReturn {
+		t.Fatal("CoverReturn is off by default")
+	}
+	p.CoverReturn = false
 	quarter := propagate.State{Dispersion: propagate.Dispersion{ // (0 + 32·0.8)/(96 + 32)/0.8
 		CoverSignal: &propagate.Signal{Sum: 0, N: 96}, ExploitSignal: &propagate.Signal{Sum: 80, N: 100}}}
 	if got := selectParams(p, quarter); got != p {

@@ -60,8 +60,8 @@ func envschedVariant(name string) (ablation, bool) {
 		return func(p *EnvschedParams) { p.Select.SimPenalty = 0 }, true
 	case "envsched-nodecay":
 		return func(p *EnvschedParams) { p.Predict.Decay = 1 }, true
-	case "envsched-covreturn": // the coverage of re-tries weighed by what such re-tries returned
-		return func(p *EnvschedParams) { p.Select.CoverReturn = true }, true
+	case "envsched-nocovreturn": // the coverage of re-tries not weighed by what such re-tries returned
+		return func(p *EnvschedParams) { p.Select.CoverReturn = false }, true
 	case "envsched-truth": // the same parameters; the predictions are replaced by the truth
 		return func(*EnvschedParams) {}, true
 	}
