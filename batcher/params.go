@@ -85,6 +85,15 @@ type Params struct {
 	// whenever RandomShare alone gives it one, so that the return is still measured (and the
 	// predictions still checked against random choice).
 	RandomReturn float64
+	// RetryCoverage multiplies the uncertainty and staleness parts of the coverage value of a
+	// task rolled out before (not its novelty, not a task never tried), in [0, 1]: 1 leaves
+	// them as they are. With CoverReturn the callers set it before each selection to what
+	// coverage-driven re-tries have measurably returned (propagate.State.CoverReturn).
+	RetryCoverage float64
+	// CoverReturn makes the callers (the scheduler, the simulator) multiply RetryCoverage by
+	// propagate.State.CoverReturn before each selection; Select itself does not read it
+	// (true, the default; false: RetryCoverage as given; BENCHMARKS.md "explore").
+	CoverReturn bool
 	// QuotaSmoothing is the weight of the uniform share in an environment's quota: the share is
 	// (1−s)·(its value / total value) + s/(active environments).
 	QuotaSmoothing float64
@@ -156,6 +165,8 @@ func DefaultParams() Params {
 		SimPenalty:     0.5,
 		RandomShare:    0.05,
 		RandomReturn:   1,
+		RetryCoverage:  1,
+		CoverReturn:    true,
 		QuotaSmoothing: 0.3,
 		QuotaSize:      1,
 		MinShare:       0.5,
@@ -183,6 +194,7 @@ func (p Params) Validate() error {
 		{p.SimPenalty >= 0 && p.SimPenalty <= MaxWeight, "similarity penalty", "a number from 0 to 1e6", p.SimPenalty},
 		{p.RandomShare >= 0 && p.RandomShare <= 1, "random share", "in [0, 1]", p.RandomShare},
 		{p.RandomReturn >= 0 && finite(p.RandomReturn), "random return", "a finite number >= 0", p.RandomReturn},
+		{p.RetryCoverage >= 0 && p.RetryCoverage <= 1, "retry coverage", "in [0, 1]", p.RetryCoverage},
 		{p.QuotaSmoothing >= 0 && p.QuotaSmoothing <= 1, "quota smoothing", "in [0, 1]", p.QuotaSmoothing},
 		{p.QuotaSize >= 0 && p.QuotaSize <= 1, "quota size", "in [0, 1]", p.QuotaSize},
 		{p.MinShare >= 0 && p.MinShare <= 1, "min share", "in [0, 1]", p.MinShare},

@@ -48,6 +48,10 @@ type Pick struct {
 	Repeat   bool   // a repeat: fewer tasks were eligible than Size
 }
 
+// ForCoverage reports whether selection chose the task mainly for coverage: not drawn at
+// random, and its coverage outweighed its exploitation value.
+func (p Pick) ForCoverage() bool { return !p.Random && p.Coverage > p.Exploit }
+
 // Quota is the share of one environment in a batch.
 type Quota struct {
 	Eligible int     // eligible tasks of the environment
@@ -399,6 +403,10 @@ func (s *selector) values(i int) values {
 		v.chosenBefore = true
 		v.roundsSinceChosen = max(0, s.req.Step-t.LastChosen)
 		v.stale = s.staleness(v.roundsSinceChosen)
+	}
+	if !v.neverTried && s.p.RetryCoverage != 1 {
+		v.uncertain *= s.p.RetryCoverage
+		v.stale *= s.p.RetryCoverage
 	}
 	if v.neverTried {
 		v.novel += 0.5

@@ -166,6 +166,8 @@ func schedulerFlags() []cli.Flag {
 			Usage: "exploitation value: variance (4 × predicted within-group variance), informative (1 − chance of a degenerate group) spread (expected spread of the group's rewards, 2 × their standard deviation) or lasting (expected share of informative groups over this step and the next when re-chosen only if informative: prefers tasks that stay informative once found)"},
 		&cli.Float64Flag{Name: "coverage-weight", EnvVars: []string{"ENVSCHED_COVERAGE_WEIGHT"}, Value: bp.CoverageWeight,
 			Usage: "weight of the coverage value (uncertainty, staleness, novelty) against exploitation (0 to 1e6)"},
+		&cli.BoolFlag{Name: "coverage-return", EnvVars: []string{"ENVSCHED_COVERAGE_RETURN"}, Value: bp.CoverReturn,
+			Usage: "weigh the uncertainty and staleness of tasks tried before by what re-tries chosen for coverage have measurably returned (their share of informative groups against re-tries chosen for predicted variance; --coverage-return=false: as given)"},
 		&cli.Float64Flag{Name: "sim-penalty", EnvVars: []string{"ENVSCHED_SIM_PENALTY"}, Value: bp.SimPenalty,
 			Usage: "penalty per unit of similarity to a task already in the batch (0 to 1e6; 0 allows near-duplicates)"},
 		&cli.Float64Flag{Name: "random-share", EnvVars: []string{"ENVSCHED_RANDOM_SHARE"}, Value: bp.RandomShare,
@@ -212,6 +214,7 @@ func schedulerParams(c *cli.Context) (schedule.Params, error) {
 	bp.MinShare, bp.MaxShare, bp.StaleRounds = c.Float64("min-share"), c.Float64("max-share"), c.Float64("stale-rounds")
 	bp.QuotaSize, bp.Transfer, bp.Fresh = c.Float64("quota-size"), c.Float64("transfer"), c.Float64("fresh")
 	bp.Overlap, bp.MinCredit, bp.RandomOwed = c.Float64("overlap"), c.Bool("min-credit"), c.Bool("random-owed")
+	bp.CoverReturn = c.Bool("coverage-return")
 	if err := p.Validate(); err != nil {
 		return p, usageError{err}
 	}

@@ -19,12 +19,17 @@ import (
 //	re-chosen factor: float64
 //	new, re-chosen, random signals: byte 0 (none) or 1, then float64 sum, n
 //	trend: byte 0 (none) or 1, then its beta, info and n as float64s
+//	cover, exploit signals: as the signals above (not in version 1)
 //
 // where a likelihood is byte 0 (none) or 1, uvarint count, count × float32, float64 n; a name
 // a uvarint length and its bytes; numbers little-endian.
 
-// dispersionVersion is the first byte of a Dispersion's binary form.
-const dispersionVersion = 1
+// dispersionVersion is the first byte of a Dispersion's binary form. Version 1 had no cover
+// and exploit signals; it is still read, without them.
+const (
+	dispersionVersion  = 2
+	dispersionVersion1 = 1
+)
 
 // errDispersion is the error of a binary Dispersion that does not decode.
 var errDispersion = errors.New("dispersion: bad binary encoding")
@@ -50,13 +55,7 @@ func (d Dispersion) MarshalBinary() ([]byte, error) {
 		b = appendLikelihood(b, l)
 	}
 	b = appendF64(b, d.RechosenFactor)
-	for _, s := range []*Signal{d.NewSignal, d.ReSignal, d.RandSignal} {
-		if s == nil {
-			b = append(b, 0)
-		} else {
-			b = appendF64(appendF64(append(b, 1), s.Sum), s.N)
-		}
-	}
+	b = appendSignals(b, d.NewSignal, d.ReSignal, d.RandSignal)
 	if d.Trend == nil {
 		b = append(b, 0)
 	} else {
@@ -69,6 +68,7 @@ func (d Dispersion) MarshalBinary() ([]byte, error) {
 		}
 		b = appendF64(b, d.Trend.N)
 	}
+	b = appendSignals(b, d.CoverSignal, d.ExploitSignal)
 	if !d.finite() {
 		return nil, fmt.Errorf("dispersion: a number is not finite")
 	}
@@ -88,7 +88,7 @@ func (d Dispersion) finite() bool {
 			xs = append(xs, l.N)
 		}
 	}
-	for _, s := range []*Signal{d.NewSignal, d.ReSignal, d.RandSignal} {
+	for _, s := range []*Signal{d.NewSignal, d.ReSignal, d.RandSignal, d.CoverSignal, d.ExploitSignal} {
 		if s != nil {
 			xs = append(xs, s.Sum, s.N)
 		}
@@ -102,6 +102,18 @@ func (d Dispersion) finite() bool {
 		}
 	}
 	return true
+}
+
+// appendSignals appends each signal as byte 0 (none) or 1, then its sum and n.
+func appendSignals(b []byte, signals ...*Signal) []byte {
+	for _, s := range signals {
+		if s == nil {
+			b = append(b, 0)
+		} else {
+			b = appendF64(appendF64(append(b, 1), s.Sum), s.N)
+		}
+	}
+	return b
 }
 
 func appendF64(b []byte, x float64) []byte {
@@ -122,7 +134,8 @@ func appendLikelihood(b []byte, l *Likelihood) []byte {
 // UnmarshalBinary decodes what MarshalBinary encoded into d (what d held is dropped).
 func (d *Dispersion) UnmarshalBinary(data []byte) error {
 	r := wsDecoder{b: data}
-	if r.byte() != dispersionVersion {
+	v := r.byte()
+	if v != dispersionVersion && v != dispersionVersion1 {
 		return errDispersion
 	}
 	var out Dispersion
@@ -141,11 +154,7 @@ func (d *Dispersion) UnmarshalBinary(data []byte) error {
 	}
 	out.Global, out.Rechose, out.Random = r.likelihood(), r.likelihood(), r.likelihood()
 	out.RechosenFactor = r.float64()
-	for _, s := range []**Signal{&out.NewSignal, &out.ReSignal, &out.RandSignal} {
-		if r.flag() {
-			*s = &Signal{Sum: r.float64(), N: r.float64()}
-		}
-	}
+	r.signals(&out.NewSignal, &out.ReSignal, &out.RandSignal)
 	if r.flag() {
 		out.Trend = new(Trend)
 		for j := range out.Trend.Beta {
@@ -156,11 +165,23 @@ func (d *Dispersion) UnmarshalBinary(data []byte) error {
 		}
 		out.Trend.N = r.float64()
 	}
+	if v != dispersionVersion1 {
+		r.signals(&out.CoverSignal, &out.ExploitSignal)
+	}
 	if r.bad || len(r.b) != 0 || !out.finite() {
 		return errDispersion
 	}
 	*d = out
 	return nil
+}
+
+// signals reads signals as appendSignals wrote them.
+func (d *wsDecoder) signals(out ...**Signal) {
+	for _, s := range out {
+		if d.flag() {
+			*s = &Signal{Sum: d.float64(), N: d.float64()}
+		}
+	}
 }
 
 // flag reads a byte that must be 0 or 1.

@@ -55,7 +55,40 @@ func randomDispersion(rng *rand.Rand) Dispersion {
 			d.Trend.Info[j] = rng.NormFloat64() * 1e3
 		}
 	}
+	d.CoverSignal, d.ExploitSignal = sig(), sig()
 	return d
+}
+
+// TestDispersionVersion1IsStillRead: a Dispersion stored before the cover and exploitation
+// signals (version 1: the same bytes without them at the end) decodes to the same Dispersion
+// without them; a version 2 form cut before them does not decode.
+func TestDispersionVersion1IsStillRead(t *testing.T) {
+	rng := rand.New(rand.NewPCG(14, 15))
+	for i := range 200 {
+		d := randomDispersion(rng)
+		d.CoverSignal, d.ExploitSignal = nil, nil
+		bin, err := d.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bin[0] != dispersionVersion || bin[len(bin)-1] != 0 || bin[len(bin)-2] != 0 {
+			t.Fatalf("draw %d: version %d, ends % x: want two absent signals at the end", i, bin[0], bin[len(bin)-2:])
+		}
+		v1 := append([]byte{dispersionVersion1}, bin[1:len(bin)-2]...)
+		var got, want Dispersion
+		if err := got.UnmarshalBinary(v1); err != nil {
+			t.Fatalf("draw %d: version 1: %v", i, err)
+		}
+		if err := want.UnmarshalBinary(bin); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("draw %d: version 1 decodes to\n%+v\nwant\n%+v", i, got, want)
+		}
+		if err := new(Dispersion).UnmarshalBinary(append([]byte{dispersionVersion}, v1[1:]...)); err == nil {
+			t.Fatalf("draw %d: version 2 without its last signals decoded", i)
+		}
+	}
 }
 
 // A Dispersion decodes from its binary form to what it decodes to from its JSON, the stored

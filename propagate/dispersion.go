@@ -113,6 +113,11 @@ type Dispersion struct {
 	// RandSignal is the signal of the groups of random slots (Baseline.Random) of tasks never
 	// tried, which NewSignal counts too (see State.RandomReturn).
 	RandSignal *Signal `json:"random_signal,omitempty"`
+	// CoverSignal and ExploitSignal count the groups of selection's re-tries of tasks rolled
+	// out before, chosen mainly for coverage or not (Baseline.Cover): Sum the informative
+	// (not all-equal) ones, N all (see State.CoverReturn).
+	CoverSignal   *Signal `json:"cover_signal,omitempty"`
+	ExploitSignal *Signal `json:"exploit_signal,omitempty"`
 	// Trend is the re-chosen offset's fit as a function of the task (Params.RechosenTrend);
 	// nil when it is off or nothing was measured yet.
 	Trend *Trend `json:"trend,omitempty"`
@@ -193,6 +198,7 @@ type Likelihood struct {
 func (d Dispersion) clone() Dispersion {
 	out := Dispersion{Global: d.Global.clone(), Rechose: d.Rechose.clone(), Random: d.Random.clone(),
 		NewSignal: d.NewSignal.clone(), ReSignal: d.ReSignal.clone(), RandSignal: d.RandSignal.clone(),
+		CoverSignal: d.CoverSignal.clone(), ExploitSignal: d.ExploitSignal.clone(),
 		RechosenFactor: validFactor(d.RechosenFactor)}
 	if d.Trend != nil && d.Trend.valid() {
 		tr := *d.Trend

@@ -55,6 +55,17 @@ type Baseline struct {
 	// measures what random choice returns (State.RandomReturn). Baselines leaves it false;
 	// the caller that knows the picks sets it.
 	Random bool `json:"random,omitempty"`
+	// Cover says the task was chosen mainly for coverage (batcher.Pick.ForCoverage): its
+	// groups, when it had been rolled out before, measure what coverage-driven re-tries
+	// return (State.CoverReturn). Baselines leaves it false; the caller that knows the picks
+	// sets it.
+	Cover bool `json:"cover,omitempty"`
+	// Groups and Degenerate are the task's groups of two or more rollouts and, of those, the
+	// all-equal ones, then: the groups that arrive after measure whether its re-try was
+	// informative, whatever the rewards (0/1 or partial credit). A caller that brings
+	// Rollouts and Sum up to date brings these up to date too.
+	Groups     int64 `json:"groups,omitempty"`
+	Degenerate int64 `json:"degenerate,omitempty"`
 	// Pred, Count and Centre are the mean predicted for the task (after the offsets) and its
 	// posterior's count, both before the dispersion correction, and the logit of its
 	// environment's mean then: what the dispersion correction measures. 0 Count measures
@@ -77,7 +88,8 @@ func Baselines(g *graph.Graph, tasks []stats.Task, preds []Prediction, nodes []i
 	one := func(i int) Baseline {
 		nd := g.Nodes[i]
 		b := Baseline{Env: g.Envs[nd.Env], Task: nd.Task, Rollouts: tasks[i].Rollouts, Sum: tasks[i].Sum,
-			Mean: preds[i].base, Tried: tasks[i].Rollouts > 0, Pred: preds[i].preMean(), Count: preds[i].count, Centre: preds[i].centre}
+			Mean: preds[i].base, Tried: tasks[i].Rollouts > 0, Pred: preds[i].preMean(), Count: preds[i].count, Centre: preds[i].centre,
+			Groups: tasks[i].Groups, Degenerate: tasks[i].Degenerate}
 		if b.Tried {
 			b.Own, b.Stale = ownMean(&tasks[i]), float64(preds[i].age)
 		}
@@ -197,9 +209,13 @@ func (d *drift) measure(g *graph.Graph, tasks []stats.Task, base []Baseline, hin
 	var reCount int64
 	var groups []group
 	var obs []trendObs
+	var retries []retry
 	for _, nb := range baselineNodes(g, base, hints) {
 		i, b := nb.node, nb.b
 		nd := g.Nodes[i]
+		if r, ok := retryOf(b, &tasks[i]); ok && d.memory > 0 {
+			retries = append(retries, r)
+		}
 		if tasks[i].Rollouts <= b.Rollouts {
 			continue
 		}
@@ -233,6 +249,7 @@ func (d *drift) measure(g *graph.Graph, tasks []stats.Task, base []Baseline, hin
 		d.trend = d.trend.fit(obs, d.trendMem)
 	}
 	d.measureDispersion(groups)
+	d.measureRetries(retries)
 }
 
 // nodeBaseline is a baseline and the node it names.

@@ -103,6 +103,9 @@ func randState(rng *rand.Rand) *savedState {
 		if rng.IntN(2) == 0 {
 			e.Age = rng.IntN(5) - 1
 		}
+		if rng.IntN(2) == 0 {
+			e.Cover, e.Groups, e.Degenerate = rng.IntN(2) == 0, rng.Int64N(100)-3, rng.Int64N(50)-3
+		}
 		st.Baseline = append(st.Baseline, e)
 	}
 	if rng.IntN(3) == 0 {
@@ -113,6 +116,10 @@ func randState(rng *rand.Rand) *savedState {
 		if rng.IntN(2) == 0 {
 			st.Dispersion.RechosenFactor = randFloat(rng)
 			st.Dispersion.NewSignal = &propagate.Signal{Sum: randFloat(rng), N: 3}
+		}
+		if rng.IntN(2) == 0 {
+			st.Dispersion.CoverSignal = &propagate.Signal{Sum: randFloat(rng), N: 5}
+			st.Dispersion.ExploitSignal = &propagate.Signal{Sum: randFloat(rng), N: 7}
 		}
 	}
 	if rng.IntN(2) == 0 {
@@ -310,8 +317,9 @@ func TestBinaryStateWithNonFiniteIsDamaged(t *testing.T) {
 	}
 }
 
-// Bytes the encoder never writes decode to no state: flags beyond tried and random, and an
-// environment's drift offset twice (either would decode and encode again to other bytes).
+// Bytes the encoder never writes decode to no state: flags beyond tried, random and cover (and
+// cover in a state of version 3, which had no such flag), and an environment's drift offset
+// twice (either would decode and encode again to other bytes).
 func TestBinaryStateOddBytesRefused(t *testing.T) {
 	st := &savedState{DriftOffsets: map[string]float64{"a": 1, "b": 2},
 		Baseline: []baselineEntry{{Baseline: propagate.Baseline{Env: "e", Task: "t", Tried: true, Random: true}}}}
@@ -323,12 +331,20 @@ func TestBinaryStateOddBytesRefused(t *testing.T) {
 	if bin[i] != 3 {
 		t.Fatalf("flags byte not found: %d", bin[i])
 	}
-	for _, f := range []byte{4, 7, 0x80} {
+	for _, f := range []byte{8, 15, 0x80} {
 		bad := slices.Clone(bin)
 		bad[i] = f
 		if _, err := decodeSaved(bad); !errors.Is(err, errState) {
 			t.Errorf("flags %#x: %v, want an error", f, err)
 		}
+	}
+	v3, err := encodeStateAs(st, stateVersion3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v3[i] = 7
+	if _, err := decodeSaved(v3); !errors.Is(err, errState) {
+		t.Errorf("flags 0x7 in version 3: %v, want an error", err)
 	}
 	twice := slices.Clone(bin)
 	j := bytes.Index(twice, []byte{1, 'b'})

@@ -171,7 +171,7 @@ func decodeSaved(data []byte) (savedState, error) {
 	if data == nil {
 		return st, nil
 	}
-	if len(data) > 0 && (data[0] == stateVersion || data[0] == stateVersion2 || data[0] == stateVersion1) {
+	if len(data) > 0 && (data[0] == stateVersion || data[0] == stateVersion3 || data[0] == stateVersion2 || data[0] == stateVersion1) {
 		return decodeBinaryState(data)
 	}
 	if err := json.Unmarshal(data, &st); err != nil { // as stored before the binary form
@@ -344,7 +344,7 @@ func (s *Scheduler) choose(id string, req Request) (*Answer, []storage.TaskKey, 
 	}
 	picked := propagate.Baselines(st.g, st.tasks, preds, nodes)
 	for i, pk := range b.Picks {
-		picked[i].Random = pk.Random
+		picked[i].Random, picked[i].Cover = pk.Random, pk.ForCoverage()
 	}
 	saved := savedState{DriftOffsets: next.Offsets, Rechosen: next.Rechosen, Dispersion: &next.Dispersion}
 	saved.Baseline, saved.nodes = s.nextBaseline(st, picked, nodes)
@@ -382,6 +382,7 @@ func (s *Scheduler) nextBaseline(st *state, picked []propagate.Baseline, nodes [
 		// the mean stays the one its task was chosen on, and Tried with it: a group that
 		// arrives in parts still measures the channel it was chosen in
 		e.Rollouts, e.Sum, e.Age = st.tasks[i].Rollouts, st.tasks[i].Sum, e.Age+1
+		e.Groups, e.Degenerate = st.tasks[i].Groups, st.tasks[i].Degenerate
 		out = append(out, e)
 		at = append(at, i)
 	}
@@ -408,10 +409,14 @@ func (sv *savedState) nodeOf(st *state, k int) (int, bool) {
 // selectParams are the selection parameters of a request: p with its coverage weight
 // multiplied by what exploring has measurably returned and its random slots by what they
 // returned (propagate.State.ExplorationReturn and RandomReturn of the state the prediction
-// left), so that the share of exploration follows its return.
+// left), so that the share of exploration follows its return; with CoverReturn on, the
+// coverage of re-tries too (propagate.State.CoverReturn).
 func selectParams(p batcher.Params, next propagate.State) batcher.Params {
 	p.CoverageWeight *= next.ExplorationReturn()
 	p.RandomReturn *= next.RandomReturn()
+	if p.CoverReturn {
+		p.RetryCoverage *= next.CoverReturn()
+	}
 	return p
 }
 

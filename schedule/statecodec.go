@@ -25,8 +25,9 @@ import (
 //	environment names of the baseline: uvarint n, n × name
 //	baseline: uvarint n, n × entry
 //	  entry: uvarint environment (index above), task name, varint rollouts, float64 sum, mean,
-//	         byte flags (1 tried, 2 random), float64 pred, count, centre (−0 as +0), varint age,
-//	         float64 own, stale (−0 as +0; not in version 1)
+//	         byte flags (1 tried, 2 random, 4 cover: not before version 4), float64 pred, count,
+//	         centre (−0 as +0), varint age, float64 own, stale (−0 as +0; not in version 1),
+//	         varint groups, degenerate (since version 4)
 //	dispersion: uvarint length of its encoding + 1 (0: none), the encoding: since version 3
 //	            propagate.Dispersion's binary form, before it its JSON (both round the
 //	            log-likelihoods to float32 and decode to the same numbers)
@@ -39,8 +40,12 @@ import (
 // reads them); it is still read, with both 0, which the trend does not measure.
 // Version 2 stored the dispersion as JSON (about a millisecond a request to encode at 100k
 // tasks); it is still read.
+// Version 3 had no cover flag and no group counts in its baseline entries (what re-tries
+// return is measured from them: propagate.State.CoverReturn); it is still read, with none,
+// which measures nothing.
 const (
-	stateVersion  = 0x03
+	stateVersion  = 0x04
+	stateVersion3 = 0x03
 	stateVersion2 = 0x02
 	stateVersion1 = 0x01
 )
@@ -53,12 +58,17 @@ var errState = errors.New("binary predictor state")
 var errNotFinite = errors.New("predictor state: a number is not finite")
 
 // encodeState encodes st in the binary form.
-func encodeState(st *savedState) ([]byte, error) {
+func encodeState(st *savedState) ([]byte, error) { return encodeStateAs(st, stateVersion) }
+
+// encodeStateAs encodes st in the binary form of version v, stateVersion3 or stateVersion:
+// version 3 leaves out what it did not hold (the tests write states of the build before with
+// it).
+func encodeStateAs(st *savedState, v byte) ([]byte, error) {
 	if !st.finite() {
 		return nil, errNotFinite
 	}
 	b := make([]byte, 0, 64+len(st.Baseline)*64+len(st.PriorStart))
-	b = append(b, stateVersion)
+	b = append(b, v)
 	if st.DriftOffsets == nil {
 		b = binary.AppendUvarint(b, 0)
 	} else {
@@ -73,7 +83,7 @@ func encodeState(st *savedState) ([]byte, error) {
 		}
 	}
 	b = appendFloat(b, st.Rechosen)
-	b = appendBaselines(b, st.Baseline)
+	b = appendBaselines(b, st.Baseline, v)
 	if st.Dispersion == nil {
 		b = binary.AppendUvarint(b, 0)
 	} else {
@@ -104,8 +114,9 @@ func (st *savedState) finite() bool {
 	return ok(st.Rechosen)
 }
 
-// appendBaselines writes the baseline's environment names once, then its entries.
-func appendBaselines(b []byte, base []baselineEntry) []byte {
+// appendBaselines writes the baseline's environment names once, then its entries, in the form
+// of version v.
+func appendBaselines(b []byte, base []baselineEntry, v byte) []byte {
 	var envs []string
 	index := map[string]uint64{}
 	for _, e := range base {
@@ -132,10 +143,16 @@ func appendBaselines(b []byte, base []baselineEntry) []byte {
 		if e.Random {
 			flags |= 2
 		}
+		if e.Cover && v >= stateVersion {
+			flags |= 4
+		}
 		b = append(b, flags)
 		b = appendFloat(appendFloat(appendFloat(b, omitted(e.Pred)), omitted(e.Count)), omitted(e.Centre))
 		b = binary.AppendVarint(b, int64(e.Age))
 		b = appendFloat(appendFloat(b, omitted(e.Own)), omitted(e.Stale))
+		if v >= stateVersion {
+			b = binary.AppendVarint(binary.AppendVarint(b, e.Groups), e.Degenerate)
+		}
 	}
 	return b
 }
@@ -246,7 +263,7 @@ func decodeBinaryState(data []byte) (savedState, error) {
 		if r.err == nil {
 			st.Dispersion = new(propagate.Dispersion)
 			decode := st.Dispersion.UnmarshalBinary
-			if data[0] < stateVersion {
+			if data[0] < stateVersion3 {
 				decode = func(d []byte) error { return json.Unmarshal(d, st.Dispersion) }
 			}
 			if err := decode(d); err != nil {
@@ -291,17 +308,24 @@ func (r *stateReader) baselines(v byte) []baselineEntry {
 		e.Env, e.Task, e.Rollouts = envs[env], r.name(), r.varint()
 		e.Sum, e.Mean = r.float(), r.float()
 		flags := r.bytes(1)
-		if flags != nil && flags[0]&^3 != 0 {
+		known := byte(7)
+		if v < stateVersion {
+			known = 3
+		}
+		if flags != nil && flags[0]&^known != 0 {
 			r.fail("unknown flags")
 			return nil
 		}
 		if flags != nil {
-			e.Tried, e.Random = flags[0]&1 != 0, flags[0]&2 != 0
+			e.Tried, e.Random, e.Cover = flags[0]&1 != 0, flags[0]&2 != 0, flags[0]&4 != 0
 		}
 		e.Pred, e.Count, e.Centre = r.float(), r.float(), r.float()
 		e.Age = int(r.varint())
 		if v != stateVersion1 {
 			e.Own, e.Stale = r.float(), r.float()
+		}
+		if v >= stateVersion {
+			e.Groups, e.Degenerate = r.varint(), r.varint()
 		}
 	}
 	return out

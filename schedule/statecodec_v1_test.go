@@ -57,6 +57,7 @@ func TestStateVersion2IsStillRead(t *testing.T) {
 			continue
 		}
 		seen++
+		withoutRetries(st)
 		st.Dispersion.Global = &propagate.Likelihood{LL: []float64{-1.5, -2.25, -1e6}, N: 3}
 		st.Dispersion.Env = map[string]*propagate.Likelihood{"b": {LL: []float64{-0.5}, N: 1}, "a": nil}
 		cur, err := encodeState(st)
@@ -65,7 +66,7 @@ func TestStateVersion2IsStillRead(t *testing.T) {
 		}
 		disp := st.Dispersion
 		st.Dispersion = nil
-		none, err := encodeState(st)
+		none, err := encodeStateAs(st, stateVersion3) // version 2's baseline entries are version 3's
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -95,5 +96,53 @@ func TestStateVersion2IsStillRead(t *testing.T) {
 	}
 	if seen == 0 {
 		t.Fatal("no state with a dispersion drawn")
+	}
+}
+
+// withoutRetries clears what version 3 did not store: the baseline entries' cover flags and
+// group counts.
+func withoutRetries(st *savedState) {
+	for i := range st.Baseline {
+		b := &st.Baseline[i].Baseline
+		b.Cover, b.Groups, b.Degenerate = false, 0, 0
+	}
+}
+
+// TestStateVersion3IsStillRead: a state stored by the build before the baseline entries held
+// the cover flag and the group counts (version 3) decodes to the same state without them, and
+// the current version keeps them.
+func TestStateVersion3IsStillRead(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	seen := 0
+	for range 300 {
+		st := randState(rng)
+		v3, err := encodeStateAs(st, stateVersion3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cur, err := encodeState(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := decodeSaved(cur)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := decodeSaved(v3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		withoutRetries(&back)
+		if !reflect.DeepEqual(got, back) || !sameBits(got, back) {
+			t.Fatalf("version 3 decoded as %+v, want %+v", got, back)
+		}
+		for _, e := range st.Baseline {
+			if e.Cover || e.Groups != 0 {
+				seen++
+			}
+		}
+	}
+	if seen == 0 {
+		t.Fatal("no baseline entry with a cover flag or group counts drawn")
 	}
 }

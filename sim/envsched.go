@@ -60,6 +60,8 @@ func envschedVariant(name string) (ablation, bool) {
 		return func(p *EnvschedParams) { p.Select.SimPenalty = 0 }, true
 	case "envsched-nodecay":
 		return func(p *EnvschedParams) { p.Predict.Decay = 1 }, true
+	case "envsched-nocovreturn": // the coverage of re-tries not weighed by what such re-tries returned
+		return func(p *EnvschedParams) { p.Select.CoverReturn = false }, true
 	case "envsched-truth": // the same parameters; the predictions are replaced by the truth
 		return func(*EnvschedParams) {}, true
 	}
@@ -177,7 +179,8 @@ func (p *envschedPolicy) Choose(v *View) ([]int, error) {
 	}
 	out := make([]int, 0, len(b.Picks))
 	for _, pk := range b.Picks {
-		p.state.Baseline[pk.Node].Random = pk.Random // the baselines are every node's, by index
+		// the baselines are every node's, by index
+		p.state.Baseline[pk.Node].Random, p.state.Baseline[pk.Node].Cover = pk.Random, pk.ForCoverage()
 		pr := p.pred.Pick(p.state, preds[pk.Node], p.tasks[pk.Node].Rollouts > 0, pk.Random)
 		p.calib.pick(p.task[pk.Node], channelOf(pk, &p.tasks[pk.Node]), pr.PDegenerate(v.Group))
 		p.tasks[pk.Node].Chosen++
@@ -195,6 +198,9 @@ func (p *envschedPolicy) selectParams() batcher.Params {
 		sel.CoverageWeight *= p.state.ExplorationReturn()
 	}
 	sel.RandomReturn *= p.state.RandomReturn()
+	if sel.CoverReturn {
+		sel.RetryCoverage *= p.state.CoverReturn()
+	}
 	return sel
 }
 

@@ -44,7 +44,7 @@ func PolicyNames() []string {
 	return []string{
 		"envsched", "random", "uniform-env", "dapo", "greso", "mopps", "env-bandit", "oracle", "envsched-truth",
 		"envsched-nograph", "envsched-notext", "envsched-nofeatures", "envsched-norechosen", "envsched-nocalib", "envsched-nocross",
-		"envsched-noquota", "envsched-nopenalty", "envsched-nodecay",
+		"envsched-noquota", "envsched-nopenalty", "envsched-nodecay", "envsched-nocovreturn",
 	}
 }
 
