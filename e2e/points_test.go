@@ -33,7 +33,16 @@ func writeRollouts(t testing.TB, dir, name, prefix string, n int) []string {
 // Each crash point, reached while answering, kills the process; a restart answers the request
 // with what was stored (or answers it afresh when nothing was), sweeps the temporary file, and
 // everything is counted once.
-func TestCrashPoints(t *testing.T) {
+func TestCrashPoints(t *testing.T) { crashPoints(t, `{"size": 2}`, 0) }
+
+// TestCrashPointsLargeAnswers is TestCrashPoints with answers larger than a part
+// (storage's answerPartBytes, 900): stored as parts and a reference, they are served after a
+// restart byte for byte as stored.
+func TestCrashPointsLargeAnswers(t *testing.T) { crashPoints(t, `{"size": 24}`, 2000) }
+
+// crashPoints runs the crash points with requests of body; every answer served after the
+// restart has at least minBytes.
+func crashPoints(t *testing.T, body string, minBytes int) {
 	for _, point := range []string{"before-commit", "before-store", "after-commit", "before-rename", "before-dirsync",
 		"before-rename:2", "before-store:3", "after-commit:3", "before-ingest-commit:2", "before-ingest-commit:4"} {
 		t.Run(strings.ReplaceAll(point, ":", "-"), func(t *testing.T) {
@@ -54,7 +63,7 @@ func TestCrashPoints(t *testing.T) {
 				id := fmt.Sprintf("r%d", i)
 				reqs = append(reqs, id)
 				ids = append(ids, writeRollouts(t, dir, "b.jsonl", id, 50)...)
-				writeRequest(t, dir, id, `{"size": 2}`)
+				writeRequest(t, dir, id, body)
 				waitUntil(t, "answer or crash", func() bool {
 					_, err := os.Stat(filepath.Join(dir, "batches", id+".json"))
 					return err == nil || d.exited()
@@ -78,7 +87,9 @@ func TestCrashPoints(t *testing.T) {
 
 			d = start(t, dir, opts{})
 			for _, id := range reqs {
-				waitBatch(t, d, id)
+				if n := len(waitBatch(t, d, id)); n < minBytes {
+					t.Fatalf("batch %s has %d bytes; want at least %d", id, n, minBytes)
+				}
 			}
 			writeRequest(t, dir, "after", `{}`)
 			if got := rolloutsSeen(t, waitBatch(t, d, "after")); got != int64(len(ids)) {
