@@ -690,14 +690,7 @@ func (r *run) bolt(f *os.File, st *storage.FileState, size int64) error {
 	r.records++
 	r.batchBytes += size
 	st.Offset, st.InLongLine = size, false
-	if st.Tail, err = readAt(f, size-min(size, fingerprintLen), min(size, fingerprintLen)); err != nil {
-		return err
-	}
-	r.dirty[st.ID] = st
-	if r.full() {
-		return r.flush()
-	}
-	return nil
+	return r.settleAt(f, st, size)
 }
 
 func (r *run) readLines(f io.Reader, st *storage.FileState) error {
@@ -896,6 +889,13 @@ func (r *run) readWhole(f *os.File, st *storage.FileState, size int64) error {
 	r.records += len(rows)
 	r.batchBytes += size - st.Offset
 	st.Offset = size
+	return r.settleAt(f, st, size)
+}
+
+// settleAt ends the reading of a file to its size: st takes the file's last bytes as its tail
+// and goes into the next flush, which comes now if the batch is full.
+func (r *run) settleAt(f *os.File, st *storage.FileState, size int64) error {
+	var err error
 	if st.Tail, err = readAt(f, size-min(size, fingerprintLen), min(size, fingerprintLen)); err != nil {
 		return err
 	}

@@ -284,10 +284,24 @@ func taskOf(line string) string {
 
 // run makes n random steps and a final full scan.
 func (s *sim) run(n int) {
-	for range n {
+	for i := range n {
+		if i == n/2 {
+			s.letSettle()
+		}
 		s.step()
 	}
+	s.letSettle()
 	s.scanFull()
+}
+
+// letSettle waits out a short settleAfter (odd seeds: see simOptions), so that the files left
+// alone from here on settle at their next check and the stat-only check of unchanged files is
+// exercised: without the wait whether any file settled depended on how fast the machine ran
+// the steps (on an idle one, none did, and the test failed).
+func (s *sim) letSettle() {
+	if d := s.e.in.opts.settleAfter; d > 0 && d < time.Second {
+		time.Sleep(d + 5*time.Millisecond)
+	}
 }
 
 // TestFileIdentitySimulation runs the simulation for a number of seeds, with and without birth
