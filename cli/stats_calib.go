@@ -11,6 +11,7 @@ import (
 	"github.com/envsched/envsched/propagate"
 	"github.com/envsched/envsched/stats"
 	"github.com/envsched/envsched/storage"
+	"github.com/envsched/envsched/summary"
 )
 
 // readCalibration reads the calibration ledger with its last ledger.RecentAnswers answers; only
@@ -122,36 +123,30 @@ func onlyEnv(envs map[string]propagate.EnvCorrection, env string) map[string]pro
 
 // writeCorrections prints the corrections stored with the last answer: the dispersion
 // correction per channel and environment (with the environment's drift offset), the
-// measured factors of selection and the re-chosen channel's.
+// measured factors of selection and the re-chosen channel's (summary.Corrections' rows).
 func writeCorrections(w io.Writer, c propagate.Corrections) error {
+	disp, factors := summary.Corrections(c)
 	fmt.Fprintln(w, "\ncorrections stored with the last answer: dispersion (the count × scale; groups decayed)")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprint(tw, "channel\tscale\tslope\teta\ttheta\tgroups\tdrift offset\t\n")
-	line := func(name string, k propagate.Correction, drift string) {
-		fmt.Fprintf(tw, "%s\t%.4g\t%.4g\t%.4g\t%.4g\t%.1f\t%s\t\n", name, k.Scale, k.Slope, k.Eta, k.Theta, k.Groups, drift)
-	}
-	for _, ch := range channelNames {
-		line(ch, c.Dispersion[ch], "-")
-	}
-	for _, env := range slices.Sorted(maps.Keys(c.Envs)) {
-		e := c.Envs[env]
-		line(cell(env)+" / "+ledger.Untried.String(), e.Correction, fmt.Sprintf("%+.4f", e.DriftOffset))
+	for _, r := range disp {
+		drift := "-"
+		if r.HasDrift {
+			drift = fmt.Sprintf("%+.4f", r.DriftOffset)
+		}
+		fmt.Fprintf(tw, "%s\t%.4g\t%.4g\t%.4g\t%.4g\t%.1f\t%s\t\n", cell(r.Name), r.Scale, r.Slope, r.Eta, r.Theta, r.Groups, drift)
 	}
 	fmt.Fprint(tw, "\nfactor\tvalue\tgroups\treference groups\t\n")
-	returns := c.Returns()
-	for _, name := range slices.Sorted(maps.Keys(returns)) {
-		r := returns[name]
-		fmt.Fprintf(tw, "%s\t%.4f\t%.1f\t%.1f\t\n", name, r.Factor, r.Groups, r.ReferenceGroups)
+	for _, r := range factors {
+		if r.HasGroups {
+			fmt.Fprintf(tw, "%s\t%.4f\t%.1f\t%.1f\t\n", r.Name, r.Value, r.Groups, r.ReferenceGroups)
+		} else {
+			fmt.Fprintf(tw, "%s\t%.4f\t-\t-\t\n", r.Name, r.Value)
+		}
 	}
-	fmt.Fprintf(tw, "rechosen_factor\t%.4f\t\t\t\n", c.RechosenFactor)
-	fmt.Fprintf(tw, "rechosen_offset\t%+.4f\t\t\t\n", c.RechosenOffset)
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	tr := "none yet"
-	if t := c.RechosenTrend; t != nil {
-		tr = fmt.Sprintf("coef %+.4f %+.4f %+.4f %+.4f, groups %.1f, weight %.4f", t.Coef[0], t.Coef[1], t.Coef[2], t.Coef[3], t.Groups, t.Weight)
-	}
-	_, err := fmt.Fprintf(w, "rechosen_trend: %s\n", tr)
+	_, err := fmt.Fprintf(w, "rechosen_trend: %s\n", summary.TrendText(c.RechosenTrend))
 	return err
 }
