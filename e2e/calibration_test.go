@@ -43,13 +43,7 @@ type batchTask struct {
 // predictions.
 func TestCalibrationSurvivesKills(t *testing.T) {
 	dir := t.TempDir()
-	d := start(t, dir, opts{})
-	d.waitReady()
-	writeRequest(t, dir, "s1", `{"size": 12, "group_size": 4}`)
-	var ans struct {
-		Tasks []batchTask `json:"tasks"`
-	}
-	must(t, json.Unmarshal(waitBatch(t, d, "s1"), &ans))
+	d, ans := firstAnswer(t, dir)
 	var first, second strings.Builder
 	var predicted float64
 	var degenerate int
@@ -102,15 +96,10 @@ func TestCalibrationSurvivesKills(t *testing.T) {
 	if channels != n {
 		t.Errorf("channels %+v count %d groups; want %d", cal.Channels, channels, n)
 	}
-	if code := d.signal(os.Interrupt); code != 0 {
-		t.Fatalf("exit %d", code)
-	}
-	out, err := execCommand([]string{"stats", "--dir", dir, "--json"}).Output()
-	must(t, err)
 	var rep struct {
 		Calibration ledger.Detail `json:"calibration"`
 	}
-	must(t, json.Unmarshal(out, &rep))
+	stopThenStats(t, d, dir, &rep)
 	if rep.Calibration.Overall != cal.Overall {
 		t.Errorf("stats --json overall %+v; status.json %+v", rep.Calibration.Overall, cal.Overall)
 	}
@@ -121,6 +110,29 @@ func TestCalibrationSurvivesKills(t *testing.T) {
 	if binned != n {
 		t.Errorf("reliability table counts %d groups; want %d", binned, n)
 	}
+}
+
+// firstAnswer starts the daemon on dir and answers request s1 (12 tasks, groups of 4).
+func firstAnswer(t *testing.T, dir string) (*daemon, struct{ Tasks []batchTask }) {
+	t.Helper()
+	d := start(t, dir, opts{})
+	d.waitReady()
+	writeRequest(t, dir, "s1", `{"size": 12, "group_size": 4}`)
+	var ans struct{ Tasks []batchTask }
+	must(t, json.Unmarshal(waitBatch(t, d, "s1"), &ans))
+	return d, ans
+}
+
+// stopThenStats stops the daemon with SIGINT and decodes `envsched stats --json` on its
+// stopped database into rep.
+func stopThenStats(t *testing.T, d *daemon, dir string, rep any) {
+	t.Helper()
+	if code := d.signal(os.Interrupt); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	out, err := execCommand([]string{"stats", "--dir", dir, "--json"}).Output()
+	must(t, err)
+	must(t, json.Unmarshal(out, rep))
 }
 
 func appendFile(t *testing.T, path, s string) {
@@ -138,13 +150,7 @@ func appendFile(t *testing.T, path, s string) {
 // the stopped database shows the very same.
 func TestCorrectionsShownAsStored(t *testing.T) {
 	dir := t.TempDir()
-	d := start(t, dir, opts{})
-	d.waitReady()
-	writeRequest(t, dir, "s1", `{"size": 12, "group_size": 4}`)
-	var ans struct {
-		Tasks []batchTask `json:"tasks"`
-	}
-	must(t, json.Unmarshal(waitBatch(t, d, "s1"), &ans))
+	d, ans := firstAnswer(t, dir)
 	var lines strings.Builder
 	for i, tk := range ans.Tasks {
 		for j := range 4 {
@@ -167,15 +173,10 @@ func TestCorrectionsShownAsStored(t *testing.T) {
 	if c == nil || c.Dispersion["never_tried"].Groups == 0 || len(c.Envs) == 0 || c.ExplorationReturn.Groups == 0 {
 		t.Fatalf("status.json corrections %+v; want the groups of s1 measured", c)
 	}
-	if code := d.signal(os.Interrupt); code != 0 {
-		t.Fatalf("exit %d", code)
-	}
-	out, err := execCommand([]string{"stats", "--dir", dir, "--json"}).Output()
-	must(t, err)
 	var rep struct {
 		Corrections propagate.Corrections `json:"corrections"`
 	}
-	must(t, json.Unmarshal(out, &rep))
+	stopThenStats(t, d, dir, &rep)
 	if !reflect.DeepEqual(rep.Corrections, *c) {
 		t.Errorf("stats --json corrections %+v; status.json %+v", rep.Corrections, *c)
 	}

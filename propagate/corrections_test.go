@@ -9,13 +9,7 @@ import (
 // with (each environment's and the re-chosen channel's), its offsets and the factors
 // selection reads.
 func TestCorrectionsShowWhatTheCallUsed(t *testing.T) {
-	w := newDispersionWorld()
-	c := newChain(t, DefaultParams())
-	for round := int64(1); round <= 15; round++ {
-		c.call(t, w.g, w.tasks, round)
-		w.round(round, 2.5)
-	}
-	c.call(t, w.g, w.tasks, 16)
+	w, c, _ := runDispersionChain(t, DefaultParams(), 2.5)
 	st, d := c.st, &c.pr.drift
 	got := st.Corrections()
 	for e, name := range w.g.Envs {
