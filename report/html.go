@@ -212,7 +212,7 @@ Channels: <em>never_tried</em> (no rollouts before it was chosen), <em>rechosen<
 
 <section id="corrections">
 <h2>Corrections stored with the last answer</h2>
-<p>What envsched corrects its predictions and its exploration with, measured from the groups that came back (README, &ldquo;Corrections: what envsched has measured and corrects with&rdquo;).
+<p>What envsched corrects its predictions and its exploration with, measured from the groups that came back (README, &ldquo;What envsched corrects with&rdquo;).
 Dispersion: a prediction&rsquo;s count is multiplied by <em>scale</em> (below 1: predictions were over-confident), its departure from its environment&rsquo;s centre by <em>slope</em>;
 <em>eta</em> and <em>theta</em> shape the count; <em>groups</em> are decayed; the drift offset is in logits. An environment not listed takes <em>never_tried</em>&rsquo;s.</p>
 <table id="corrections-dispersion">
