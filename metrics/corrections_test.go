@@ -2,12 +2,11 @@ package metrics_test
 
 import (
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/envsched/envsched/metrics"
-	"github.com/envsched/envsched/storage"
+	"github.com/envsched/envsched/storage/storagetest"
 )
 
 // TestCorrectionGauges: the exposition text shows the corrections of the state stored with the
@@ -15,13 +14,8 @@ import (
 // what coverage and exploitation re-tries returned), and those the first answer starts from
 // while none is stored.
 func TestCorrectionGauges(t *testing.T) {
-	dir := t.TempDir()
-	db, err := storage.Open(filepath.Join(dir, "envsched.db"), storage.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	m := metrics.New(db, dir, nil)
+	db := storagetest.Open(t)
+	m := metrics.New(db, t.TempDir(), nil)
 	text := func() string {
 		rec := httptest.NewRecorder()
 		m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
