@@ -73,10 +73,16 @@ type TrendShown struct {
 	Weight float64           `json:"weight"`
 }
 
-// Corrections returns what s's corrections hold now (see Corrections).
+// Corrections returns what s's corrections hold now (see Corrections). s is read as a call
+// starts from it (drift.start): a likelihood of another grid's length (a state stored by an
+// earlier version: 13 or 52 corrections, or its JSON's "ll" that no longer decodes), a
+// non-finite number or a factor out of bounds is left out, offsets are clamped to their
+// bounds, so that what is shown is what the next call uses, and never an index past a grid.
 func (s State) Corrections() Corrections {
 	p := DefaultParams()
+	s.Dispersion = s.Dispersion.clone()
 	d := s.Dispersion
+	s.Rechosen = min(max(finiteOr0(s.Rechosen), -p.RechosenMax), p.RechosenMax)
 	fit := func(ll, prior *Likelihood, w float64) correction {
 		return correctionOf(ll, prior, w, p.DispersionByMean, p.DispersionByCount)
 	}
@@ -98,7 +104,7 @@ func (s State) Corrections() Corrections {
 			"random_slot": shown(random, groupsOf(d.Random)),
 		},
 		RechosenFactor: r4(d.rechosenFactor()),
-		RechosenOffset: r4(finiteOr0(s.Rechosen)),
+		RechosenOffset: r4(s.Rechosen),
 		ExplorationReturn: Return{Factor: r4(s.ExplorationReturn()), Groups: signalN(d.NewSignal),
 			ReferenceGroups: signalN(d.ReSignal)},
 		RandomReturn: Return{Factor: r4(s.RandomReturn()), Groups: signalN(d.RandSignal),
@@ -124,8 +130,8 @@ func (s State) Corrections() Corrections {
 		}
 	}
 	for env := range envs {
-		c.Envs[env] = EnvCorrection{Correction: shown(envFit(env), groupsOf(d.Env[env])),
-			DriftOffset: r4(finiteOr0(s.Offsets[env]))}
+		off := min(max(finiteOr0(s.Offsets[env]), -p.DriftMax), p.DriftMax)
+		c.Envs[env] = EnvCorrection{Correction: shown(envFit(env), groupsOf(d.Env[env])), DriftOffset: r4(off)}
 	}
 	return c
 }

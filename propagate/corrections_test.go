@@ -1,6 +1,7 @@
 package propagate
 
 import (
+	"encoding/json"
 	"testing"
 )
 
@@ -64,5 +65,53 @@ func TestCorrectionsShowTheCoverageReturn(t *testing.T) {
 	st := State{Dispersion: Dispersion{CoverSignal: &Signal{Sum: 0, N: 96}, ExploitSignal: &Signal{Sum: 80, N: 100}}}
 	if got, want := st.Corrections().CoverageReturn, (Return{Factor: 0.25, Groups: 96, ReferenceGroups: 100}); got != want {
 		t.Errorf("coverage return shown %+v, want %+v", got, want)
+	}
+}
+
+// TestCorrectionsOfAnEarlierVersionsState: a state as the build of 649802b stored it (each
+// likelihood {"ll": [52 numbers], "n": N}, which decodes today to no log-likelihoods and a
+// count) and one with the 13 of the first grid show what a call starting from them uses: the
+// likelihoods left out, as drift.start leaves them out; offsets beyond their bounds clamped.
+// Before, the fit read past the end of the likelihoods and panicked, and with it the daemon's
+// status, `envsched stats`, the report and the metrics.
+func TestCorrectionsOfAnEarlierVersionsState(t *testing.T) {
+	ll := make([]float64, 52)
+	for j := range ll {
+		ll[j] = -float64(j)
+	}
+	old, _ := json.Marshal(map[string]any{"n": 30, "ll": ll})
+	raw := `{"env": {"web": ` + string(old) + `}, "global": ` + string(old) + `, "rechosen": ` + string(old) +
+		`, "random": ` + string(old) + `, "new_signal": {"sum": 10, "n": 40}, "re_signal": {"sum": 20, "n": 40}}`
+	var d Dispersion
+	if err := json.Unmarshal([]byte(raw), &d); err != nil {
+		t.Fatal(err)
+	}
+	short := &Likelihood{LL: make([]float64, len(scaleGrid)), N: 5}
+	p := DefaultParams()
+	for name, disp := range map[string]Dispersion{"ll of 649802b": d,
+		"13 scales": {Env: map[string]*Likelihood{"web": short}, Global: short, Rechose: short, Random: short,
+			NewSignal: d.NewSignal, ReSignal: d.ReSignal}} {
+		st := State{Offsets: map[string]float64{"web": 5}, Rechosen: -7, Dispersion: disp}
+		var got Corrections
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Fatalf("%s: Corrections panicked: %v", name, r)
+				}
+			}()
+			got = st.Corrections()
+		}()
+		start := Correction{Scale: p.DispersionStart, Slope: 1, Theta: 1}
+		if got.Dispersion["never_tried"] != start || got.Dispersion["random_slot"] != start ||
+			got.Envs["web"].Correction != start || got.Dispersion["rechosen"] != (Correction{Scale: 1, Slope: 1, Theta: 1}) {
+			t.Errorf("%s: dispersion %+v, web %+v; want the start, as a call uses", name, got.Dispersion, got.Envs["web"])
+		}
+		if got.Envs["web"].DriftOffset != p.DriftMax || got.RechosenOffset != -p.RechosenMax {
+			t.Errorf("%s: offsets %v and %v; want them within ±%v and ±%v", name, got.Envs["web"].DriftOffset,
+				got.RechosenOffset, p.DriftMax, p.RechosenMax)
+		}
+		if got.ExplorationReturn != (Return{Factor: 0.5, Groups: 40, ReferenceGroups: 40}) {
+			t.Errorf("%s: exploration return %+v", name, got.ExplorationReturn)
+		}
 	}
 }
