@@ -173,7 +173,7 @@ func TestStatusCommand(t *testing.T) {
 		s.Calibration.Recent, s.Calibration.RecentAnswers = s.Calibration.Overall, 3
 		s.Calibration.Savings = ledger.Savings{Source: "env_means", RandomDegenerate: 0.5, RolloutsSaved: 38}
 		s.Corrections = &propagate.Corrections{CoverageReturn: propagate.Return{Factor: 0.25}, RechosenFactor: 1.5,
-			Dispersion: map[string]propagate.Correction{"never_tried": {Scale: 0.6}}}
+			Dispersion: map[string]propagate.Correction{"never_tried": {Scale: 0.6}}, State: "unreadable"}
 		data, _ := json.Marshal(s)
 		if err := os.WriteFile(filepath.Join(dir, "status.json"), data, 0o644); err != nil {
 			t.Fatal(err)
@@ -190,6 +190,9 @@ func TestStatusCommand(t *testing.T) {
 	}
 	if !strings.Contains(out, "coverage_return 0.2500, rechosen_factor 1.5000, never_tried scale 0.6") {
 		t.Errorf("status does not show the corrections: %q", out)
+	}
+	if !strings.Contains(out, "(the predictor state stored with the last answer does not decode") {
+		t.Errorf("status does not say the stored state does not decode: %q", out)
 	}
 	code, out, _ = opsApp(t, "status", "--dir", dir, "--json")
 	var s daemon.Status

@@ -127,6 +127,9 @@ func onlyEnv(envs map[string]propagate.EnvCorrection, env string) map[string]pro
 func writeCorrections(w io.Writer, c propagate.Corrections) error {
 	disp, factors := summary.Corrections(c)
 	fmt.Fprintln(w, "\ncorrections stored with the last answer: dispersion (the count × scale; groups decayed)")
+	if note := summary.CorrectionsNote(c.State); note != "" {
+		fmt.Fprintf(w, "(%s)\n", note)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprint(tw, "channel\tscale\tslope\teta\ttheta\tgroups\tdrift offset\t\n")
 	for _, r := range disp {

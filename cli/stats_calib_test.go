@@ -10,6 +10,7 @@ import (
 
 	"github.com/envsched/envsched/ledger"
 	"github.com/envsched/envsched/propagate"
+	"github.com/envsched/envsched/storage"
 )
 
 // TestStatsShowsCalibration: on a generated run whose groups all complete, `stats` prints the
@@ -114,4 +115,44 @@ func TestStatsShowsCorrections(t *testing.T) {
 			t.Errorf("stats table does not say %q:\n%s", want, table)
 		}
 	}
+}
+
+// TestStatsSaysWhereCorrectionsComeFrom: `stats` on a database with no answer says its
+// corrections are where the first answer starts; once the stored predictor state does not
+// decode (damaged), it says so, in the table and in --json's corrections.state, instead of
+// showing the start values as if an answer had stored them. Exit 0 both times.
+func TestStatsSaysWhereCorrectionsComeFrom(t *testing.T) {
+	dir := exchangeDir(t)
+	if code, _, msg := runApp("ingest", "--dir", dir); code != 0 {
+		t.Fatalf("ingest: exit %d: %s", code, msg)
+	}
+	check := func(state, words string) {
+		t.Helper()
+		code, out, msg := runApp("stats", "--dir", dir, "--json")
+		var rep struct {
+			Corrections propagate.Corrections `json:"corrections"`
+		}
+		if err := json.Unmarshal([]byte(out), &rep); code != 0 || err != nil {
+			t.Fatalf("exit %d: %s %v", code, msg, err)
+		}
+		if rep.Corrections.State != state {
+			t.Errorf("corrections.state %q, want %q", rep.Corrections.State, state)
+		}
+		code, table, msg := runApp("stats", "--dir", dir)
+		if code != 0 || !strings.Contains(table, words) {
+			t.Errorf("exit %d (%s); stats table does not say %q:\n%s", code, msg, words, table)
+		}
+	}
+	check("none", "no answer has stored its corrections yet")
+	db, err := storage.Open(filepath.Join(dir, "envsched.db"), storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.StoreAnswer("s1", 1, []byte(`{"id": "s1", "step": 1, "tasks": []}`), nil, []byte("\x04\x05damaged")); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	check("unreadable", "the predictor state stored with the last answer does not decode")
 }

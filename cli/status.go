@@ -17,6 +17,7 @@ import (
 	"github.com/envsched/envsched/daemon"
 	"github.com/envsched/envsched/fsutil"
 	"github.com/envsched/envsched/ledger"
+	"github.com/envsched/envsched/summary"
 )
 
 // statusStaleFactor times the daemon's default heartbeat interval is the age after which
@@ -145,6 +146,9 @@ func writeStatusText(w io.Writer, s daemon.Status, age time.Duration, ok, fresh 
 		fmt.Fprintf(tw, "  corrections	exploration_return %.4f, random_return %.4f, coverage_return %.4f, rechosen_factor %.4f, "+
 			"never_tried scale %.4g (see envsched stats)\n", c.ExplorationReturn.Factor, c.RandomReturn.Factor,
 			c.CoverageReturn.Factor, c.RechosenFactor, c.Dispersion["never_tried"].Scale)
+		if note := summary.CorrectionsNote(c.State); note != "" {
+			fmt.Fprintf(tw, "  \t(%s)\n", note)
+		}
 	}
 	return tw.Flush()
 }

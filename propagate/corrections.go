@@ -7,7 +7,8 @@ import (
 
 // Corrections is what a State's online corrections hold now, for a user to see (status.json,
 // envsched stats, the report, the metrics): each number is the one the call that returned the
-// State used, or, for the factors selection reads, the one the next selection reads. It is a
+// State used: its predictions, the corrections of its picks and the factors of its selection
+// (the scheduler's selectParams reads them from the State the prediction returned). It is a
 // function of the State alone, worked out with DefaultParams' fitting settings (the prior
 // weight of the environments' dispersion, the mean and count parts of the grid, the start
 // scale: settings no command changes), so every reader of one stored state shows the same.
@@ -34,6 +35,11 @@ type Corrections struct {
 	// Envs holds, for every environment with groups measured or a drift offset, its
 	// dispersion correction for tasks never tried and its drift offset.
 	Envs map[string]EnvCorrection `json:"envs"`
+	// State says where the numbers come from (set by the reader of the stored state,
+	// schedule.Corrections): "stored", the state stored with the last answer; "none", no
+	// answer has stored one yet; "unreadable", the stored one does not decode (the next answer
+	// starts without it, as these numbers do). Empty from State.Corrections.
+	State string `json:"state,omitempty"`
 }
 
 // Correction is one dispersion correction: the posterior's count multiplied by Scale, the

@@ -21,6 +21,7 @@ func Render(w io.Writer, d *Data, figs []Figure) error {
 	view.CalibRows, view.CalibEnvRows = calibRows(d.Calib)
 	view.CorrRows, view.FactorRows = summary.Corrections(d.Corrections)
 	view.Trend = summary.TrendText(d.Corrections.RechosenTrend)
+	view.CorrNote = summary.CorrectionsNote(d.Corrections.State)
 	if err := page.Execute(w, view); err != nil {
 		return fmt.Errorf("render report: %w", err)
 	}
@@ -46,6 +47,7 @@ type pageView struct {
 	CorrRows     []summary.CorrectionRow // the dispersion corrections, channels then environments
 	FactorRows   []summary.FactorRow     // the measured factors
 	Trend        string                  // the re-chosen trend in words
+	CorrNote     string                  // why the corrections are not a stored state's (summary.CorrectionsNote), or ""
 }
 
 // calibRow is one row of the report's calibration tables.
@@ -215,7 +217,8 @@ Channels: <em>never_tried</em> (no rollouts before it was chosen), <em>rechosen<
 <p>What envsched corrects its predictions and its exploration with, measured from the groups that came back (README, &ldquo;What envsched corrects with&rdquo;).
 Dispersion: a prediction&rsquo;s count is multiplied by <em>scale</em> (below 1: predictions were over-confident), its departure from its environment&rsquo;s centre by <em>slope</em>;
 <em>eta</em> and <em>theta</em> shape the count; <em>groups</em> are decayed; the drift offset is in logits. An environment not listed takes <em>never_tried</em>&rsquo;s.</p>
-<table id="corrections-dispersion">
+{{if .CorrNote}}<p class="empty" id="corrections-note">{{.CorrNote}}.</p>
+{{end}}<table id="corrections-dispersion">
 <tr><th>channel</th><th>scale</th><th>slope</th><th>eta</th><th>theta</th><th>groups</th><th>drift offset</th></tr>
 {{range .CorrRows}}<tr><td>{{.Name}}</td><td>{{f4 .Scale}}</td><td>{{f4 .Slope}}</td><td>{{f4 .Eta}}</td><td>{{f4 .Theta}}</td><td>{{f1 .Groups}}</td><td>{{if .HasDrift}}{{f4 .DriftOffset}}{{else}}-{{end}}</td></tr>
 {{end}}</table>

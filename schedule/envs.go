@@ -64,9 +64,25 @@ func PredictEnvs(db *storage.DB, opts Options, groupSize int) (map[string]EnvPre
 // Corrections is what the corrections of the predictor state stored with the last answer
 // (storage's PredictorState) hold (propagate.State.Corrections): those the last answer
 // predicted and selected with, and the next starts from. A state that does not decode shows
-// as none stored, as the scheduler passes over it. status.json, envsched stats, the report
-// and the metrics show it.
+// as none stored, as the scheduler passes over it, and says so (State "unreadable"; "none"
+// while no answer stored one). status.json, envsched stats, the report and the metrics show it.
 func Corrections(state []byte) propagate.Corrections {
-	st, _ := DecodeState(state)
-	return st.Corrections()
+	st, err := DecodeState(state)
+	c := st.Corrections()
+	switch {
+	case err != nil:
+		c.State = CorrectionsUnreadable
+	case state == nil:
+		c.State = CorrectionsNone
+	default:
+		c.State = CorrectionsStored
+	}
+	return c
 }
+
+// The values of propagate.Corrections.State that Corrections sets.
+const (
+	CorrectionsStored     = "stored"
+	CorrectionsNone       = "none"
+	CorrectionsUnreadable = "unreadable"
+)

@@ -64,3 +64,26 @@ func neighbours(t *testing.T, g *graph.Graph, x record.Task) []string {
 	t.Fatalf("task %s/%s not in the graph", x.Env, x.Task)
 	return nil
 }
+
+// TestCorrectionsSayWhereFrom: Corrections says whether its numbers are a stored state's,
+// none stored yet, or a stored state that does not decode (which shows as none, as the
+// scheduler passes over it).
+func TestCorrectionsSayWhereFrom(t *testing.T) {
+	good, err := encodeState(&savedState{DriftOffsets: map[string]float64{"web": 0.25}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		state []byte
+		want  string
+	}{{nil, CorrectionsNone}, {good, CorrectionsStored}, {[]byte(`{"drift_offsets": {"web": 0.25}}`), CorrectionsStored},
+		{[]byte("\x04\x05damaged"), CorrectionsUnreadable}, {[]byte("{not json"), CorrectionsUnreadable}} {
+		got := Corrections(c.state)
+		if got.State != c.want {
+			t.Errorf("%q: state %q, want %q", c.state, got.State, c.want)
+		}
+		if off := got.Envs["web"].DriftOffset; (c.want == CorrectionsStored) != (off == 0.25) {
+			t.Errorf("%q: web's drift offset %v", c.state, off)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/envsched/envsched/propagate"
+	"github.com/envsched/envsched/schedule"
 )
 
 // CorrectionRow is one row of the dispersion table that `envsched stats` and the report show:
@@ -54,4 +55,18 @@ func TrendText(t *propagate.TrendShown) string {
 	}
 	return fmt.Sprintf("coef %+.4f %+.4f %+.4f %+.4f (intercept, own-evidence gap, log2 rollouts/G, log2 1+age), groups %.1f, weight %.4f",
 		t.Coef[0], t.Coef[1], t.Coef[2], t.Coef[3], t.Groups, t.Weight)
+}
+
+// CorrectionsNote says, for the corrections' State (schedule.Corrections), why they are not
+// those of a stored state: none stored yet, or the stored one does not decode; "" when they
+// are (or the State is not known: a status.json of an earlier version).
+func CorrectionsNote(state string) string {
+	switch state {
+	case schedule.CorrectionsNone:
+		return "no answer has stored its corrections yet; shown is where the first answer starts"
+	case schedule.CorrectionsUnreadable:
+		return "the predictor state stored with the last answer does not decode: damaged, or written by another version; " +
+			"the next answer starts without it, from what is shown"
+	}
+	return ""
 }
