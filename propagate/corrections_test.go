@@ -115,3 +115,67 @@ func TestCorrectionsOfAnEarlierVersionsState(t *testing.T) {
 		}
 	}
 }
+
+// TestCorrectionsShowWhatPicksUse: the random_slot correction and the re-chosen factor shown
+// are those Pick applies to the answer's picks: a random slot of a task never tried gets the
+// correction shown as random_slot, a re-chosen pick the re-chosen correction with its count
+// times rechosen_factor. (Random slots are marked in the "split" environment, so that their
+// correction is measured and differs from the never-tried one.)
+func TestCorrectionsShowWhatPicksUse(t *testing.T) {
+	w := newDispersionWorld()
+	c := newChain(t, DefaultParams())
+	var preds []Prediction
+	for round := int64(1); round <= 16; round++ {
+		preds = c.call(t, w.g, w.tasks, round)
+		for i := range c.st.Baseline {
+			c.st.Baseline[i].Random = w.g.Nodes[i].Env == 0
+		}
+		if round < 16 {
+			w.round(round, 2.5)
+		}
+	}
+	st, d := c.st, c.st.Dispersion
+	got := st.Corrections()
+	if !d.Random.measured() || validFactor(d.RechosenFactor) == 0 {
+		t.Fatalf("random slots measured %v, re-chosen factor %v: the world should measure both", d.Random.measured(), d.RechosenFactor)
+	}
+	var untried, tried = -1, -1
+	for i, p := range preds {
+		if p.Continuous || !(p.count > 0) {
+			continue
+		}
+		if w.tasks[i].Rollouts == 0 && untried < 0 {
+			untried = i
+		}
+		if w.tasks[i].Rollouts > 0 && tried < 0 {
+			tried = i
+		}
+	}
+	if untried < 0 || tried < 0 {
+		t.Fatalf("no untried (%d) or tried (%d) task", untried, tried)
+	}
+	find := func(want Correction) correction {
+		for _, k := range dispersionGrid {
+			if shown(k, want.Groups) == want {
+				return k
+			}
+		}
+		t.Fatalf("no correction of the grid is shown as %+v", want)
+		return correction{}
+	}
+	random := find(got.Dispersion["random_slot"])
+	if q, want := c.pr.Pick(st, preds[untried], false, true), c.pr.corrected(preds[untried], random); q != want {
+		t.Errorf("random slot: Pick gives %+v; the shown random_slot %+v gives %+v", q, got.Dispersion["random_slot"], want)
+	}
+	if got.Dispersion["random_slot"] == got.Dispersion["never_tried"] {
+		t.Errorf("random_slot shown as never_tried (%+v): the test cannot tell them apart", got.Dispersion["never_tried"])
+	}
+	re := find(got.Dispersion["rechosen"])
+	re.scale *= d.RechosenFactor
+	if r4(d.RechosenFactor) != got.RechosenFactor {
+		t.Errorf("re-chosen factor shown %v, state %v", got.RechosenFactor, d.RechosenFactor)
+	}
+	if q, want := c.pr.Pick(st, preds[tried], true, false), c.pr.corrected(preds[tried], re); q != want {
+		t.Errorf("re-chosen pick: Pick gives %+v; the shown correction times the factor gives %+v", q, want)
+	}
+}
