@@ -134,6 +134,18 @@ type Params struct {
 	// a winner's curse that the likelihood over every re-chosen group does not see and the
 	// factor does. Selection itself reads the predictions without it. false measures nothing.
 	DispersionMatch bool
+	// DispersionStuck measures the tasks tried before whose every group so far was all-equal
+	// (always or never solved: "stuck") as a channel of their own: their groups that come
+	// back add their likelihood to a dispersion channel apart (Dispersion.Stuck), besides the
+	// re-chosen one, and such a task's posterior takes that channel's correction (its most
+	// likely scale, slope, η and θ, shrunk towards the re-chosen channel's by DispersionPrior
+	// groups) instead of the re-chosen one, in the predictions selection reads and in the
+	// answer (the re-chosen factor of DispersionMatch then measures and corrects the other
+	// re-tries only). The re-chosen correction, fitted mostly on tasks that gave unequal
+	// groups, spreads a stuck task's decayed evidence back towards its prior's middle, while
+	// the task, far from ½, has seldom moved. Only tasks whose rewards are all 0 or 1 are
+	// measured and corrected. false measures nothing and predicts as before.
+	DispersionStuck bool
 	// GroupSize is the group size G for which Prediction.PDeg is filled in (PDegenerate
 	// gives any other size) and the G of the re-chosen trend's feature log2(rollouts / G).
 	// A scheduler sets it to each request's group size (Predictor.SetGroupSize).

@@ -78,8 +78,8 @@ type Calibrated interface {
 	Calibration() *Calibration
 }
 
-// RetryCalibration splits the re-tries (picks of tasks rolled out before, random slots
-// included) after the early phase by the task's history: [0] every group so far all-equal
+// RetryCalibration splits selection's re-tries (picks of tasks rolled out before, not random
+// slots) after the early phase by the task's history: [0] every group so far all-equal
 // ("stuck"), [1] some group unequal; then by the rounds since its evidence, 1, 2-3, 4-7, 8 or
 // more (retryAgeBucket).
 type RetryCalibration [2][4]CalibCell
@@ -229,7 +229,7 @@ func WriteCalibration(w io.Writer, res Result) error {
 
 // writeRetries prints the re-tries after the early phase by history and evidence age.
 func writeRetries(w io.Writer, res Result) error {
-	fmt.Fprintf(w, "\nre-tries after step %d: mean predicted / realised degenerate share (groups), by history and evidence age\n", earlySteps)
+	fmt.Fprintf(w, "\nselection's re-tries after step %d: mean predicted / realised degenerate share (groups), by history and evidence age\n", earlySteps)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "policy\thistory\tage 1\tage 2-3\tage 4-7\tage 8+\tall\t\n")
 	for _, pc := range res.Summary.Calibration {
