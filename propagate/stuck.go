@@ -8,8 +8,8 @@ import "math"
 // learns nothing from an all-equal group, so such a task seldom moves; but it is seldom
 // re-tried soon, its evidence decays (at 40 rounds λ^40 ≈ 0.015 of it is left) and its
 // posterior goes back to its prior, whose spread promises unequal groups the task does not
-// give (tuning seeds: selection's stuck re-tries after step 10 predicted 0.32-0.55
-// degenerate, realised 0.44-0.78, nearly all 8 or more rounds after their evidence).
+// give (tuning seeds: selection's stuck re-tries after step 10 predicted 0.27-0.54
+// degenerate, realised 0.41-0.78, nearly all 8 or more rounds after their evidence).
 //
 // Two corrections of one or two parameters, measured on the stuck re-tries that came back,
 // were tried and left the picks as over-optimistic as before: the re-chosen correction's

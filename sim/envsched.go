@@ -62,10 +62,8 @@ func envschedVariant(name string) (ablation, bool) {
 		return func(p *EnvschedParams) { p.Predict.Decay = 1 }, true
 	case "envsched-nocovreturn": // the coverage of re-tries not weighed by what such re-tries returned
 		return func(p *EnvschedParams) { p.Select.CoverReturn = false }, true
-	case "envsched-stuck": // stuck tasks measured and predicted as a dispersion channel apart
+	case "envsched-stuck": // tasks seen only all-equal predicted by a calibration map of their own
 		return func(p *EnvschedParams) { p.Predict.DispersionStuck = true }, true
-	case "envsched-nostuck": // stuck tasks predicted as every task tried before
-		return func(p *EnvschedParams) { p.Predict.DispersionStuck = false }, true
 	case "envsched-truth": // the same parameters; the predictions are replaced by the truth
 		return func(*EnvschedParams) {}, true
 	}
