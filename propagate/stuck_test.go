@@ -130,3 +130,17 @@ func TestStuckRetriesAreCalibrated(t *testing.T) {
 		t.Errorf("without the stuck map: predicted %.3f, realised %.3f: the world does not test the map", pOff, rOff)
 	}
 }
+
+// TestCorrectionsShowTheStuckMap: the corrections a user sees name the stuck map once it has
+// measured, and leave it out otherwise.
+func TestCorrectionsShowTheStuckMap(t *testing.T) {
+	if c := (State{}).Corrections(); c.StuckMap != nil {
+		t.Errorf("nothing measured: stuck map %+v", *c.StuckMap)
+	}
+	tr := &Trend{N: 12.5}
+	tr.Beta = [trendDim]float64{0.5, -0.25, 0.125, 0}
+	c := State{Dispersion: Dispersion{Stuck: tr}}.Corrections()
+	if c.StuckMap == nil || c.StuckMap.Coef != tr.Beta || c.StuckMap.Groups != 12.5 {
+		t.Errorf("stuck map shown %+v, want the coefficients %v of 12.5 groups", c.StuckMap, tr.Beta)
+	}
+}
