@@ -12,6 +12,7 @@ import (
 
 	"github.com/envsched/envsched/ledger"
 	"github.com/envsched/envsched/propagate"
+	"github.com/envsched/envsched/storage"
 )
 
 // calibStatus is the calibration field of status.json.
@@ -180,4 +181,42 @@ func TestCorrectionsShownAsStored(t *testing.T) {
 	if !reflect.DeepEqual(rep.Corrections, *c) {
 		t.Errorf("stats --json corrections %+v; status.json %+v", rep.Corrections, *c)
 	}
+}
+
+// TestDaemonStartsOnAnEarlierBuildsState: a database whose last answer an earlier build
+// stored, its dispersion likelihoods in that build's JSON ({"ll": [52 numbers], "n": N}, which
+// decode today to no log-likelihoods), serves: the daemon starts, its status.json shows the
+// corrections a call starting from that state uses (the likelihoods left out), and it answers.
+// Before, showing them indexed past the likelihoods and the daemon panicked at its first
+// status, before it was ready.
+func TestDaemonStartsOnAnEarlierBuildsState(t *testing.T) {
+	dir := t.TempDir()
+	ensureCatalog(t, dir)
+	db, err := storage.Open(filepath.Join(dir, "envsched.db"), storage.Options{})
+	must(t, err)
+	ll := make([]float64, 52)
+	for j := range ll {
+		ll[j] = -float64(j)
+	}
+	old, err := json.Marshal(map[string]any{"ll": ll, "n": 30})
+	must(t, err)
+	state := fmt.Sprintf(`{"drift_offsets": {"web": 0.25}, "rechosen_offset": 0.5, "dispersion": {"env": {"web": %s},`+
+		` "global": %s, "rechosen": %s, "new_signal": {"sum": 10, "n": 40}, "re_signal": {"sum": 20, "n": 40}}}`, old, old, old)
+	must(t, db.StoreAnswer("old-1", 1, []byte(`{"id": "old-1", "step": 1, "tasks": []}`), nil, []byte(state)))
+	must(t, db.Close())
+	d := start(t, dir, opts{})
+	d.waitReady()
+	var live struct {
+		Corrections *propagate.Corrections `json:"corrections"`
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "status.json"))
+	must(t, err)
+	must(t, json.Unmarshal(data, &live))
+	c := live.Corrections
+	if c == nil || c.State != "stored" || c.Envs["web"].DriftOffset != 0.25 || c.Dispersion["never_tried"].Groups != 0 ||
+		c.ExplorationReturn.Factor != 0.5 {
+		t.Errorf("status.json corrections %+v; want the state's offsets and signals, its likelihoods left out", c)
+	}
+	writeRequest(t, dir, "s2", `{"size": 4, "group_size": 4}`)
+	waitBatch(t, d, "s2")
 }
