@@ -17,6 +17,7 @@ type corrCollector struct {
 	scale, slope, eta, theta, groups *prometheus.Desc
 	ret, retGroups                   *prometheus.Desc
 	reFactor, reOffset, trendWeight  *prometheus.Desc
+	state                            *prometheus.Desc
 }
 
 func newCorrCollector(src Source) *corrCollector {
@@ -34,13 +35,14 @@ func newCorrCollector(src Source) *corrCollector {
 		reFactor:    d("envsched_correction_rechosen_factor", "Factor of the re-chosen correction's count for selection's re-chosen picks (1 until measured)."),
 		reOffset:    d("envsched_correction_rechosen_offset", "The one re-chosen logit offset of tasks rolled out before."),
 		trendWeight: d("envsched_correction_rechosen_trend_weight", "Weight of the re-chosen trend against the one offset, N/(N + 8) for N groups (0: none fitted)."),
+		state: d("envsched_correction_state", "1 for where the corrections come from, 0 for the others: stored (the state stored with the last answer), none (no answer stored one yet), unreadable (the stored state does not decode; the gauges show where the next answer starts).", "state"),
 	}
 }
 
 // Describe sends every metric's description.
 func (c *corrCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.scale, c.slope, c.eta, c.theta, c.groups, c.ret, c.retGroups,
-		c.reFactor, c.reOffset, c.trendWeight} {
+		c.reFactor, c.reOffset, c.trendWeight, c.state} {
 		ch <- d
 	}
 }
@@ -75,4 +77,11 @@ func (c *corrCollector) Collect(ch chan<- prometheus.Metric) {
 		weight = cr.RechosenTrend.Weight
 	}
 	gauge(c.trendWeight, weight)
+	for _, st := range []string{schedule.CorrectionsStored, schedule.CorrectionsNone, schedule.CorrectionsUnreadable} {
+		v := 0.0
+		if cr.State == st {
+			v = 1
+		}
+		gauge(c.state, v, st)
+	}
 }

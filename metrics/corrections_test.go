@@ -31,7 +31,8 @@ func TestCorrectionGauges(t *testing.T) {
 	}
 	has(text(), `envsched_correction_scale{channel="never_tried"} 0.6`, `envsched_correction_scale{channel="rechosen"} 1`,
 		`envsched_correction_return{name="coverage_return"} 1`, `envsched_correction_rechosen_factor 1`,
-		`envsched_correction_rechosen_trend_weight 0`)
+		`envsched_correction_rechosen_trend_weight 0`, `envsched_correction_state{state="none"} 1`,
+		`envsched_correction_state{state="stored"} 0`)
 	state := `{"drift_offsets": {"web": 0.25}, "rechosen_offset": 0.5, "dispersion": {"rechosen_factor": 1.5,` +
 		` "cover_signal": {"sum": 0, "n": 96}, "exploit_signal": {"sum": 80, "n": 100}}}`
 	if err := db.StoreAnswer("s1", 1, []byte("s1"), nil, []byte(state)); err != nil {
@@ -42,5 +43,12 @@ func TestCorrectionGauges(t *testing.T) {
 		`envsched_correction_return_groups{name="coverage_return",side="measured"} 96`,
 		`envsched_correction_return_groups{name="coverage_return",side="reference"} 100`,
 		`envsched_correction_return{name="exploration_return"} 1`, `envsched_correction_rechosen_factor 1.5`,
-		`envsched_correction_rechosen_offset 0.5`)
+		`envsched_correction_rechosen_offset 0.5`, `envsched_correction_state{state="stored"} 1`,
+		`envsched_correction_state{state="unreadable"} 0`)
+	// a damaged state: the gauges show where the next answer starts, and say why
+	if err := db.StoreAnswer("s2", 2, []byte("s2"), nil, []byte("\x04\x05damaged")); err != nil {
+		t.Fatal(err)
+	}
+	has(text(), `envsched_correction_state{state="unreadable"} 1`, `envsched_correction_state{state="stored"} 0`,
+		`envsched_correction_rechosen_factor 1`, `envsched_correction_scale{channel="never_tried"} 0.6`)
 }
