@@ -35,7 +35,7 @@ func newCorrCollector(src Source) *corrCollector {
 		reFactor:    d("envsched_correction_rechosen_factor", "Factor of the re-chosen correction's count for selection's re-chosen picks (1 until measured)."),
 		reOffset:    d("envsched_correction_rechosen_offset", "The one re-chosen logit offset of tasks rolled out before."),
 		trendWeight: d("envsched_correction_rechosen_trend_weight", "Weight of the re-chosen trend against the one offset, N/(N + 8) for N groups (0: none fitted)."),
-		state: d("envsched_correction_state", "1 for where the corrections come from, 0 for the others: stored (the state stored with the last answer), none (no answer stored one yet), unreadable (the stored state does not decode; the gauges show where the next answer starts).", "state"),
+		state:       d("envsched_correction_state", "1 for where the corrections come from, 0 for the others: stored (the state stored with the last answer), none (no answer stored one yet), unreadable (the stored state does not decode; the gauges show where the next answer starts).", "state"),
 	}
 }
 
