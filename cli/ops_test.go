@@ -15,6 +15,7 @@ import (
 
 	"github.com/envsched/envsched/daemon"
 	"github.com/envsched/envsched/ledger"
+	"github.com/envsched/envsched/propagate"
 	"github.com/envsched/envsched/report"
 	"github.com/envsched/envsched/report/reporttest"
 	"github.com/envsched/envsched/storage"
@@ -171,6 +172,8 @@ func TestStatusCommand(t *testing.T) {
 		s.Calibration.Overall = ledger.Window{Groups: 24, PredictedDegenerate: 0.25, RealisedDegenerate: 0.375}
 		s.Calibration.Recent, s.Calibration.RecentAnswers = s.Calibration.Overall, 3
 		s.Calibration.Savings = ledger.Savings{Source: "env_means", RandomDegenerate: 0.5, RolloutsSaved: 38}
+		s.Corrections = &propagate.Corrections{CoverageReturn: propagate.Return{Factor: 0.25}, RechosenFactor: 1.5,
+			Dispersion: map[string]propagate.Correction{"never_tried": {Scale: 0.6}}}
 		data, _ := json.Marshal(s)
 		if err := os.WriteFile(filepath.Join(dir, "status.json"), data, 0o644); err != nil {
 			t.Fatal(err)
@@ -184,6 +187,9 @@ func TestStatusCommand(t *testing.T) {
 	if !strings.Contains(out, "25.0% of groups predicted degenerate, 37.5% were (24 groups)") ||
 		!strings.Contains(out, "about 38 rollouts against random choice (an estimate") {
 		t.Errorf("status does not show the calibration and the savings estimate: %q", out)
+	}
+	if !strings.Contains(out, "coverage_return 0.2500, rechosen_factor 1.5000, never_tried scale 0.6") {
+		t.Errorf("status does not show the corrections: %q", out)
 	}
 	code, out, _ = opsApp(t, "status", "--dir", dir, "--json")
 	var s daemon.Status

@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/envsched/envsched/ledger"
+	"github.com/envsched/envsched/propagate"
 	"github.com/envsched/envsched/schedule"
 	"github.com/envsched/envsched/stats"
 	"github.com/envsched/envsched/storage"
@@ -63,6 +64,9 @@ type statsReport struct {
 	Clipped     int64               `json:"clipped"`
 	// Calibration is envsched's measurement of its own predictions (package ledger)
 	Calibration ledger.Detail `json:"calibration"`
+	// Corrections are the corrections stored with the last answer (schedule.Corrections), as
+	// status.json shows them
+	Corrections propagate.Corrections `json:"corrections"`
 }
 
 func statsAction(c *cli.Context) error {
@@ -101,6 +105,7 @@ func buildStats(db *storage.DB, only string, groupSize int) (statsReport, error)
 			return err
 		}
 		ctr, err = r.Counters()
+		rep.Corrections = schedule.Corrections(r.PredictorState())
 		return err
 	})
 	if err != nil {
@@ -113,6 +118,7 @@ func buildStats(db *storage.DB, only string, groupSize int) (statsReport, error)
 			return rep, fmt.Errorf("no environment %q (known: %s)", only, knownEnvs(envs))
 		}
 		envs = map[string]stats.Env{only: e}
+		rep.Corrections.Envs = onlyEnv(rep.Corrections.Envs, only)
 	}
 	rows, total := summary.Envs(envs, db.Config().Reward)
 	for _, r := range rows {
@@ -168,7 +174,10 @@ func writeStatsTable(w io.Writer, rep statsReport) error {
 	if _, err := fmt.Fprintf(w, "quarantined %d, duplicates %d, clipped %d\n", rep.Quarantined, rep.Duplicates, rep.Clipped); err != nil {
 		return err
 	}
-	return writeCalibration(w, rep.Calibration)
+	if err := writeCalibration(w, rep.Calibration); err != nil {
+		return err
+	}
+	return writeCorrections(w, rep.Corrections)
 }
 
 // statsGroupSize is the group size of the predicted degenerate share: flag when set (1 to

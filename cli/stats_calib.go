@@ -8,8 +8,10 @@ import (
 	"text/tabwriter"
 
 	"github.com/envsched/envsched/ledger"
+	"github.com/envsched/envsched/propagate"
 	"github.com/envsched/envsched/stats"
 	"github.com/envsched/envsched/storage"
+	"github.com/envsched/envsched/summary"
 )
 
 // readCalibration reads the calibration ledger with its last ledger.RecentAnswers answers; only
@@ -108,4 +110,43 @@ func gap(x ledger.Window) string {
 		return "-"
 	}
 	return fmt.Sprintf("%+.1f pt", 100*x.DegenerateGap)
+}
+
+// onlyEnv keeps env's entry of envs (none when it has none).
+func onlyEnv(envs map[string]propagate.EnvCorrection, env string) map[string]propagate.EnvCorrection {
+	out := map[string]propagate.EnvCorrection{}
+	if c, ok := envs[env]; ok {
+		out[env] = c
+	}
+	return out
+}
+
+// writeCorrections prints the corrections stored with the last answer: the dispersion
+// correction per channel and environment (with the environment's drift offset), the
+// measured factors of selection and the re-chosen channel's (summary.Corrections' rows).
+func writeCorrections(w io.Writer, c propagate.Corrections) error {
+	disp, factors := summary.Corrections(c)
+	fmt.Fprintln(w, "\ncorrections stored with the last answer: dispersion (the count × scale; groups decayed)")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprint(tw, "channel\tscale\tslope\teta\ttheta\tgroups\tdrift offset\t\n")
+	for _, r := range disp {
+		drift := "-"
+		if r.HasDrift {
+			drift = fmt.Sprintf("%+.4f", r.DriftOffset)
+		}
+		fmt.Fprintf(tw, "%s\t%.4g\t%.4g\t%.4g\t%.4g\t%.1f\t%s\t\n", cell(r.Name), r.Scale, r.Slope, r.Eta, r.Theta, r.Groups, drift)
+	}
+	fmt.Fprint(tw, "\nfactor\tvalue\tgroups\treference groups\t\n")
+	for _, r := range factors {
+		if r.HasGroups {
+			fmt.Fprintf(tw, "%s\t%.4f\t%.1f\t%.1f\t\n", r.Name, r.Value, r.Groups, r.ReferenceGroups)
+		} else {
+			fmt.Fprintf(tw, "%s\t%.4f\t-\t-\t\n", r.Name, r.Value)
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "rechosen_trend: %s\n", summary.TrendText(c.RechosenTrend))
+	return err
 }

@@ -141,6 +141,11 @@ func writeStatusText(w io.Writer, s daemon.Status, age time.Duration, ok, fresh 
 	fmt.Fprintf(tw, "  tasks\t%d in %d environments\n", s.Tasks, s.Envs)
 	fmt.Fprintf(tw, "  requests\t%d answered, last %s\n", s.RequestsAnswered, last)
 	writeCalibStatus(tw, s.Calibration)
+	if c := s.Corrections; c != nil { // a status.json of an older daemon has none
+		fmt.Fprintf(tw, "  corrections	exploration_return %.4f, random_return %.4f, coverage_return %.4f, rechosen_factor %.4f, "+
+			"never_tried scale %.4g (see envsched stats)\n", c.ExplorationReturn.Factor, c.RandomReturn.Factor,
+			c.CoverageReturn.Factor, c.RechosenFactor, c.Dispersion["never_tried"].Scale)
+	}
 	return tw.Flush()
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/envsched/envsched/fsutil"
 	"github.com/envsched/envsched/ingest"
 	"github.com/envsched/envsched/metrics"
+	"github.com/envsched/envsched/propagate"
 	"github.com/envsched/envsched/snapshot"
 	"github.com/envsched/envsched/storage"
 	"github.com/envsched/envsched/watch"
@@ -96,6 +97,12 @@ type Daemon struct {
 	empty     map[string]emptySeen
 	recheck   *time.Timer
 	recheckAt time.Time
+
+	// shown are the corrections status.json shows, as read when answered answers were stored
+	shown struct {
+		corr     *propagate.Corrections
+		answered int64
+	}
 
 	// dbFile is the database file as opened, to notice it removed or replaced (checkDB).
 	dbFile os.FileInfo

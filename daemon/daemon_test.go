@@ -76,8 +76,8 @@ func TestStatusHasExactlyTheProtocolFields(t *testing.T) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	// calibration is envsched's own extra field (README, status.json)
-	want := []string{"calibration", "clipped", "db", "duplicates", "envs", "last_request", "pid", "quarantined",
+	// calibration and corrections are envsched's own extra fields (README, status.json)
+	want := []string{"calibration", "clipped", "corrections", "db", "duplicates", "envs", "last_request", "pid", "quarantined",
 		"requests_answered", "rollouts", "started_at", "tasks", "updated_at", "version", "watch_mode"}
 	if !reflect.DeepEqual(keys, want) {
 		t.Errorf("status.json keys %v\nwant %v", keys, want)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/envsched/envsched/ledger"
+	"github.com/envsched/envsched/propagate"
 )
 
 // TestProtocolNamesEveryStatusField checks that every key of status.json is in PROTOCOL.md.
@@ -25,9 +26,10 @@ func TestProtocolNamesEveryStatusField(t *testing.T) {
 			t.Errorf("PROTOCOL.md does not name the status.json field `%s`", name)
 		}
 	}
-	// the fields inside calibration, at every depth
+	// the fields inside calibration and corrections, at every depth
 	for _, typ := range []reflect.Type{reflect.TypeOf(ledger.Summary{}), reflect.TypeOf(ledger.Window{}),
-		reflect.TypeOf(ledger.Savings{})} {
+		reflect.TypeOf(ledger.Savings{}), reflect.TypeOf(propagate.Corrections{}), reflect.TypeOf(propagate.Correction{}),
+		reflect.TypeOf(propagate.EnvCorrection{}), reflect.TypeOf(propagate.Return{}), reflect.TypeOf(propagate.TrendShown{})} {
 		for i := 0; i < typ.NumField(); i++ {
 			name, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
 			if !strings.Contains(string(doc), "`"+name+"`") {

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/envsched/envsched/ledger"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -16,6 +15,8 @@ import (
 
 	"github.com/envsched/envsched/fsutil"
 	"github.com/envsched/envsched/ingest"
+	"github.com/envsched/envsched/ledger"
+	"github.com/envsched/envsched/propagate"
 	"github.com/envsched/envsched/schedule"
 )
 
@@ -370,7 +371,26 @@ func (d *Daemon) status() (Status, error) {
 		return Status{}, fmt.Errorf("read calibration: %w", err)
 	}
 	s.Calibration = ledger.Summarize(cal, ledger.EnvMeans(envs))
+	if s.Corrections, err = d.corrections(c.RequestsAnswered); err != nil {
+		return Status{}, err
+	}
 	return s, nil
+}
+
+// corrections reads the corrections stored with the last answer (schedule.Corrections) when
+// an answer was stored since the last read: only an answer rewrites them, and at 100k tasks
+// the stored state is some 190 KB to decode.
+func (d *Daemon) corrections(answered int64) (*propagate.Corrections, error) {
+	if d.shown.corr != nil && d.shown.answered == answered {
+		return d.shown.corr, nil
+	}
+	state, err := d.db.PredictorState()
+	if err != nil {
+		return nil, fmt.Errorf("read corrections: %w", err)
+	}
+	c := schedule.Corrections(state)
+	d.shown.corr, d.shown.answered = &c, answered
+	return &c, nil
 }
 
 // EmptySettle is how long an empty request file (no bytes, or only white space and a byte order

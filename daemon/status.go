@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/envsched/envsched/ledger"
+	"github.com/envsched/envsched/propagate"
 )
 
 // Status is DIR/status.json, field for field as PROTOCOL.md names them. The counts are over
@@ -28,6 +29,9 @@ type Status struct {
 	// Calibration is envsched's measurement of its own predictions (package ledger), an extra
 	// field of PROTOCOL.md's status
 	Calibration ledger.Summary `json:"calibration"`
+	// Corrections are the corrections stored with the last answer (schedule.Corrections),
+	// another extra field
+	Corrections *propagate.Corrections `json:"corrections"`
 }
 
 // StatusFile is the name of the status file the daemon rewrites in the exchange directory.

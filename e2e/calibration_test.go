@@ -6,10 +6,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/envsched/envsched/ledger"
+	"github.com/envsched/envsched/propagate"
 )
 
 // calibStatus is the calibration field of status.json.
@@ -41,13 +43,7 @@ type batchTask struct {
 // predictions.
 func TestCalibrationSurvivesKills(t *testing.T) {
 	dir := t.TempDir()
-	d := start(t, dir, opts{})
-	d.waitReady()
-	writeRequest(t, dir, "s1", `{"size": 12, "group_size": 4}`)
-	var ans struct {
-		Tasks []batchTask `json:"tasks"`
-	}
-	must(t, json.Unmarshal(waitBatch(t, d, "s1"), &ans))
+	d, ans := firstAnswer(t, dir)
 	var first, second strings.Builder
 	var predicted float64
 	var degenerate int
@@ -100,15 +96,10 @@ func TestCalibrationSurvivesKills(t *testing.T) {
 	if channels != n {
 		t.Errorf("channels %+v count %d groups; want %d", cal.Channels, channels, n)
 	}
-	if code := d.signal(os.Interrupt); code != 0 {
-		t.Fatalf("exit %d", code)
-	}
-	out, err := execCommand([]string{"stats", "--dir", dir, "--json"}).Output()
-	must(t, err)
 	var rep struct {
 		Calibration ledger.Detail `json:"calibration"`
 	}
-	must(t, json.Unmarshal(out, &rep))
+	stopThenStats(t, d, dir, &rep)
 	if rep.Calibration.Overall != cal.Overall {
 		t.Errorf("stats --json overall %+v; status.json %+v", rep.Calibration.Overall, cal.Overall)
 	}
@@ -121,6 +112,29 @@ func TestCalibrationSurvivesKills(t *testing.T) {
 	}
 }
 
+// firstAnswer starts the daemon on dir and answers request s1 (12 tasks, groups of 4).
+func firstAnswer(t *testing.T, dir string) (*daemon, struct{ Tasks []batchTask }) {
+	t.Helper()
+	d := start(t, dir, opts{})
+	d.waitReady()
+	writeRequest(t, dir, "s1", `{"size": 12, "group_size": 4}`)
+	var ans struct{ Tasks []batchTask }
+	must(t, json.Unmarshal(waitBatch(t, d, "s1"), &ans))
+	return d, ans
+}
+
+// stopThenStats stops the daemon with SIGINT and decodes `envsched stats --json` on its
+// stopped database into rep.
+func stopThenStats(t *testing.T, d *daemon, dir string, rep any) {
+	t.Helper()
+	if code := d.signal(os.Interrupt); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	out, err := execCommand([]string{"stats", "--dir", dir, "--json"}).Output()
+	must(t, err)
+	must(t, json.Unmarshal(out, rep))
+}
+
 func appendFile(t *testing.T, path, s string) {
 	t.Helper()
 	must(t, os.MkdirAll(filepath.Dir(path), 0o755))
@@ -129,4 +143,41 @@ func appendFile(t *testing.T, path, s string) {
 	_, err = f.WriteString(s)
 	must(t, err)
 	must(t, f.Close())
+}
+
+// TestCorrectionsShownAsStored: the corrections of the state stored with the last answer
+// show in status.json as soon as an answer measured groups, and `envsched stats --json` on
+// the stopped database shows the very same.
+func TestCorrectionsShownAsStored(t *testing.T) {
+	dir := t.TempDir()
+	d, ans := firstAnswer(t, dir)
+	var lines strings.Builder
+	for i, tk := range ans.Tasks {
+		for j := range 4 {
+			fmt.Fprintf(&lines, `{"env":%q,"task_id":%q,"reward":%d,"request_id":"s1","rollout_id":"s1-%d-%d"}`+"\n",
+				tk.Env, tk.TaskID, (i/2+j*(i%2))%2, i, j) // odd i: unequal groups; even i: all-equal
+		}
+	}
+	appendFile(t, filepath.Join(dir, "rollouts", "w.jsonl"), lines.String())
+	writeRequest(t, dir, "s2", `{"size": 12, "group_size": 4}`)
+	waitBatch(t, d, "s2")
+	var live struct {
+		RequestsAnswered int64                  `json:"requests_answered"`
+		Corrections      *propagate.Corrections `json:"corrections"`
+	}
+	waitUntil(t, "status after the second answer", func() bool {
+		data, err := os.ReadFile(filepath.Join(dir, "status.json"))
+		return err == nil && json.Unmarshal(data, &live) == nil && live.RequestsAnswered == 2
+	})
+	c := live.Corrections
+	if c == nil || c.Dispersion["never_tried"].Groups == 0 || len(c.Envs) == 0 || c.ExplorationReturn.Groups == 0 {
+		t.Fatalf("status.json corrections %+v; want the groups of s1 measured", c)
+	}
+	var rep struct {
+		Corrections propagate.Corrections `json:"corrections"`
+	}
+	stopThenStats(t, d, dir, &rep)
+	if !reflect.DeepEqual(rep.Corrections, *c) {
+		t.Errorf("stats --json corrections %+v; status.json %+v", rep.Corrections, *c)
+	}
 }

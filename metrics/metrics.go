@@ -25,6 +25,7 @@ type Source interface {
 	Envs() (map[string]stats.Env, error)
 	Files() ([]storage.FileState, error)
 	Calibration(lastAnswers int) (ledger.Ledger, error)
+	PredictorState() ([]byte, error)
 	Path() string
 }
 
@@ -50,7 +51,7 @@ func New(src Source, dir string, logger *slog.Logger) *Metrics {
 		Help:    "Time from noticing a batch request to publishing its answer (barrier ingest included).",
 		Buckets: LatencyBuckets,
 	})
-	m.reg.MustRegister(m.latency, newCollector(src, dir), newCalibCollector(src),
+	m.reg.MustRegister(m.latency, newCollector(src, dir), newCalibCollector(src), newCorrCollector(src),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

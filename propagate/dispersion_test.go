@@ -81,15 +81,21 @@ func (w *dispersionWorld) untriedPDeg(preds []Prediction, e int) float64 {
 
 func runDispersion(t *testing.T, p Params, jump float64) (*dispersionWorld, []Prediction, State) {
 	t.Helper()
+	w, c, preds := runDispersionChain(t, p, jump)
+	return w, preds, c.st
+}
+
+// runDispersionChain is runDispersion that returns the chain, whose predictor holds what its
+// last call used.
+func runDispersionChain(t *testing.T, p Params, jump float64) (*dispersionWorld, *chain, []Prediction) {
+	t.Helper()
 	w := newDispersionWorld()
 	c := newChain(t, p)
-	var preds []Prediction
 	for round := int64(1); round <= 15; round++ {
-		preds = c.call(t, w.g, w.tasks, round)
+		c.call(t, w.g, w.tasks, round)
 		w.round(round, jump)
 	}
-	preds = c.call(t, w.g, w.tasks, 16)
-	return w, preds, c.st
+	return w, c, c.call(t, w.g, w.tasks, 16)
 }
 
 // TestDispersionFitsEachEnvironment: the untried tasks of an environment whose tasks are

@@ -35,6 +35,8 @@ type Data struct {
 	Quarantine Quarantine     // what was set aside
 	// Calib is the calibration ledger (package ledger) with its last ledger.RecentAnswers answers
 	Calib ledger.Detail
+	// Corrections are the corrections stored with the last answer (schedule.Corrections)
+	Corrections propagate.Corrections
 }
 
 // EnvRow is one environment's totals, its mean reward in the configured reward range.
@@ -110,6 +112,7 @@ func (d *Data) readCalib(r *storage.Reader) error {
 		return err
 	}
 	d.Calib = ledger.Detailed(l, ledger.EnvMeans(envs))
+	d.Corrections = schedule.Corrections(r.PredictorState())
 	return nil
 }
 

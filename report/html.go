@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/envsched/envsched/ledger"
+	"github.com/envsched/envsched/summary"
 )
 
 // Render writes the report page of d and its figures to w: one self-contained HTML document
@@ -18,6 +19,8 @@ import (
 func Render(w io.Writer, d *Data, figs []Figure) error {
 	view := pageView{Data: d, Figures: figs, Calibration: calibration(d), Savings: savingsText(d.Calib.Savings)}
 	view.CalibRows, view.CalibEnvRows = calibRows(d.Calib)
+	view.CorrRows, view.FactorRows = summary.Corrections(d.Corrections)
+	view.Trend = summary.TrendText(d.Corrections.RechosenTrend)
 	if err := page.Execute(w, view); err != nil {
 		return fmt.Errorf("render report: %w", err)
 	}
@@ -40,6 +43,9 @@ type pageView struct {
 	CalibRows    []calibRow // per channel, all, last answers
 	CalibEnvRows []calibRow // per environment and channel with groups
 	Savings      string
+	CorrRows     []summary.CorrectionRow // the dispersion corrections, channels then environments
+	FactorRows   []summary.FactorRow     // the measured factors
+	Trend        string                  // the re-chosen trend in words
 }
 
 // calibRow is one row of the report's calibration tables.
@@ -113,6 +119,8 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 		return fmt.Sprintf("%.1f%%", 100*float64(a)/float64(b))
 	},
 	"f3": func(f float64) string { return fmt.Sprintf("%.3f", f) },
+	"f4": func(f float64) string { return fmt.Sprintf("%.4g", f) },
+	"f1": func(f float64) string { return fmt.Sprintf("%.1f", f) },
 	"share": func(n int64, x float64) string {
 		if n == 0 {
 			return "-"
@@ -200,6 +208,22 @@ Channels: <em>never_tried</em> (no rollouts before it was chosen), <em>rechosen<
 {{end}}</table>
 <p id="calibration-savings">{{$.Savings}}</p>
 {{else}}<p class="empty">No group has been measured yet: a chosen task is measured once its group of group_size rollouts (naming its request_id or step) has arrived.</p>{{end}}{{end}}
+</section>
+
+<section id="corrections">
+<h2>Corrections stored with the last answer</h2>
+<p>What envsched corrects its predictions and its exploration with, measured from the groups that came back (README, &ldquo;What envsched corrects with&rdquo;).
+Dispersion: a prediction&rsquo;s count is multiplied by <em>scale</em> (below 1: predictions were over-confident), its departure from its environment&rsquo;s centre by <em>slope</em>;
+<em>eta</em> and <em>theta</em> shape the count; <em>groups</em> are decayed; the drift offset is in logits. An environment not listed takes <em>never_tried</em>&rsquo;s.</p>
+<table id="corrections-dispersion">
+<tr><th>channel</th><th>scale</th><th>slope</th><th>eta</th><th>theta</th><th>groups</th><th>drift offset</th></tr>
+{{range .CorrRows}}<tr><td>{{.Name}}</td><td>{{f4 .Scale}}</td><td>{{f4 .Slope}}</td><td>{{f4 .Eta}}</td><td>{{f4 .Theta}}</td><td>{{f1 .Groups}}</td><td>{{if .HasDrift}}{{f4 .DriftOffset}}{{else}}-{{end}}</td></tr>
+{{end}}</table>
+<table id="corrections-factors">
+<tr><th>factor</th><th>value</th><th>groups</th><th>reference groups</th></tr>
+{{range .FactorRows}}<tr><td>{{.Name}}</td><td>{{f4 .Value}}</td>{{if .HasGroups}}<td>{{f1 .Groups}}</td><td>{{f1 .ReferenceGroups}}</td>{{else}}<td>-</td><td>-</td>{{end}}</tr>
+{{end}}</table>
+<p id="corrections-trend">Re-chosen trend: {{.Trend}}.</p>
 </section>
 
 <section id="chosen">

@@ -221,3 +221,30 @@ func checkChosen(t *testing.T, d *report.Data) {
 		t.Fatalf("never chosen: %d in total, %d by env, of %d tasks", d.Never, sum, d.Tasks)
 	}
 }
+
+// TestReportShowsCorrections: the report's corrections tables show the state stored with the
+// last answer (one stored in JSON, as an earlier version did): each channel, the environment
+// with a drift offset, the measured factors by their status.json names.
+func TestReportShowsCorrections(t *testing.T) {
+	db := storagetest.Open(t)
+	state := `{"drift_offsets": {"web": 0.25}, "rechosen_offset": 0.5, "dispersion": {"rechosen_factor": 1.5,` +
+		` "cover_signal": {"sum": 0, "n": 96}, "exploit_signal": {"sum": 80, "n": 100}}}`
+	if err := db.StoreAnswer("s1", 1, []byte(`{"id": "s1", "step": 1, "tasks": []}`), nil, []byte(state)); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := report.Write(&buf, collect(t, db)); err != nil {
+		t.Fatal(err)
+	}
+	p := parse(t, buf.Bytes())
+	if !p.sections["corrections"] || p.tables["corrections-dispersion"] != 1+3+1 || p.tables["corrections-factors"] != 1+5 {
+		t.Fatalf("corrections section %v, tables of %d and %d rows", p.sections["corrections"],
+			p.tables["corrections-dispersion"], p.tables["corrections-factors"])
+	}
+	for _, want := range []string{"web / never_tried", "0.25", "coverage_return", "exploration_return", "random_return",
+		"rechosen_factor", "1.5", "Re-chosen trend: none fitted yet"} {
+		if !strings.Contains(p.text.String(), want) {
+			t.Errorf("report does not show %q", want)
+		}
+	}
+}

@@ -60,3 +60,13 @@ func PredictEnvs(db *storage.DB, opts Options, groupSize int) (map[string]EnvPre
 	}
 	return out, nil
 }
+
+// Corrections is what the corrections of the predictor state stored with the last answer
+// (storage's PredictorState) hold (propagate.State.Corrections): those the last answer
+// predicted and selected with, and the next starts from. A state that does not decode shows
+// as none stored, as the scheduler passes over it. status.json, envsched stats, the report
+// and the metrics show it.
+func Corrections(state []byte) propagate.Corrections {
+	st, _ := DecodeState(state)
+	return st.Corrections()
+}

@@ -490,6 +490,14 @@ def batch_metrics(batch: Batch, status: Optional[Mapping[str, Any]] = None) -> D
     * ``envsched/rollouts_saved_est``: envsched's estimate of the rollouts saved against random
       choice (``calibration.savings.rollouts_saved_est``).
 
+    From ``status`` when it carries ``corrections`` (what envsched corrects with, stored with its
+    last answer):
+
+    * ``envsched/exploration_return``, ``envsched/random_return``, ``envsched/coverage_return``:
+      the measured factors of the coverage weight, the random share and the coverage of re-tries
+      (``corrections.<name>.factor``);
+    * ``envsched/rechosen_factor``: the count factor of re-chosen picks.
+
     Every value is a finite float; a figure that cannot be computed is left out.
     """
     out: Dict[str, float] = {}
@@ -519,6 +527,13 @@ def batch_metrics(batch: Batch, status: Optional[Mapping[str, Any]] = None) -> D
         savings = calib.get("savings")
         if isinstance(savings, Mapping):
             _put(out, "rollouts_saved_est", savings.get("rollouts_saved_est"))
+    corr = status.get("corrections") if isinstance(status, Mapping) else None
+    if isinstance(corr, Mapping):
+        for name in ("exploration_return", "random_return", "coverage_return"):
+            ret = corr.get(name)
+            if isinstance(ret, Mapping):
+                _put(out, name, ret.get("factor"))
+        _put(out, "rechosen_factor", corr.get("rechosen_factor"))
     return out
 
 

@@ -1,0 +1,78 @@
+package metrics
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/envsched/envsched/schedule"
+)
+
+// corrCollector exposes the corrections stored with the last answer (schedule.Corrections),
+// named as in status.json's corrections: the dispersion correction per channel, the measured
+// factors of selection with their groups, and the re-chosen channel's factor, offset and
+// trend weight. Environments are not a label (their number is the user's): status.json,
+// stats and the report show each one's.
+type corrCollector struct {
+	src Source
+
+	scale, slope, eta, theta, groups *prometheus.Desc
+	ret, retGroups                   *prometheus.Desc
+	reFactor, reOffset, trendWeight  *prometheus.Desc
+}
+
+func newCorrCollector(src Source) *corrCollector {
+	d := func(name, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc(name, help, labels, nil)
+	}
+	return &corrCollector{src: src,
+		scale:       d("envsched_correction_scale", "Dispersion correction: the factor of the posterior's count (below 1: predictions were over-confident), by channel (never_tried: an environment with no groups of its own; rechosen; random_slot).", "channel"),
+		slope:       d("envsched_correction_slope", "Dispersion correction: the factor of a predicted mean's departure from its environment's centre, in logits.", "channel"),
+		eta:         d("envsched_correction_eta", "Dispersion correction: the count times (4m(1-m))^-eta for a predicted mean m.", "channel"),
+		theta:       d("envsched_correction_theta", "Dispersion correction: a count n becomes 2(n/2)^theta.", "channel"),
+		groups:      d("envsched_correction_groups", "Groups (decayed) the channel's dispersion correction was fitted on.", "channel"),
+		ret:         d("envsched_correction_return", "Measured factor of selection: exploration_return (of the coverage weight), random_return (of the random share), coverage_return (of re-tries' coverage); 1 until measured.", "name"),
+		retGroups:   d("envsched_correction_return_groups", "Groups (decayed) behind a measured factor: side measured (the kind it weighs) or reference (what it is compared with).", "name", "side"),
+		reFactor:    d("envsched_correction_rechosen_factor", "Factor of the re-chosen correction's count for selection's re-chosen picks (1 until measured)."),
+		reOffset:    d("envsched_correction_rechosen_offset", "The one re-chosen logit offset of tasks rolled out before."),
+		trendWeight: d("envsched_correction_rechosen_trend_weight", "Weight of the re-chosen trend against the one offset, N/(N + 8) for N groups (0: none fitted)."),
+	}
+}
+
+// Describe sends every metric's description.
+func (c *corrCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.scale, c.slope, c.eta, c.theta, c.groups, c.ret, c.retGroups,
+		c.reFactor, c.reOffset, c.trendWeight} {
+		ch <- d
+	}
+}
+
+// Collect reads the stored predictor state; when it cannot be read the scrape says why.
+func (c *corrCollector) Collect(ch chan<- prometheus.Metric) {
+	state, err := c.src.PredictorState()
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(c.scale, err)
+		return
+	}
+	cr := schedule.Corrections(state)
+	gauge := func(desc *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, v, labels...)
+	}
+	for name, k := range cr.Dispersion {
+		gauge(c.scale, k.Scale, name)
+		gauge(c.slope, k.Slope, name)
+		gauge(c.eta, k.Eta, name)
+		gauge(c.theta, k.Theta, name)
+		gauge(c.groups, k.Groups, name)
+	}
+	for name, r := range cr.Returns() {
+		gauge(c.ret, r.Factor, name)
+		gauge(c.retGroups, r.Groups, name, "measured")
+		gauge(c.retGroups, r.ReferenceGroups, name, "reference")
+	}
+	gauge(c.reFactor, cr.RechosenFactor)
+	gauge(c.reOffset, cr.RechosenOffset)
+	weight := 0.0
+	if cr.RechosenTrend != nil {
+		weight = cr.RechosenTrend.Weight
+	}
+	gauge(c.trendWeight, weight)
+}

@@ -1,0 +1,166 @@
+package propagate
+
+import (
+	"maps"
+	"math"
+)
+
+// Corrections is what a State's online corrections hold now, for a user to see (status.json,
+// envsched stats, the report, the metrics): each number is the one the call that returned the
+// State used, or, for the factors selection reads, the one the next selection reads. It is a
+// function of the State alone, worked out with DefaultParams' fitting settings (the prior
+// weight of the environments' dispersion, the mean and count parts of the grid, the start
+// scale: settings no command changes), so every reader of one stored state shows the same.
+// Numbers are rounded to 4 decimals.
+type Corrections struct {
+	// Dispersion is the dispersion correction of each channel (the names of the calibration
+	// ledger): never_tried that of an environment with no groups of its own (all
+	// environments' fit; the start scale while nothing is measured), rechosen that of tasks
+	// rolled out before, random_slot that of a random slot of a task never tried.
+	Dispersion map[string]Correction `json:"dispersion"`
+	// RechosenFactor multiplies the re-chosen correction's count for selection's re-chosen
+	// picks (Dispersion.RechosenFactor; 1 while unmeasured).
+	RechosenFactor float64 `json:"rechosen_factor"`
+	// RechosenOffset is the one re-chosen logit offset (State.Rechosen).
+	RechosenOffset float64 `json:"rechosen_offset"`
+	// RechosenTrend is the re-chosen offset's fit as a function of the task; nil while none.
+	RechosenTrend *TrendShown `json:"rechosen_trend"`
+	// ExplorationReturn, RandomReturn and CoverageReturn are the factors of
+	// State.ExplorationReturn (the coverage weight's), RandomReturn (the random share's) and
+	// CoverReturn (the coverage of re-tries'), with the groups behind them.
+	ExplorationReturn Return `json:"exploration_return"`
+	RandomReturn      Return `json:"random_return"`
+	CoverageReturn    Return `json:"coverage_return"`
+	// Envs holds, for every environment with groups measured or a drift offset, its
+	// dispersion correction for tasks never tried and its drift offset.
+	Envs map[string]EnvCorrection `json:"envs"`
+}
+
+// Correction is one dispersion correction: the posterior's count multiplied by Scale, the
+// mean's departure from its environment's centre by Slope, the count made to depend on the
+// mean by Eta and drawn together by Theta (see Dispersion), fitted on Groups (decayed) groups.
+type Correction struct {
+	Scale  float64 `json:"scale"`
+	Slope  float64 `json:"slope"`
+	Eta    float64 `json:"eta"`
+	Theta  float64 `json:"theta"`
+	Groups float64 `json:"groups"`
+}
+
+// EnvCorrection is one environment's correction for its tasks never tried (its own groups
+// shrunk towards all environments') and its drift offset, in logits.
+type EnvCorrection struct {
+	Correction
+	DriftOffset float64 `json:"drift_offset"`
+}
+
+// Return is a measured factor of selection and the (decayed) groups it compares: Groups of
+// the kind it weighs (untried tasks, random slots, re-tries for coverage), ReferenceGroups
+// of the kind it is compared with (tasks tried before, untried tasks the predictions chose,
+// re-tries for predicted spread). Factor is 1 until both have enough groups.
+type Return struct {
+	Factor          float64 `json:"factor"`
+	Groups          float64 `json:"groups"`
+	ReferenceGroups float64 `json:"reference_groups"`
+}
+
+// TrendShown is the re-chosen trend: its coefficients (intercept, own-evidence gap, log2
+// rollouts over G, log2 of 1 + the evidence's age), the decayed groups it was fitted on, and
+// its Weight against the one offset, N/(N + 8).
+type TrendShown struct {
+	Coef   [trendDim]float64 `json:"coef"`
+	Groups float64           `json:"groups"`
+	Weight float64           `json:"weight"`
+}
+
+// Corrections returns what s's corrections hold now (see Corrections).
+func (s State) Corrections() Corrections {
+	p := DefaultParams()
+	d := s.Dispersion
+	fit := func(ll, prior *Likelihood, w float64) correction {
+		return correctionOf(ll, prior, w, p.DispersionByMean, p.DispersionByCount)
+	}
+	envFit := func(env string) correction {
+		if !d.Env[env].measured() && !d.Global.measured() {
+			return startCorrection(p.DispersionStart)
+		}
+		return fit(d.Env[env], d.Global, p.DispersionPrior)
+	}
+	untried := envFit("")
+	random := untried // unmeasured: a random slot keeps its channel's correction
+	if d.Random.measured() {
+		random = fit(d.Random, d.Global, p.DispersionPrior)
+	}
+	c := Corrections{
+		Dispersion: map[string]Correction{
+			"never_tried": shown(untried, groupsOf(d.Global)),
+			"rechosen":    shown(fit(d.Rechose, nil, 0), groupsOf(d.Rechose)),
+			"random_slot": shown(random, groupsOf(d.Random)),
+		},
+		RechosenFactor: r4(d.rechosenFactor()),
+		RechosenOffset: r4(finiteOr0(s.Rechosen)),
+		ExplorationReturn: Return{Factor: r4(s.ExplorationReturn()), Groups: signalN(d.NewSignal),
+			ReferenceGroups: signalN(d.ReSignal)},
+		RandomReturn: Return{Factor: r4(s.RandomReturn()), Groups: signalN(d.RandSignal),
+			ReferenceGroups: r4(max(signalN(d.NewSignal)-signalN(d.RandSignal), 0))},
+		CoverageReturn: Return{Factor: r4(s.CoverReturn()), Groups: signalN(d.CoverSignal),
+			ReferenceGroups: signalN(d.ExploitSignal)},
+		Envs: map[string]EnvCorrection{},
+	}
+	if tr := d.Trend; tr != nil && tr.valid() && tr.N > 0 {
+		ts := &TrendShown{Groups: r4(tr.N), Weight: r4(tr.N / (tr.N + trendPrior))}
+		for i, b := range tr.Beta {
+			ts.Coef[i] = r4(b)
+		}
+		c.RechosenTrend = ts
+	}
+	envs := maps.Clone(s.Offsets)
+	if envs == nil {
+		envs = map[string]float64{}
+	}
+	for env := range d.Env {
+		if _, ok := envs[env]; !ok {
+			envs[env] = 0
+		}
+	}
+	for env := range envs {
+		c.Envs[env] = EnvCorrection{Correction: shown(envFit(env), groupsOf(d.Env[env])),
+			DriftOffset: r4(finiteOr0(s.Offsets[env]))}
+	}
+	return c
+}
+
+// Returns are the measured factors of selection by their names: exploration_return,
+// random_return, coverage_return.
+func (c Corrections) Returns() map[string]Return {
+	return map[string]Return{"exploration_return": c.ExplorationReturn, "random_return": c.RandomReturn,
+		"coverage_return": c.CoverageReturn}
+}
+
+func shown(k correction, groups float64) Correction {
+	return Correction{Scale: r4(k.scale), Slope: r4(k.slope), Eta: r4(k.eta), Theta: r4(k.theta), Groups: groups}
+}
+
+func groupsOf(l *Likelihood) float64 {
+	if !l.measured() {
+		return 0
+	}
+	return r4(l.N)
+}
+
+func signalN(s *Signal) float64 {
+	if s == nil || !finite(s.N) {
+		return 0
+	}
+	return r4(s.N)
+}
+
+func finiteOr0(x float64) float64 {
+	if !finite(x) {
+		return 0
+	}
+	return x
+}
+
+// r4 rounds x to 4 decimals, as status.json's shares are.
+func r4(x float64) float64 { return math.Round(x*1e4) / 1e4 }

@@ -1,0 +1,57 @@
+package summary
+
+import (
+	"fmt"
+
+	"github.com/envsched/envsched/propagate"
+)
+
+// CorrectionRow is one row of the dispersion table that `envsched stats` and the report show:
+// a channel, or an environment's tasks never tried ("ENV / never_tried", with its drift
+// offset).
+type CorrectionRow struct {
+	Name string
+	propagate.Correction
+	DriftOffset float64
+	HasDrift    bool // an environment's row
+}
+
+// FactorRow is one measured factor of the table of factors, by its name in status.json; Groups
+// and ReferenceGroups when HasGroups.
+type FactorRow struct {
+	Name                    string
+	Value                   float64
+	Groups, ReferenceGroups float64
+	HasGroups               bool
+}
+
+// Corrections are the rows of the two tables of c: the channels (never_tried, rechosen,
+// random_slot) then the environments by name; the returns by name, then the re-chosen
+// factor and offset.
+func Corrections(c propagate.Corrections) ([]CorrectionRow, []FactorRow) {
+	var disp []CorrectionRow
+	for _, ch := range []string{"never_tried", "rechosen", "random_slot"} {
+		disp = append(disp, CorrectionRow{Name: ch, Correction: c.Dispersion[ch]})
+	}
+	for _, env := range Names(c.Envs) {
+		e := c.Envs[env]
+		disp = append(disp, CorrectionRow{Name: env + " / never_tried", Correction: e.Correction, DriftOffset: e.DriftOffset, HasDrift: true})
+	}
+	var factors []FactorRow
+	returns := c.Returns()
+	for _, name := range Names(returns) {
+		r := returns[name]
+		factors = append(factors, FactorRow{Name: name, Value: r.Factor, Groups: r.Groups, ReferenceGroups: r.ReferenceGroups, HasGroups: true})
+	}
+	factors = append(factors, FactorRow{Name: "rechosen_factor", Value: c.RechosenFactor}, FactorRow{Name: "rechosen_offset", Value: c.RechosenOffset})
+	return disp, factors
+}
+
+// TrendText says the re-chosen trend in one line.
+func TrendText(t *propagate.TrendShown) string {
+	if t == nil {
+		return "none fitted yet"
+	}
+	return fmt.Sprintf("coef %+.4f %+.4f %+.4f %+.4f (intercept, own-evidence gap, log2 rollouts/G, log2 1+age), groups %.1f, weight %.4f",
+		t.Coef[0], t.Coef[1], t.Coef[2], t.Coef[3], t.Groups, t.Weight)
+}
