@@ -36,8 +36,11 @@ const (
 	// largest page (compressed and uncompressed bytes, levels, offsets and values) and its
 	// dictionary.
 	maxParquetRowGroup = 1 << 30
-	// maxParquetDepth bounds the nesting of thrift structures.
+	// maxParquetDepth bounds the nesting of thrift structures, and that of the schema's groups.
 	maxParquetDepth = 64
+	// maxParquetSchema bounds the schema's elements (columns and groups): parquet-go keeps every
+	// column's path, so a chain of n nested groups held n*n/2 names.
+	maxParquetSchema = 100_000
 )
 
 // guardError is a bound a Parquet file breaks; CheckParquet turns it into a *FileError.
@@ -80,6 +83,9 @@ func guardParquet(r io.ReaderAt, size int64) error {
 	if err := thrift.Unmarshal(new(thrift.CompactProtocol), footer, &meta); err != nil {
 		return guardf("parquet footer: %v", err)
 	}
+	if err := checkSchema(meta.Schema); err != nil {
+		return guardf("parquet schema: %v", err)
+	}
 	widths := leafWidths(meta.Schema)
 	dataEnd := size - 8 - footerLen
 	for g, rg := range meta.RowGroups {
@@ -99,6 +105,34 @@ func guardParquet(r io.ReaderAt, size int64) error {
 			if need += cost; need > maxParquetRowGroup {
 				return guardf("row group %d needs more than %d MiB to decode at once; write it with smaller row groups or pages",
 					g, maxParquetRowGroup>>20)
+			}
+		}
+	}
+	return nil
+}
+
+// checkSchema checks the size of the schema's flattened tree and how deep its groups nest.
+func checkSchema(schema []format.SchemaElement) error {
+	if len(schema) > maxParquetSchema {
+		return fmt.Errorf("%d elements, more than %d", len(schema), maxParquetSchema)
+	}
+	var open []int32 // children still to come at each level
+	for i, e := range schema {
+		for len(open) > 0 && open[len(open)-1] == 0 {
+			open = open[:len(open)-1]
+		}
+		if i > 0 && len(open) == 0 {
+			return fmt.Errorf("element %d is outside the root's children", i)
+		}
+		if len(open) > 0 {
+			open[len(open)-1]--
+		}
+		if n := e.NumChildren; n.Valid && n.V > 0 {
+			if int64(n.V) > int64(len(schema)-i-1) {
+				return fmt.Errorf("element %d declares %d children; %d elements follow", i, n.V, len(schema)-i-1)
+			}
+			if open = append(open, n.V); len(open) > maxParquetDepth {
+				return fmt.Errorf("groups nested deeper than %d levels", maxParquetDepth)
 			}
 		}
 	}

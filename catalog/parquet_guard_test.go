@@ -131,7 +131,8 @@ func zstdFrame(raw []byte, size uint64) []byte {
 
 // TestParquetDeclaredSizesAreBounded: every file below is a few hundred bytes whose headers
 // declare sizes that parquet-go allocated before reading (a 2 GiB page buffer, 8 GiB of value
-// offsets, a 16 GiB zstd frame, a footer list of 2^28 schema elements) or that it decoded without
+// offsets, a 16 GiB zstd frame, a footer list of 2^28 schema elements, 80 GB of column paths for
+// a schema of 100,000 nested groups) or that it decoded without
 // a bound (a corrupt LZ4 page retried with twice the buffer without end, a gzip page that
 // inflates past its declared size). Each is refused with a reason, before any such allocation.
 func TestParquetDeclaredSizesAreBounded(t *testing.T) {
@@ -191,6 +192,12 @@ func TestParquetDeclaredSizesAreBounded(t *testing.T) {
 			// version 1, then field 2 (schema): a list of 2^28 structures, and nothing more.
 			return binary.AppendUvarint([]byte{0x15, 0x02, 0x19, 0xfc}, 1<<28)
 		}}, "truncated thrift structure"},
+		{"schema of 99,999 nested groups", craft{footer: func([]byte) []byte { return chain(t, 99_999) }},
+			"nested deeper than 64 levels"},
+		{"schema of 70 nested groups", craft{footer: func([]byte) []byte { return chain(t, 70) }},
+			"nested deeper than 64 levels"},
+		{"schema of 200,000 elements", craft{footer: func([]byte) []byte { return chain(t, 199_999) }},
+			"200000 elements, more than 100000"},
 		{"empty footer", craft{footer: func([]byte) []byte { return nil }}, "parquet footer"},
 	}
 	for _, tc := range cases {
@@ -206,6 +213,18 @@ func TestParquetDeclaredSizesAreBounded(t *testing.T) {
 			}
 		})
 	}
+}
+
+// chain is a footer whose schema nests n groups in a chain down to one leaf: parquet-go keeps
+// each column's path, n*n/2 names (80 GB at n = 100,000).
+func chain(t *testing.T, n int) []byte {
+	schema := make([]format.SchemaElement, 0, n+1)
+	for range n {
+		schema = append(schema, format.SchemaElement{Name: "g", NumChildren: thrift.New(int32(1))})
+	}
+	schema = append(schema, format.SchemaElement{Name: "env", Type: thrift.New(format.ByteArray),
+		RepetitionType: thrift.New(format.Optional)})
+	return marshal(t, &format.FileMetaData{Version: 1, Schema: schema})
 }
 
 // TestParquetChunkOutsideTheFile: a column chunk whose offsets point past the data is refused
