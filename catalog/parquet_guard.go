@@ -41,6 +41,14 @@ const (
 	// maxParquetSchema bounds the schema's elements (columns and groups): parquet-go keeps every
 	// column's path, so a chain of n nested groups held n*n/2 names.
 	maxParquetSchema = 100_000
+	// maxParquetRows bounds the rows of a file (ten times the largest catalogue envsched is
+	// built for): run-length encoding lets a few bytes stand for millions of rows, each kept.
+	maxParquetRows = 10_000_000
+	// maxParquetValuesPerRow and maxParquetValuesSlack bound the values of a row group (all
+	// columns' data pages): perRow times its rows plus the slack. A row is put together whole
+	// (about 100 bytes a value) before it is found too long, and a row's list may span pages.
+	maxParquetValuesPerRow = 4096
+	maxParquetValuesSlack  = 1 << 20
 )
 
 // guardError is a bound a Parquet file breaks; CheckParquet turns it into a *FileError.
@@ -88,8 +96,16 @@ func guardParquet(r io.ReaderAt, size int64) error {
 	}
 	widths := leafWidths(meta.Schema)
 	dataEnd := size - 8 - footerLen
+	var rows int64
 	for g, rg := range meta.RowGroups {
-		var need int64
+		if rg.NumRows < 0 || rg.NumRows > maxParquetRows-rows {
+			return guardf("more than %d rows (row group %d declares %d)", maxParquetRows, g, rg.NumRows)
+		}
+		rows += rg.NumRows
+	}
+	for g, rg := range meta.RowGroups {
+		var need, values int64
+		maxValues := maxParquetValuesPerRow*rg.NumRows + maxParquetValuesSlack
 		for c, col := range rg.Columns {
 			if col.FilePath != "" {
 				return guardf("row group %d column %d: data in another file (%q) is not read", g, c, col.FilePath)
@@ -98,9 +114,12 @@ func guardParquet(r io.ReaderAt, size int64) error {
 			if c < len(widths) {
 				width = widths[c]
 			}
-			cost, err := guardChunk(r, &col.MetaData, width, dataEnd)
+			cost, n, err := guardChunk(r, &col.MetaData, width, dataEnd)
 			if err != nil {
 				return guardf("row group %d column %q: %v", g, dotted(col.MetaData.PathInSchema), err)
+			}
+			if values += n; values > maxValues {
+				return guardf("row group %d holds more than %d values for its %d rows", g, maxValues, rg.NumRows)
 			}
 			if need += cost; need > maxParquetRowGroup {
 				return guardf("row group %d needs more than %d MiB to decode at once; write it with smaller row groups or pages",
@@ -174,14 +193,15 @@ func dotted(path []string) string {
 }
 
 // guardChunk walks the page headers of one column chunk as parquet-go will read them and
-// returns what decoding it holds at once (its largest data page plus its dictionary).
-func guardChunk(r io.ReaderAt, md *format.ColumnMetaData, width, dataEnd int64) (int64, error) {
+// returns what decoding it holds at once (its largest data page plus its dictionary) and the
+// values of its data pages.
+func guardChunk(r io.ReaderAt, md *format.ColumnMetaData, width, dataEnd int64) (cost, values int64, err error) {
 	start := md.DataPageOffset
 	if md.DictionaryPageOffset != 0 {
 		start = md.DictionaryPageOffset
 	}
 	if start < 4 || md.TotalCompressedSize < 0 || start > dataEnd || md.TotalCompressedSize > dataEnd-start {
-		return 0, fmt.Errorf("column chunk at %d of %d bytes lies outside the file's %d data bytes",
+		return 0, 0, fmt.Errorf("column chunk at %d of %d bytes lies outside the file's %d data bytes",
 			start, md.TotalCompressedSize, dataEnd)
 	}
 	end := start + md.TotalCompressedSize
@@ -189,21 +209,22 @@ func guardChunk(r io.ReaderAt, md *format.ColumnMetaData, width, dataEnd int64) 
 	for pos := start; pos < end; {
 		h, hlen, err := readPageHeader(r, pos, end)
 		if err != nil {
-			return 0, fmt.Errorf("page at %d: %v", pos, err)
+			return 0, 0, fmt.Errorf("page at %d: %v", pos, err)
 		}
 		body := pos + hlen
-		cost, err := guardPage(r, md.Codec, h, body, end, width)
+		c, n, err := guardPage(r, md.Codec, h, body, end, width)
 		if err != nil {
-			return 0, fmt.Errorf("page at %d: %v", pos, err)
+			return 0, 0, fmt.Errorf("page at %d: %v", pos, err)
 		}
 		if h.Type == format.DictionaryPage {
-			dict = max(dict, cost)
+			dict = max(dict, c)
 		} else {
-			page = max(page, cost)
+			page = max(page, c)
+			values += n
 		}
 		pos = body + int64(h.CompressedPageSize)
 	}
-	return dict + page, nil
+	return dict + page, values, nil
 }
 
 // readPageHeader reads the page header at pos (before end) and its length.
@@ -230,8 +251,22 @@ func readPageHeader(r io.ReaderAt, pos, end int64) (*format.PageHeader, int64, e
 	}
 }
 
-// guardPage checks one page whose body starts at body and returns what decoding it holds.
-func guardPage(r io.ReaderAt, codec format.CompressionCodec, h *format.PageHeader, body, end, width int64) (int64, error) {
+// guardPage checks one page whose body starts at body and returns what decoding it holds and
+// its values.
+func guardPage(r io.ReaderAt, codec format.CompressionCodec, h *format.PageHeader, body, end, width int64) (int64, int64, error) {
+	cost, err := guardPageBody(r, codec, h, body, end, width)
+	var values int64
+	switch h.Type {
+	case format.DataPage:
+		values = int64(h.DataPageHeader.V.NumValues)
+	case format.DataPageV2:
+		values = int64(h.DataPageHeaderV2.V.NumValues)
+	}
+	return cost, values, err
+}
+
+// guardPageBody checks one page for guardPage.
+func guardPageBody(r io.ReaderAt, codec format.CompressionCodec, h *format.PageHeader, body, end, width int64) (int64, error) {
 	csize, usize := int64(h.CompressedPageSize), int64(h.UncompressedPageSize)
 	if csize < 0 || usize < 0 {
 		return 0, fmt.Errorf("negative page size (%d compressed, %d uncompressed)", csize, usize)

@@ -25,6 +25,31 @@ type craft struct {
 	page func(col int, h *format.PageHeader, body []byte) []byte
 	// footer, when set, replaces the footer's bytes.
 	footer func(meta []byte) []byte
+	// rle, when set, writes each column as a dictionary of one value and a data page of one
+	// run of rows indexes (uncompressed): a few bytes for any number of rows.
+	rle bool
+}
+
+// rleChunk is a column chunk of rle: a dictionary page of one value, a data page of one run.
+func rleChunk(t *testing.T, out []byte, name, value string, rows int) ([]byte, format.ColumnChunk) {
+	dict := binary.LittleEndian.AppendUint32(nil, uint32(len(value)))
+	dict = append(dict, value...)
+	dh := marshal(t, &format.PageHeader{Type: format.DictionaryPage, UncompressedPageSize: int32(len(dict)),
+		CompressedPageSize:   int32(len(dict)),
+		DictionaryPageHeader: thrift.New(format.DictionaryPageHeader{NumValues: 1, Encoding: format.Plain})})
+	data := binary.AppendUvarint([]byte{0}, uint64(rows)<<1) // bit width 0, one run of rows zeros
+	ph := marshal(t, &format.PageHeader{Type: format.DataPage, UncompressedPageSize: int32(len(data)),
+		CompressedPageSize: int32(len(data)),
+		DataPageHeader: thrift.New(format.DataPageHeader{NumValues: int32(rows), Encoding: format.RLEDictionary,
+			DefinitionLevelEncoding: format.RLE, RepetitionLevelEncoding: format.RLE})})
+	off := int64(len(out))
+	out = append(append(append(append(out, dh...), dict...), ph...), data...)
+	size := int64(len(dh) + len(dict) + len(ph) + len(data))
+	return out, format.ColumnChunk{FileOffset: off, MetaData: format.ColumnMetaData{
+		Type: format.ByteArray, Encoding: []format.Encoding{format.Plain, format.RLEDictionary},
+		PathInSchema: []string{name}, Codec: format.Uncompressed, NumValues: int64(rows),
+		TotalUncompressedSize: size, TotalCompressedSize: size,
+		DictionaryPageOffset: off, DataPageOffset: off + int64(len(dh)+len(dict))}}
 }
 
 func codecOf(c format.CompressionCodec) compress.Codec {
@@ -58,6 +83,12 @@ func (c craft) bytes(t *testing.T) []byte {
 	out := []byte("PAR1")
 	var chunks []format.ColumnChunk
 	for col, name := range []string{"env", "task_id"} {
+		if c.rle {
+			var chunk format.ColumnChunk
+			out, chunk = rleChunk(t, out, name, []string{"e", "t"}[col], rows)
+			chunks = append(chunks, chunk)
+			continue
+		}
 		var raw []byte
 		for i := range rows {
 			v := "e"
@@ -107,6 +138,11 @@ func (c craft) bytes(t *testing.T) []byte {
 // TestCraftedParquetReads: the hand-written file of the tests below is a good catalogue in every
 // codec parquet-go reads, so the refusals below are the bounds' doing, not a broken file's.
 func TestCraftedParquetReads(t *testing.T) {
+	data := craft{rle: true, rows: 1000}.bytes(t)
+	rep, err := CheckParquet(bytes.NewReader(data), int64(len(data)))
+	if err != nil || len(rep.Rows) != 1000 || rep.Rows[999].Task.Task != "t" {
+		t.Fatalf("run-length file: %v", err)
+	}
 	for _, codec := range []format.CompressionCodec{format.Uncompressed, format.Snappy, format.Gzip,
 		format.Zstd, format.Lz4Raw, format.Brotli} {
 		data := craft{codec: codec, rows: 5}.bytes(t)
@@ -198,6 +234,11 @@ func TestParquetDeclaredSizesAreBounded(t *testing.T) {
 			"nested deeper than 64 levels"},
 		{"schema of 200,000 elements", craft{footer: func([]byte) []byte { return chain(t, 199_999) }},
 			"200000 elements, more than 100000"},
+		{"20 million rows in 60 bytes of pages", craft{rle: true, rows: 20_000_000}, "more than 10000000 rows"},
+		{"two million values for three rows", craft{codec: format.Uncompressed, page: func(col int, h *format.PageHeader, b []byte) []byte {
+			h.DataPageHeader.V.NumValues = 2_000_000
+			return b
+		}}, "values for its 3 rows"},
 		{"empty footer", craft{footer: func([]byte) []byte { return nil }}, "parquet footer"},
 	}
 	for _, tc := range cases {
