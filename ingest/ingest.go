@@ -61,7 +61,7 @@ type Ingester struct {
 func New(db *storage.DB, dir string, opts Options) (*Ingester, error) {
 	in := &Ingester{db: db, dir: filepath.Clean(dir), opts: opts.withDefaults(), refused: map[string]bool{},
 		warnedNames: map[string]bool{},
-		faults: problems{}, wholeKeys: map[uint64][]storage.TaskKey{}, hashed: map[uint64]hashMark{}}
+		faults:      problems{}, wholeKeys: map[uint64][]storage.TaskKey{}, hashed: map[uint64]hashMark{}}
 	if err := in.reload(); err != nil {
 		return nil, err
 	}
