@@ -60,8 +60,8 @@ type Ingester struct {
 // from db.
 func New(db *storage.DB, dir string, opts Options) (*Ingester, error) {
 	in := &Ingester{db: db, dir: filepath.Clean(dir), opts: opts.withDefaults(), refused: map[string]bool{},
-		warnedNames: map[string]bool{},
-		faults:      problems{}, wholeKeys: map[uint64][]storage.TaskKey{}, hashed: map[uint64]hashMark{}}
+		faults: problems{}, wholeKeys: map[uint64][]storage.TaskKey{}, hashed: map[uint64]hashMark{},
+		warnedNames: map[string]bool{}}
 	if err := in.reload(); err != nil {
 		return nil, err
 	}
