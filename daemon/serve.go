@@ -351,6 +351,25 @@ func (d *Daemon) writeStatus() error {
 }
 
 func (d *Daemon) status() (Status, error) {
+	gen, err := d.db.Generation()
+	if err != nil {
+		return Status{}, fmt.Errorf("read the database's generation: %w", err)
+	}
+	if d.stored.ok && d.stored.gen == gen {
+		s := d.stored.status
+		s.PID, s.UpdatedAt, s.WatchMode = os.Getpid(), rfc3339(time.Now()), d.WatchMode()
+		return s, nil
+	}
+	s, err := d.readStatus()
+	if err != nil {
+		return Status{}, err
+	}
+	d.stored.status, d.stored.gen, d.stored.ok = s, gen, true
+	return s, nil
+}
+
+// readStatus reads the status from the database.
+func (d *Daemon) readStatus() (Status, error) {
 	c, err := d.db.Counters()
 	if err != nil {
 		return Status{}, fmt.Errorf("read counters: %w", err)
