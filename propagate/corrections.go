@@ -25,6 +25,10 @@ type Corrections struct {
 	RechosenOffset float64 `json:"rechosen_offset"`
 	// RechosenTrend is the re-chosen offset's fit as a function of the task; nil while none.
 	RechosenTrend *TrendShown `json:"rechosen_trend"`
+	// StuckMap is the calibration map of tasks seen only all-equal (Params.DispersionStuck):
+	// its coefficients (intercept, the model's logit, log2 of 1 + the evidence's age, log2
+	// groups) and the decayed groups it was fitted on (Weight 1); absent while none.
+	StuckMap *TrendShown `json:"stuck_map,omitempty"`
 	// ExplorationReturn, RandomReturn and CoverageReturn are the factors of
 	// State.ExplorationReturn (the coverage weight's), RandomReturn (the random share's) and
 	// CoverReturn (the coverage of re-tries'), with the groups behind them.
@@ -113,6 +117,13 @@ func (s State) Corrections() Corrections {
 			ts.Coef[i] = r4(b)
 		}
 		c.RechosenTrend = ts
+	}
+	if tr := d.Stuck; tr != nil && tr.valid() && tr.N > 0 {
+		ts := &TrendShown{Groups: r4(tr.N), Weight: 1}
+		for i, b := range tr.Beta {
+			ts.Coef[i] = r4(b)
+		}
+		c.StuckMap = ts
 	}
 	envs := maps.Clone(s.Offsets)
 	if envs == nil {

@@ -20,13 +20,18 @@ import (
 //	new, re-chosen, random signals: byte 0 (none) or 1, then float64 sum, n
 //	trend: byte 0 (none) or 1, then its beta, info and n as float64s
 //	cover, exploit signals: as the signals above (not in version 1)
+//	stuck map: as the trend, without its flag byte (only in version 3)
 //
 // where a likelihood is byte 0 (none) or 1, uvarint count, count × float32, float64 n; a name
 // a uvarint length and its bytes; numbers little-endian.
 
 // dispersionVersion is the first byte of a Dispersion's binary form. Version 1 had no cover
-// and exploit signals; it is still read, without them.
+// and exploit signals; it is still read, without them. Version 3 adds the stuck map
+// (Params.DispersionStuck) at the end, and is written only when there is one: a Dispersion
+// without it is written as version 2, the very bytes of the build before, so that a
+// database whose scheduler does not measure it stores what it stored.
 const (
+	dispersionVersion3 = 3
 	dispersionVersion  = 2
 	dispersionVersion1 = 1
 )
@@ -38,6 +43,9 @@ var errDispersion = errors.New("dispersion: bad binary encoding")
 // log-likelihood that is not finite.
 func (d Dispersion) MarshalBinary() ([]byte, error) {
 	b := []byte{dispersionVersion}
+	if d.Stuck != nil {
+		b[0] = dispersionVersion3
+	}
 	if len(d.Env) == 0 { // as JSON's omitempty: decodes to none
 		b = binary.AppendUvarint(b, 0)
 	} else {
@@ -59,16 +67,12 @@ func (d Dispersion) MarshalBinary() ([]byte, error) {
 	if d.Trend == nil {
 		b = append(b, 0)
 	} else {
-		b = append(b, 1)
-		for _, x := range d.Trend.Beta {
-			b = appendF64(b, x)
-		}
-		for _, x := range d.Trend.Info {
-			b = appendF64(b, x)
-		}
-		b = appendF64(b, d.Trend.N)
+		b = appendTrend(append(b, 1), d.Trend)
 	}
 	b = appendSignals(b, d.CoverSignal, d.ExploitSignal)
+	if d.Stuck != nil {
+		b = appendTrend(b, d.Stuck)
+	}
 	if !d.finite() {
 		return nil, fmt.Errorf("dispersion: a number is not finite")
 	}
@@ -93,8 +97,10 @@ func (d Dispersion) finite() bool {
 			xs = append(xs, s.Sum, s.N)
 		}
 	}
-	if d.Trend != nil {
-		xs = append(append(append(xs, d.Trend.Beta[:]...), d.Trend.Info[:]...), d.Trend.N)
+	for _, tr := range []*Trend{d.Trend, d.Stuck} {
+		if tr != nil {
+			xs = append(append(append(xs, tr.Beta[:]...), tr.Info[:]...), tr.N)
+		}
 	}
 	for _, x := range xs {
 		if !finite(x) {
@@ -116,6 +122,30 @@ func appendSignals(b []byte, signals ...*Signal) []byte {
 	return b
 }
 
+// appendTrend appends a trend's beta, info and n as float64s.
+func appendTrend(b []byte, tr *Trend) []byte {
+	for _, x := range tr.Beta {
+		b = appendF64(b, x)
+	}
+	for _, x := range tr.Info {
+		b = appendF64(b, x)
+	}
+	return appendF64(b, tr.N)
+}
+
+// trend reads a trend as appendTrend wrote it.
+func (d *wsDecoder) trend() *Trend {
+	tr := new(Trend)
+	for j := range tr.Beta {
+		tr.Beta[j] = d.float64()
+	}
+	for j := range tr.Info {
+		tr.Info[j] = d.float64()
+	}
+	tr.N = d.float64()
+	return tr
+}
+
 func appendF64(b []byte, x float64) []byte {
 	return binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
 }
@@ -135,7 +165,7 @@ func appendLikelihood(b []byte, l *Likelihood) []byte {
 func (d *Dispersion) UnmarshalBinary(data []byte) error {
 	r := wsDecoder{b: data}
 	v := r.byte()
-	if v != dispersionVersion && v != dispersionVersion1 {
+	if v != dispersionVersion3 && v != dispersionVersion && v != dispersionVersion1 {
 		return errDispersion
 	}
 	var out Dispersion
@@ -156,17 +186,13 @@ func (d *Dispersion) UnmarshalBinary(data []byte) error {
 	out.RechosenFactor = r.float64()
 	r.signals(&out.NewSignal, &out.ReSignal, &out.RandSignal)
 	if r.flag() {
-		out.Trend = new(Trend)
-		for j := range out.Trend.Beta {
-			out.Trend.Beta[j] = r.float64()
-		}
-		for j := range out.Trend.Info {
-			out.Trend.Info[j] = r.float64()
-		}
-		out.Trend.N = r.float64()
+		out.Trend = r.trend()
 	}
 	if v != dispersionVersion1 {
 		r.signals(&out.CoverSignal, &out.ExploitSignal)
+	}
+	if v == dispersionVersion3 {
+		out.Stuck = r.trend()
 	}
 	if r.bad || len(r.b) != 0 || !out.finite() {
 		return errDispersion

@@ -56,7 +56,65 @@ func randomDispersion(rng *rand.Rand) Dispersion {
 		}
 	}
 	d.CoverSignal, d.ExploitSignal = sig(), sig()
+	if rng.IntN(2) == 0 {
+		d.Stuck = &Trend{N: rng.Float64() * 30}
+		for j := range d.Stuck.Beta {
+			d.Stuck.Beta[j] = rng.NormFloat64()
+		}
+		for j := range d.Stuck.Info {
+			d.Stuck.Info[j] = rng.NormFloat64() * 1e3
+		}
+	}
 	return d
+}
+
+// TestDispersionVersion3OnlyWithAStuckMap: a Dispersion with no stuck map is written as
+// version 2, the bytes of the build before it; with one, as version 3: the same bytes after
+// the version, then the map, which decodes back; a version 3 form without the map does not
+// decode.
+func TestDispersionVersion3OnlyWithAStuckMap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(16, 17))
+	seen := 0
+	for i := range 200 {
+		d := randomDispersion(rng)
+		if d.Stuck == nil {
+			continue
+		}
+		seen++
+		with, err := d.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		bare := d
+		bare.Stuck = nil
+		without, err := bare.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if with[0] != dispersionVersion3 || without[0] != dispersionVersion {
+			t.Fatalf("draw %d: versions %d and %d, want 3 with the map and 2 without", i, with[0], without[0])
+		}
+		if string(with[1:len(without)]) != string(without[1:]) || len(with) != len(without)+8*(2*trendDim+trendDim*trendDim+1)-8*trendDim {
+			t.Fatalf("draw %d: version 3 is not version 2 and the map (%d and %d bytes)", i, len(with), len(without))
+		}
+		var got Dispersion
+		if err := got.UnmarshalBinary(with); err != nil {
+			t.Fatalf("draw %d: %v", i, err)
+		}
+		if got.Stuck == nil || *got.Stuck != *d.Stuck {
+			t.Fatalf("draw %d: stuck map %+v, want %+v", i, got.Stuck, d.Stuck)
+		}
+		var old Dispersion
+		if err := old.UnmarshalBinary(without); err != nil || old.Stuck != nil {
+			t.Fatalf("draw %d: version 2: %v, stuck map %+v", i, err, old.Stuck)
+		}
+		if err := new(Dispersion).UnmarshalBinary(append([]byte{dispersionVersion3}, without[1:]...)); err == nil {
+			t.Fatalf("draw %d: version 3 without its map decoded", i)
+		}
+	}
+	if seen == 0 {
+		t.Fatal("no draw had a stuck map")
+	}
 }
 
 // TestDispersionVersion1IsStillRead: a Dispersion stored before the cover and exploitation
@@ -66,7 +124,7 @@ func TestDispersionVersion1IsStillRead(t *testing.T) {
 	rng := rand.New(rand.NewPCG(14, 15))
 	for i := range 200 {
 		d := randomDispersion(rng)
-		d.CoverSignal, d.ExploitSignal = nil, nil
+		d.CoverSignal, d.ExploitSignal, d.Stuck = nil, nil, nil
 		bin, err := d.MarshalBinary()
 		if err != nil {
 			t.Fatal(err)

@@ -121,6 +121,10 @@ type Dispersion struct {
 	// Trend is the re-chosen offset's fit as a function of the task (Params.RechosenTrend);
 	// nil when it is off or nothing was measured yet.
 	Trend *Trend `json:"trend,omitempty"`
+	// Stuck is the calibration map of the chance of an all-equal group of tasks tried before
+	// whose every group had been all-equal (Params.DispersionStuck), fitted like Trend; nil
+	// when it is off or nothing was measured yet.
+	Stuck *Trend `json:"stuck,omitempty"`
 }
 
 // Signal sums the realised signal of groups, 4·k(n−k)/(n(n−1)) for k successes of n (the
@@ -203,6 +207,10 @@ func (d Dispersion) clone() Dispersion {
 	if d.Trend != nil && d.Trend.valid() {
 		tr := *d.Trend
 		out.Trend = &tr
+	}
+	if d.Stuck != nil && d.Stuck.valid() {
+		tr := *d.Stuck
+		out.Stuck = &tr
 	}
 	if d.Env != nil {
 		out.Env = make(map[string]*Likelihood, len(d.Env))

@@ -138,8 +138,10 @@ type drift struct {
 	byMean        bool    // the count may depend on the predicted mean (η of the grid)
 	byCount       bool    // the counts may be drawn together (θ of the grid)
 	match         bool    // the re-chosen factor is measured (Params.DispersionMatch)
+	stuck         bool    // stuck tasks are a channel of their own (Params.DispersionStuck)
 	scale         []correction
 	scaleRe       correction
+	stuckOn       bool      // stuck is on and its map has measured enough (minStuckGroups)
 	ratio, logs   []float64 // groupsRatios' buffers, kept between calls
 }
 
@@ -172,9 +174,13 @@ func (d *drift) start(st State, p Params) {
 	d.memory, d.prior = p.DispersionMemory, p.DispersionPrior
 	d.startScale, d.byMean, d.byCount = p.DispersionStart, p.DispersionByMean, p.DispersionByCount
 	d.match = p.DispersionMatch
+	d.stuck = p.DispersionStuck && p.DispersionMemory > 0
 	d.disp = Dispersion{}
 	if d.memory > 0 {
 		d.disp = st.Dispersion.clone()
+	}
+	if !d.stuck {
+		d.disp.Stuck = nil // what an earlier run measured, kept only while measured
 	}
 }
 
@@ -377,6 +383,10 @@ func (d *drift) measureDispersion(groups []group) {
 	if d.match {
 		d.matchRechosen(groups)
 	}
+	// the re-chosen correction the stuck groups were predicted with: measured before this
+	// call's groups, as matchRechosen's
+	reK := correctionOf(d.disp.Rechose, nil, 0, d.byMean, d.byCount)
+	var stuck []trendObs
 	d.ratio, d.logs = groupsRatios(groups, d.ratio, d.logs)
 	G := len(dispersionGrid)
 	sums := map[*Likelihood]*llSums{}
@@ -399,6 +409,9 @@ func (d *drift) measureDispersion(groups []group) {
 			}
 			add(d.disp.Random, i)
 		}
+		if d.stuck && stuckBaseline(gr.b) && !gr.b.Random {
+			stuck = append(stuck, stuckObs(gr, reK))
+		}
 		if gr.b.Tried {
 			d.disp.ReSignal.add(gr.k, gr.n)
 		} else {
@@ -410,6 +423,14 @@ func (d *drift) measureDispersion(groups []group) {
 	}
 	for l, s := range sums { // each channel's sums are its own: the order of the map does not matter
 		s.addTo(l.LL)
+	}
+	if len(stuck) > 0 {
+		var tr Trend
+		if d.disp.Stuck != nil {
+			tr = *d.disp.Stuck
+		}
+		tr = tr.fitRidge(stuck, d.memory, stuckRidge)
+		d.disp.Stuck = &tr
 	}
 }
 
@@ -504,6 +525,7 @@ func (d *drift) current(g *graph.Graph) {
 	if d.memory > 0 {
 		d.scaleRe = correctionOf(d.disp.Rechose, nil, 0, d.byMean, d.byCount)
 	}
+	d.stuckOn = d.stuck && d.disp.Stuck != nil && d.disp.Stuck.N >= minStuckGroups
 	for e, name := range g.Envs {
 		d.cur[e] = d.offset[name]
 		d.scale[e] = dispersionGrid[unitScale]
@@ -531,6 +553,18 @@ func (d *drift) correction(env int32, tried bool) correction {
 		return d.scaleRe
 	}
 	return d.scale[env]
+}
+
+// stuckTask reports whether a task is stuck: rolled out, with rewards all 0 or 1, in groups
+// that were all all-equal (Params.DispersionStuck).
+func stuckTask(t *stats.Task) bool {
+	return t.Rollouts > 0 && t.Groups > 0 && t.Degenerate == t.Groups && !continuous(t)
+}
+
+// stuckBaseline reports whether the task of a baseline was stuck when it was chosen: tried,
+// and every group counted then all-equal (its groups are measured only when all 0 or 1).
+func stuckBaseline(b Baseline) bool {
+	return b.Tried && b.Groups > 0 && b.Degenerate == b.Groups
 }
 
 func (d *drift) update(env string, realised, predicted, n float64) {

@@ -35,7 +35,7 @@ func (d Dispersion) rechosenFactor() float64 {
 func (d *drift) matchRechosen(groups []group) {
 	var picked []group
 	for _, gr := range groups {
-		if gr.b.Tried && !gr.b.Random {
+		if gr.b.Tried && !gr.b.Random && !(d.stuck && stuckBaseline(gr.b)) {
 			picked = append(picked, gr)
 		}
 	}

@@ -134,6 +134,21 @@ type Params struct {
 	// a winner's curse that the likelihood over every re-chosen group does not see and the
 	// factor does. Selection itself reads the predictions without it. false measures nothing.
 	DispersionMatch bool
+	// DispersionStuck predicts the tasks tried before whose every group so far was
+	// all-equal ("stuck": always or never solved, rewards 0 or 1) by a calibration map of
+	// their own (Dispersion.Stuck): the logit of the chance that such a task's next group is
+	// all-equal is the model's plus β·(1, the model's logit, log2(1 + rounds since its
+	// evidence), log2 of its groups), β fitted online to whether the groups of the stuck tasks
+	// that selection picked came back all-equal, by their Bernoulli likelihood with a ridge
+	// and what earlier calls measured kept as a Gaussian decayed by DispersionMemory (as the
+	// re-chosen trend is). The task's posterior keeps its mean and takes the count under which
+	// its chance of an all-equal group of GroupSize is the map's, so its within-group variance,
+	// what selection values, follows; the answer gives it as it is (the re-chosen factor of
+	// DispersionMatch then measures and corrects the other re-tries only). The re-chosen
+	// correction, fitted mostly on tasks that gave unequal groups, lets a stuck task's decayed
+	// evidence go back to its prior's spread, while the task seldom moves. It needs
+	// DispersionMemory > 0; false measures nothing and predicts as before.
+	DispersionStuck bool
 	// GroupSize is the group size G for which Prediction.PDeg is filled in (PDegenerate
 	// gives any other size) and the G of the re-chosen trend's feature log2(rollouts / G).
 	// A scheduler sets it to each request's group size (Predictor.SetGroupSize).

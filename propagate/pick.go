@@ -35,7 +35,7 @@ func (pr *Predictor) Picker(st State) func(p Prediction, tried, random bool) Pre
 	}
 	var kinds [2][2]memo
 	return func(p Prediction, tried, random bool) Prediction {
-		if pr.p.DispersionMemory == 0 || p.Continuous || !(p.count > 0) {
+		if pr.p.DispersionMemory == 0 || p.Continuous || !(p.count > 0) || p.stuck && !random {
 			return p
 		}
 		m := &kinds[b2i(tried)][b2i(random)]

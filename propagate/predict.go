@@ -376,9 +376,16 @@ func (pr *Predictor) finish(g *graph.Graph, tasks []stats.Task, round int64, lo,
 			re = pr.drift.rechosenAt(t, lbase, age)
 		}
 		alpha, beta, pre, lazy := pr.adjust(env, alpha, beta, base, lbase, centre, t.Rollouts > 0, stale(t, f), re)
+		stuck := pr.drift.stuckOn && stuckTask(t)
+		if stuck {
+			m, g := alpha/(alpha+beta), pr.p.GroupSize
+			want := pr.drift.disp.Stuck.stuckChance(BetaBinomialDegenerate(alpha, beta, g), float64(age), t.Groups)
+			c := countFor(m, g, want)
+			alpha, beta = m*c, (1-m)*c
+		}
 		o := &pr.out[i]
 		pr.prediction(o, t, env, alpha, beta, f)
-		o.age = age
+		o.age, o.stuck = age, stuck
 		o.Own, o.Borrowed, o.base, o.count, o.pre, o.preLogit, o.centre = a+b, ba+bb, base, count, pre, lazy, centre
 	}
 }

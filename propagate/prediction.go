@@ -29,6 +29,7 @@ type Prediction struct {
 	// approximations (see PDegenerate).
 	Continuous bool
 	preLogit   bool   // pre holds the logit of the mean after the offsets (see preMean)
+	stuck      bool   // took the stuck channel's correction (Params.DispersionStuck)
 	age        uint16 // rounds from the node's evidence to the call, at most 65535 (0 untried)
 
 	degShare, degGroups float32 // observed share of degenerate groups and their number

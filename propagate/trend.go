@@ -148,6 +148,11 @@ func (tr *Trend) valid() bool {
 // memory·tr.Info) and the ridge towards 0, and the precision after them. Deterministic: the
 // groups are summed in their order.
 func (tr Trend) fit(obs []trendObs, memory float64) Trend {
+	return tr.fitRidge(obs, memory, trendRidge)
+}
+
+// fitRidge is fit with the ridge ridge in place of trendRidge.
+func (tr Trend) fitRidge(obs []trendObs, memory, ridge float64) Trend {
 	if len(obs) == 0 {
 		return tr
 	}
@@ -157,20 +162,20 @@ func (tr Trend) fit(obs []trendObs, memory float64) Trend {
 	}
 	beta := tr.Beta
 	for range trendNewton {
-		grad, hess := tr.gradHess(obs, beta, prior)
+		grad, hess := tr.gradHess(obs, beta, prior, ridge)
 		step, ok := solveSPD(hess, grad)
 		if !ok {
 			break
 		}
 		// A full step can overshoot into saturation, where only the ridge pulls, and the next
 		// one come straight back: halve it until the objective does not fall.
-		now := tr.objective(obs, beta, prior)
+		now := tr.objective(obs, beta, prior, ridge)
 		for range trendHalvings {
 			var try [trendDim]float64
 			for j := range beta {
 				try[j] = beta[j] + step[j]
 			}
-			if tr.objective(obs, try, prior) >= now {
+			if tr.objective(obs, try, prior, ridge) >= now {
 				beta = try
 				break
 			}
@@ -194,14 +199,14 @@ func (tr Trend) fit(obs []trendObs, memory float64) Trend {
 
 // objective is what fit maximises, at beta: the groups' binomial log-likelihood, less the
 // ridge and the Gaussian of what was measured before (precision prior, mean tr.Beta).
-func (tr Trend) objective(obs []trendObs, beta [trendDim]float64, prior [trendDim * trendDim]float64) float64 {
+func (tr Trend) objective(obs []trendObs, beta [trendDim]float64, prior [trendDim * trendDim]float64, ridge float64) float64 {
 	var v float64
 	for _, o := range obs {
 		z := o.base + dot(beta, o.x)
 		v -= o.k*softplus(-z) + (o.n-o.k)*softplus(z) // k·log p + (n−k)·log(1−p)
 	}
 	for r := range trendDim {
-		v -= trendRidge / 2 * beta[r] * beta[r]
+		v -= ridge / 2 * beta[r] * beta[r]
 		for c := range trendDim {
 			v -= prior[r*trendDim+c] * (beta[r] - tr.Beta[r]) * (beta[c] - tr.Beta[c]) / 2
 		}
@@ -218,11 +223,11 @@ func softplus(z float64) float64 {
 }
 
 // gradHess are the gradient and the negated Hessian of the objective of fit at beta.
-func (tr Trend) gradHess(obs []trendObs, beta [trendDim]float64, prior [trendDim * trendDim]float64) (grad [trendDim]float64, hess [trendDim * trendDim]float64) {
+func (tr Trend) gradHess(obs []trendObs, beta [trendDim]float64, prior [trendDim * trendDim]float64, ridge float64) (grad [trendDim]float64, hess [trendDim * trendDim]float64) {
 	hess = prior
 	for r := range trendDim {
-		hess[r*trendDim+r] += trendRidge
-		grad[r] -= trendRidge * beta[r]
+		hess[r*trendDim+r] += ridge
+		grad[r] -= ridge * beta[r]
 		for c := range trendDim {
 			grad[r] -= prior[r*trendDim+c] * (beta[c] - tr.Beta[c])
 		}

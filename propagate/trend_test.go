@@ -218,7 +218,7 @@ func TestTrendFitClimbsFromSaturation(t *testing.T) {
 			for j := range prior {
 				prior[j] *= 0.9
 			}
-			before, after := tr.objective(obs, tr.Beta, prior), tr.objective(obs, next.Beta, prior)
+			before, after := tr.objective(obs, tr.Beta, prior, trendRidge), tr.objective(obs, next.Beta, prior, trendRidge)
 			if rise := after - before; !(rise >= 0) || call == 0 && !(rise > 1) || !next.valid() {
 				t.Errorf("%+v call %d: objective %.6g -> %.6g (coefficients %v), want it to rise", c, call, before, after, next.Beta)
 			}

@@ -78,23 +78,58 @@ type Calibrated interface {
 	Calibration() *Calibration
 }
 
+// RetryCalibration splits selection's re-tries (picks of tasks rolled out before, not random
+// slots) after the early phase by the task's history: [0] every group so far all-equal
+// ("stuck"), [1] some group unequal; then by the rounds since its evidence, 1, 2-3, 4-7, 8 or
+// more (retryAgeBucket).
+type RetryCalibration [2][4]CalibCell
+
+func (c *RetryCalibration) add(o *RetryCalibration) {
+	for s := range c {
+		for a := range c[s] {
+			c[s][a].add(o[s][a])
+		}
+	}
+}
+
+// retryAgeBucket is the age bucket of RetryCalibration for evidence age rounds old.
+func retryAgeBucket(age int64) int {
+	switch {
+	case age <= 1:
+		return 0
+	case age <= 3:
+		return 1
+	case age <= 7:
+		return 2
+	}
+	return 3
+}
+
 // calibPick is what a calibrated policy remembers of one pick until its group is observed.
 type calibPick struct {
 	ch   Channel
 	pdeg float64
+	// retry is 1 + the RetryCalibration row of a re-try (0: not a re-try), age its bucket
+	retry, age int
 }
 
 // calibRecorder matches picks to their groups.
 type calibRecorder struct {
 	cal     Calibration
+	retry   RetryCalibration
 	pending map[int]calibPick // by world task index, picks of the current step
 }
 
 func (r *calibRecorder) pick(task int, ch Channel, pdeg float64) {
+	r.pickRetry(task, ch, pdeg, 0, 0)
+}
+
+// pickRetry is pick with the re-try's RetryCalibration row + 1 (0: not a re-try) and age.
+func (r *calibRecorder) pickRetry(task int, ch Channel, pdeg float64, retry int, age int64) {
 	if r.pending == nil {
 		r.pending = map[int]calibPick{}
 	}
-	r.pending[task] = calibPick{ch: ch, pdeg: pdeg}
+	r.pending[task] = calibPick{ch: ch, pdeg: pdeg, retry: retry, age: retryAgeBucket(age)}
 }
 
 // observe counts the step's groups against their picks and forgets the picks.
@@ -114,6 +149,14 @@ func (r *calibRecorder) observe(step int, groups []Group) {
 		if g.Degenerate() {
 			c.Degenerate++
 		}
+		if pk.retry > 0 && ph == 1 {
+			rc := &r.retry[pk.retry-1][pk.age]
+			rc.Groups++
+			rc.Predicted += pk.pdeg
+			if g.Degenerate() {
+				rc.Degenerate++
+			}
+		}
 	}
 	clear(r.pending)
 }
@@ -122,6 +165,27 @@ func (r *calibRecorder) observe(step int, groups []Group) {
 type PolicyCalibration struct {
 	Policy string      `json:"policy"`
 	Cells  Calibration `json:"cells"` // [phase][channel]
+	// Retries are the re-tries after the early phase by history and age (printed only)
+	Retries *RetryCalibration `json:"-"`
+}
+
+// RetryCalibrated is a Calibrated policy that also splits its re-tries (RetryCalibration).
+type RetryCalibrated interface {
+	RetryCalibration() *RetryCalibration
+}
+
+// poolRetries sums the re-try calibrations of a policy's traces; nil when it has none.
+func poolRetries(trs []Trace) *RetryCalibration {
+	var sum *RetryCalibration
+	for _, t := range trs {
+		if t.Retry != nil {
+			if sum == nil {
+				sum = &RetryCalibration{}
+			}
+			sum.add(t.Retry)
+		}
+	}
+	return sum
 }
 
 // poolCalibration sums the calibrations of a policy's traces; false when it has none.
@@ -154,6 +218,33 @@ func WriteCalibration(w io.Writer, res Result) error {
 				row = append(row, fmt.Sprintf("%s / %s (%s, %d)", num(c.PredictedMean(), 3), num(c.Realised(), 3),
 					num(math.Abs(c.Gap()), 3), c.Groups))
 			}
+			fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return writeRetries(w, res)
+}
+
+// writeRetries prints the re-tries after the early phase by history and evidence age.
+func writeRetries(w io.Writer, res Result) error {
+	fmt.Fprintf(w, "\nselection's re-tries after step %d: mean predicted / realised degenerate share (groups), by history and evidence age\n", earlySteps)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "policy\thistory\tage 1\tage 2-3\tage 4-7\tage 8+\tall\t\n")
+	for _, pc := range res.Summary.Calibration {
+		if pc.Retries == nil {
+			continue
+		}
+		for s, name := range []string{"all groups all-equal", "some group unequal"} {
+			row := []string{pc.Policy, name}
+			var all CalibCell
+			for a := range pc.Retries[s] {
+				c := pc.Retries[s][a]
+				all.add(c)
+				row = append(row, fmt.Sprintf("%s / %s (%d)", num(c.PredictedMean(), 3), num(c.Realised(), 3), c.Groups))
+			}
+			row = append(row, fmt.Sprintf("%s / %s (%d)", num(all.PredictedMean(), 3), num(all.Realised(), 3), all.Groups))
 			fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
 		}
 	}

@@ -62,6 +62,8 @@ func envschedVariant(name string) (ablation, bool) {
 		return func(p *EnvschedParams) { p.Predict.Decay = 1 }, true
 	case "envsched-nocovreturn": // the coverage of re-tries not weighed by what such re-tries returned
 		return func(p *EnvschedParams) { p.Select.CoverReturn = false }, true
+	case "envsched-stuck": // tasks seen only all-equal predicted by a calibration map of their own
+		return func(p *EnvschedParams) { p.Predict.DispersionStuck = true }, true
 	case "envsched-truth": // the same parameters; the predictions are replaced by the truth
 		return func(*EnvschedParams) {}, true
 	}
@@ -91,6 +93,9 @@ type envschedPolicy struct {
 
 // Calibration is what the policy's predictions of degenerate groups were against what came.
 func (p *envschedPolicy) Calibration() *Calibration { return &p.calib.cal }
+
+// RetryCalibration is Calibration's re-tries by history and evidence age.
+func (p *envschedPolicy) RetryCalibration() *RetryCalibration { return &p.calib.retry }
 
 func newEnvsched(name string, change ablation, w *World, cfg Config) (Policy, error) {
 	p := DefaultEnvschedParams()
@@ -182,7 +187,15 @@ func (p *envschedPolicy) Choose(v *View) ([]int, error) {
 		// the baselines are every node's, by index
 		p.state.Baseline[pk.Node].Random, p.state.Baseline[pk.Node].Cover = pk.Random, pk.ForCoverage()
 		pr := p.pred.Pick(p.state, preds[pk.Node], p.tasks[pk.Node].Rollouts > 0, pk.Random)
-		p.calib.pick(p.task[pk.Node], channelOf(pk, &p.tasks[pk.Node]), pr.PDegenerate(v.Group))
+		t := &p.tasks[pk.Node]
+		retry := 0
+		if t.Rollouts > 0 && !pk.Random {
+			retry = 2
+			if t.Groups > 0 && t.Degenerate == t.Groups {
+				retry = 1
+			}
+		}
+		p.calib.pickRetry(p.task[pk.Node], channelOf(pk, t), pr.PDegenerate(v.Group), retry, step-t.Round)
 		p.tasks[pk.Node].Chosen++
 		p.tasks[pk.Node].LastChosen = step
 		out = append(out, p.task[pk.Node])

@@ -73,6 +73,9 @@ func (c Config) Validate() error {
 }
 
 func knownPolicy(name string) bool {
+	if _, ok := envschedVariant(name); ok {
+		return true // every variant, also those PolicyNames leaves out of "all"
+	}
 	for _, p := range PolicyNames() {
 		if p == name {
 			return true
@@ -94,6 +97,8 @@ type Trace struct {
 	DegGroups  []int64   // degenerate groups so far
 	// Calib is the policy's calibration when it is Calibrated, else nil.
 	Calib *Calibration
+	// Retry is the policy's re-try calibration when it is RetryCalibrated, else nil.
+	Retry *RetryCalibration `json:"-"`
 }
 
 // Result is every trace of a comparison and its summary.
@@ -224,6 +229,9 @@ func RunOne(ctx context.Context, cfg Config, w *World, name string) (Trace, erro
 	}
 	if c, ok := p.(Calibrated); ok {
 		tr.Calib = c.Calibration()
+	}
+	if c, ok := p.(RetryCalibrated); ok {
+		tr.Retry = c.RetryCalibration()
 	}
 	return tr, nil
 }

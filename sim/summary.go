@@ -90,7 +90,7 @@ func Summarize(cfg Config, traces map[string][]Trace) Summary {
 		}
 		sum.Policies = append(sum.Policies, ps)
 		if c, ok := poolCalibration(traces[name]); ok {
-			sum.Calibration = append(sum.Calibration, PolicyCalibration{Policy: name, Cells: c})
+			sum.Calibration = append(sum.Calibration, PolicyCalibration{Policy: name, Cells: c, Retries: poolRetries(traces[name])})
 		}
 	}
 	return sum
