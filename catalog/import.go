@@ -2,11 +2,14 @@ package catalog
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/envsched/envsched/fsutil"
 )
@@ -49,112 +52,180 @@ type ImportResult struct {
 
 // Import checks the catalogue file src whole and, when every row is good (or opts.SkipBad),
 // writes it into DIR/catalog atomically (a temporary file, fsync, rename, folder fsync), so that
-// a running envsched reads it once, whole. What is checked is exactly what is written: the file
-// is read once. A file with bad rows gives a *BadRowsError and writes nothing; a file that is not
-// what its name says gives a *FileError; a file without tasks gives ErrNoTasks.
+// a running envsched reads it once, whole. What is checked is exactly what is written: the source
+// is copied once into the temporary file, which is what is checked and then renamed into place,
+// so memory does not grow with the file (a sparse 10 GB file was read into memory whole; a parquet
+// file beyond the reader's bounds is refused before it is copied). A file
+// with bad rows gives a *BadRowsError and writes nothing; a file that is not what its name says
+// gives a *FileError; a file without tasks gives ErrNoTasks.
 //
 // src may be a symbolic link; what it leads to must be a regular file: a FIFO, a device
 // (/dev/zero) or a folder is refused with a *fsutil.NotRegularError, never read or waited on.
 func Import(src, dir string, opts ImportOptions) (*ImportResult, error) {
-	data, err := readSource(src)
+	format := FormatOf(src)
+	if format != FormatJSONL && format != FormatParquet {
+		return nil, fmt.Errorf("import %s: %w", src, ErrFormat)
+	}
+	in, err := openSource(src)
 	if err != nil {
 		return nil, err
 	}
-	rep, err := checkBytes(src, data)
-	if err != nil {
-		return nil, err
-	}
-	if len(rep.Bad) > 0 && !opts.SkipBad {
-		return &ImportResult{Report: rep}, &BadRowsError{Path: src, Bad: rep.Bad}
-	}
-	if len(rep.Rows) == 0 {
-		return &ImportResult{Report: rep}, fmt.Errorf("%s: %w", src, ErrNoTasks)
-	}
-	name, out := importBody(src, data, rep, opts)
-	if err := checkName(name, written(rep)); err != nil {
-		return nil, err
+	defer in.Close()
+	if format == FormatParquet {
+		// A parquet file beyond the reader's bounds (a sparse 10 GB file) is refused before it
+		// is copied: the bounds are checked from its footer and page headers alone.
+		st, err := in.Stat()
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", src, err)
+		}
+		if err := guardParquet(in, st.Size()); err != nil {
+			return nil, &FileError{Path: src, Reason: "not a readable parquet file: " + err.Error()}
+		}
 	}
 	folder := filepath.Join(dir, CatalogDir)
 	if err := os.MkdirAll(folder, 0o755); err != nil {
 		return nil, fmt.Errorf("create %s: %w", folder, err)
 	}
+	name := cmp.Or(opts.Name, filepath.Base(src))
+	if err := checkName(name, -1); err != nil { // before anything is copied: a plain, read name
+		return nil, err
+	}
+	var rep *Report
 	path := filepath.Join(folder, name)
-	if err := fsutil.WriteFileAtomic(path, out, 0o644); err != nil {
-		return nil, fmt.Errorf("write %s: %w", path, err)
+	err = fsutil.Replace(path, func(tmp string) error {
+		if err := copySource(tmp, in, src, format); err != nil {
+			return err
+		}
+		var err error
+		if rep, err = checkCopy(tmp, src, format); err != nil {
+			return err
+		}
+		switch {
+		case len(rep.Bad) > 0 && !opts.SkipBad:
+			return &BadRowsError{Path: src, Bad: rep.Bad}
+		case len(rep.Rows) == 0:
+			return fmt.Errorf("%s: %w", src, ErrNoTasks)
+		case len(rep.Bad) > 0:
+			return errGoodRowsOnly
+		}
+		return checkName(name, format)
+	}, fsutil.Hooks{})
+	var bad *BadRowsError
+	switch {
+	case errors.As(err, &bad) || errors.Is(err, ErrNoTasks):
+		return &ImportResult{Report: rep}, err
+	case errors.Is(err, errGoodRowsOnly):
+		if path, err = writeGoodRows(folder, src, rep, opts); err != nil {
+			return nil, err
+		}
+	case err != nil:
+		return nil, err // fill's own error comes back as it was; a rename's names the path
 	}
 	return &ImportResult{Report: rep, Path: path, Rows: len(rep.Rows), Tasks: countTasks(rep), Envs: countEnvs(rep)}, nil
 }
 
-// readSource reads the file src leads to, when that is a regular file (see Import).
-func readSource(src string) ([]byte, error) {
+// errGoodRowsOnly: the source has bad rows and SkipBad, so its good rows are written instead.
+var errGoodRowsOnly = errors.New("good rows only")
+
+// openSource opens the file src leads to, when that is a regular file (see Import).
+func openSource(src string) (*os.File, error) {
 	real, err := filepath.EvalSymlinks(src)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", src, err)
 	}
-	data, err := fsutil.ReadRegular(real)
+	f, err := fsutil.OpenRegular(real)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", src, err)
 	}
-	return data, nil
+	return f, nil
 }
 
-// checkBytes checks data as the catalogue file src.
-func checkBytes(src string, data []byte) (*Report, error) {
-	switch FormatOf(src) {
-	case FormatJSONL:
-		return CheckJSONL(bytes.NewReader(data))
-	case FormatParquet:
-		rep, err := CheckParquet(bytes.NewReader(data), int64(len(data)))
-		var fe *FileError
-		if errors.As(err, &fe) {
-			fe.Path = src
-		}
-		return rep, err
-	default:
-		return nil, fmt.Errorf("import %s: %w", src, ErrFormat)
+// copySource copies in (the source src) into the new file tmp, with a newline after a JSONL
+// file's last line when it has none, and makes it durable.
+func copySource(tmp string, in *os.File, src string, format Format) error {
+	out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return fmt.Errorf("create temporary file %s: %w", tmp, err)
 	}
+	lw := &lastByte{w: out}
+	_, err = io.Copy(lw, in)
+	if err != nil {
+		err = fmt.Errorf("read %s: %w", src, err)
+	}
+	if err == nil && format == FormatJSONL && lw.n > 0 && lw.last != '\n' {
+		_, err = out.Write([]byte{'\n'})
+	}
+	if err == nil {
+		err = out.Sync()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp, 0o644)
+	}
+	return err
 }
 
-// importBody returns the name and bytes to write: the source as it is (a JSONL file's last line
-// ended with a newline), or the good rows as JSON lines when rows were skipped.
-func importBody(src string, data []byte, rep *Report, opts ImportOptions) (string, []byte) {
+// lastByte passes writes on to w and keeps the last byte written.
+type lastByte struct {
+	w    io.Writer
+	n    int64
+	last byte
+}
+
+func (l *lastByte) Write(p []byte) (int, error) {
+	n, err := l.w.Write(p)
+	if n > 0 {
+		l.n += int64(n)
+		l.last = p[n-1]
+	}
+	return n, err
+}
+
+// checkCopy checks the copy tmp of the catalogue file src.
+func checkCopy(tmp, src string, format Format) (*Report, error) {
+	f, err := os.Open(tmp)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if format == FormatJSONL {
+		return CheckJSONL(f)
+	}
+	return parquetOf(f, src)
+}
+
+// writeGoodRows writes the good rows of rep as JSON lines (NAME.jsonl, or opts.Name).
+func writeGoodRows(folder, src string, rep *Report, opts ImportOptions) (string, error) {
 	name := opts.Name
-	if len(rep.Bad) == 0 {
-		if name == "" {
-			name = filepath.Base(src)
-		}
-		if rep.Format == FormatJSONL && len(data) > 0 && data[len(data)-1] != '\n' {
-			data = append(data[:len(data):len(data)], '\n')
-		}
-		return name, data
-	}
 	if name == "" {
 		name = strings.TrimSuffix(filepath.Base(src), filepath.Ext(src)) + ".jsonl"
+	}
+	if err := checkName(name, FormatJSONL); err != nil {
+		return "", err
 	}
 	var b bytes.Buffer
 	for _, r := range rep.Rows {
 		b.Write(r.Line)
 		b.WriteByte('\n')
 	}
-	return name, b.Bytes()
-}
-
-// written is the format Import writes: the source's, or JSON lines when rows were dropped.
-func written(rep *Report) Format {
-	if len(rep.Bad) > 0 {
-		return FormatJSONL
+	path := filepath.Join(folder, name)
+	if err := fsutil.WriteFileAtomic(path, b.Bytes(), 0o644); err != nil {
+		return "", fmt.Errorf("write %s: %w", path, err)
 	}
-	return rep.Format
+	return path, nil
 }
 
-// checkName refuses names envsched would ignore or read in another format than f.
+// checkName refuses names envsched would ignore or read in another format than f (any format
+// when f is negative).
 func checkName(name string, f Format) error {
 	switch {
 	case name != filepath.Base(name) || name == "." || name == "..":
 		return fmt.Errorf("catalogue name %q must be a plain file name", name)
 	case strings.HasPrefix(name, ".") || strings.HasSuffix(name, ".tmp"):
 		return fmt.Errorf("catalogue name %q starts with '.' or ends with .tmp: envsched would ignore it", name)
-	case FormatOf(name) != f:
+	case f >= 0 && FormatOf(name) != f:
 		return fmt.Errorf("catalogue name %q: the file written is %s, so the name must end in .%s", name, f, f)
 	}
 	return nil

@@ -2,9 +2,11 @@ package catalog_test
 
 import (
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -201,5 +203,71 @@ func TestImportCountsDistinctTasks(t *testing.T) {
 	}
 	if res.Rows != 4 || res.Tasks != 2 || res.Envs != 2 {
 		t.Errorf("rows %d, tasks %d, envs %d; want 4 rows of 2 tasks in 2 envs", res.Rows, res.Tasks, res.Envs)
+	}
+}
+
+// TestImportSparseFileIsNotReadIntoMemory: `catalog import` read the whole source into memory
+// first, so a sparse 10 GB file named .parquet killed it ("fatal error: out of memory" and a
+// stack dump). Now a parquet file is refused from its footer, and a source is copied into the
+// temporary file that is checked, never held whole; nothing is left in DIR/catalog.
+func TestImportSparseFileIsNotReadIntoMemory(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "big.parquet")
+	f, err := os.Create(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(1 << 30); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	dir := t.TempDir()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err = catalog.Import(src, dir, catalog.ImportOptions{})
+	runtime.ReadMemStats(&after)
+	var fe *catalog.FileError
+	if !errors.As(err, &fe) || !strings.Contains(fe.Reason, "parquet") {
+		t.Fatalf("import of a sparse 1 GiB file: %v; want a *FileError about parquet", err)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 64<<20 {
+		t.Errorf("import allocated %d MiB for a file it refuses; want a few", grew>>20)
+	}
+	if left, _ := os.ReadDir(filepath.Join(dir, "catalog")); len(left) != 0 {
+		t.Errorf("left in DIR/catalog: %v", left)
+	}
+}
+
+// spaces reads n spaces without holding them.
+type spaces struct{ n int64 }
+
+func (s *spaces) Read(p []byte) (int, error) {
+	if s.n <= 0 {
+		return 0, io.EOF
+	}
+	k := min(int64(len(p)), s.n)
+	for i := range p[:k] {
+		p[i] = ' '
+	}
+	s.n -= k
+	return int(k), nil
+}
+
+// TestCheckJSONLLongLineIsNotHeld: a JSON lines catalogue's line was read whole however long
+// (`catalog import` of a 2 GB sparse file: 4.2 GB resident). A line longer than record.MaxLine
+// is now a bad row, skipped to its newline without being held, and the rows after it count.
+func TestCheckJSONLLongLineIsNotHeld(t *testing.T) {
+	r := io.MultiReader(&spaces{n: 256 << 20}, strings.NewReader("\n"+`{"env":"e","task_id":"t"}`+"\n"))
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	rep, err := catalog.CheckJSONL(r)
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Bad) != 1 || rep.Bad[0].N != 1 || rep.Bad[0].Reason != record.ReasonTooLong || len(rep.Rows) != 1 || rep.Rows[0].N != 2 {
+		t.Fatalf("bad %+v rows %+v; want row 1 too long and row 2 good", rep.Bad, rep.Rows)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 128<<20 {
+		t.Errorf("checking a 256 MiB line allocated %d MiB; want it never held whole", grew>>20)
 	}
 }

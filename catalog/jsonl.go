@@ -26,13 +26,34 @@ func checkJSONL(path string) (*Report, error) {
 	return rep, nil
 }
 
-// CheckJSONL sorts the lines of r into good rows, bad rows and blank lines.
+// CheckJSONL sorts the lines of r into good rows, bad rows and blank lines. A line longer than
+// record.MaxLine is a bad row (line too long) and is never held whole: it is skipped to its
+// newline (a sparse 10 GB file, one line of zeros, was read into memory whole).
 func CheckJSONL(r io.Reader) (*Report, error) {
 	rep := &Report{Format: FormatJSONL}
 	br := bufio.NewReaderSize(r, 1<<20)
+	var line []byte
 	for n := 1; ; n++ {
-		line, err := br.ReadBytes('\n')
-		if len(line) > 0 {
+		line = line[:0]
+		long := false
+		var err error
+		for {
+			var part []byte
+			part, err = br.ReadSlice('\n')
+			if !long && len(line)+len(part) > record.MaxLine {
+				long, line = true, line[:0]
+			}
+			if !long {
+				line = append(line, part...)
+			}
+			if !errors.Is(err, bufio.ErrBufferFull) {
+				break
+			}
+		}
+		switch {
+		case long:
+			rep.Bad = append(rep.Bad, BadRow{N: n, Reason: record.ReasonTooLong})
+		case len(line) > 0:
 			rep.add(n, line)
 		}
 		if errors.Is(err, io.EOF) {

@@ -50,7 +50,12 @@ func CheckParquet(r io.ReaderAt, size int64) (rep *Report, err error) {
 			rep, err = nil, &FileError{Reason: fmt.Sprintf("not a readable parquet file: %v", p)}
 		}
 	}()
-	pf, err := parquet.OpenFile(r, size)
+	if err := guardParquet(r, size); err != nil {
+		return nil, &FileError{Reason: "not a readable parquet file: " + err.Error()}
+	}
+	// The page index and bloom filters are not read: rows are read in order, and parquet-go
+	// allocates their declared lengths before reading them.
+	pf, err := parquet.OpenFile(r, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
 	if err != nil {
 		return nil, &FileError{Reason: fmt.Sprintf("not a parquet file: %v", err)}
 	}

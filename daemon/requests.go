@@ -102,26 +102,37 @@ func errorFile(id, msg string) []byte {
 	return append(data, '\n')
 }
 
-// listRequests returns the names of the request files in dir, in directory order. dir itself
-// must be a folder, not a symbolic link to one (an error wrapping syscall.ELOOP): requests are
-// never read from outside DIR.
-func listRequests(dir string) ([]string, error) {
+// nearRequest reports whether a file name in DIR/requests that is not a request (requestID) looks
+// like one all the same: ID.JSON, ID.jsonl, ID.json5, ID.json.bak. Such a file is never answered,
+// and its trainer waits for a batch that never comes.
+func nearRequest(name string) bool {
+	_, ok := requestID(name)
+	return !ok && !strings.HasPrefix(name, ".") && !strings.HasSuffix(name, ".tmp") &&
+		strings.Contains(strings.ToLower(name), ".json")
+}
+
+// listRequests returns the names of the request files in dir, in directory order, and the names
+// of the files that look like requests but are not (nearRequest). dir itself must be a folder,
+// not a symbolic link to one (an error wrapping syscall.ELOOP): requests are never read from
+// outside DIR.
+func listRequests(dir string) (names, near []string, err error) {
 	f, err := os.OpenFile(dir, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_DIRECTORY, 0)
 	if err != nil {
-		return nil, fmt.Errorf("list %s: %w", dir, err)
+		return nil, nil, fmt.Errorf("list %s: %w", dir, err)
 	}
 	defer f.Close()
 	entries, err := f.ReadDir(-1)
 	if err != nil {
-		return nil, fmt.Errorf("list %s: %w", dir, err)
+		return nil, nil, fmt.Errorf("list %s: %w", dir, err)
 	}
-	var names []string
 	for _, e := range entries {
 		if _, ok := requestID(e.Name()); ok { // a folder too: it gets an error file
 			names = append(names, e.Name())
+		} else if !e.IsDir() && nearRequest(e.Name()) {
+			near = append(near, e.Name())
 		}
 	}
-	return names, nil
+	return names, near, nil
 }
 
 // errorFileName and batchFileName are the answer files of an ID in DIR/batches. The error file

@@ -210,7 +210,7 @@ func (d *Daemon) sweepRequests(ctx context.Context) error {
 
 // pendingRequests lists the request files that need an answer.
 func (d *Daemon) pendingRequests() ([]string, error) {
-	names, err := listRequests(d.dirs.requests)
+	names, near, err := listRequests(d.dirs.requests)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.ELOOP) ||
 		errors.Is(err, fs.ErrPermission) {
 		if errors.Is(err, fs.ErrPermission) && d.faults.once(d.dirs.requests+" listing", errText(err)) {
@@ -224,6 +224,12 @@ func (d *Daemon) pendingRequests() ([]string, error) {
 		return nil, err
 	}
 	delete(d.faults, d.dirs.requests+" listing")
+	for _, name := range near {
+		if d.faults.once(filepath.Join(d.dirs.requests, name), "not a request") {
+			d.log.Warn("file in requests/ is not a request and is never answered: a request is "+
+				"requests/ID.json (the name ending in lower-case .json); rename it", "path", "requests/"+name)
+		}
+	}
 	return slices.DeleteFunc(names, func(name string) bool { return !d.needsAnswer(name) }), nil
 }
 
@@ -345,6 +351,25 @@ func (d *Daemon) writeStatus() error {
 }
 
 func (d *Daemon) status() (Status, error) {
+	gen, err := d.db.Generation()
+	if err != nil {
+		return Status{}, fmt.Errorf("read the database's generation: %w", err)
+	}
+	if d.stored.ok && d.stored.gen == gen {
+		s := d.stored.status
+		s.PID, s.UpdatedAt, s.WatchMode = os.Getpid(), rfc3339(time.Now()), d.WatchMode()
+		return s, nil
+	}
+	s, err := d.readStatus()
+	if err != nil {
+		return Status{}, err
+	}
+	d.stored.status, d.stored.gen, d.stored.ok = s, gen, true
+	return s, nil
+}
+
+// readStatus reads the status from the database.
+func (d *Daemon) readStatus() (Status, error) {
 	c, err := d.db.Counters()
 	if err != nil {
 		return Status{}, fmt.Errorf("read counters: %w", err)

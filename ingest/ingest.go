@@ -37,6 +37,9 @@ type Ingester struct {
 	buf  []byte // read buffer, reused across files
 
 	refused map[string]bool // candidates refused (path and reason) since New: logged once
+	// warnedNames are the files of rollouts/ not read though named like rollouts (misnamed),
+	// logged once each since New.
+	warnedNames map[string]bool
 	// held are the quarantine's entries for whole files (path and reason), loaded at the first
 	// refusal (quarantineOnce); nil until then.
 	held map[string]bool
@@ -57,7 +60,8 @@ type Ingester struct {
 // from db.
 func New(db *storage.DB, dir string, opts Options) (*Ingester, error) {
 	in := &Ingester{db: db, dir: filepath.Clean(dir), opts: opts.withDefaults(), refused: map[string]bool{},
-		faults: problems{}, wholeKeys: map[uint64][]storage.TaskKey{}, hashed: map[uint64]hashMark{}}
+		faults: problems{}, wholeKeys: map[uint64][]storage.TaskKey{}, hashed: map[uint64]hashMark{},
+		warnedNames: map[string]bool{}}
 	if err := in.reload(); err != nil {
 		return nil, err
 	}
@@ -194,6 +198,8 @@ func (in *Ingester) walkDir(root string) ([]candidate, error) {
 		if kind, ok := classify(rel); ok {
 			fi, _ := d.Info() // nil when it vanished: the open settles it
 			out = append(out, candidate{rel: rel, kind: kind, listed: fi})
+		} else {
+			in.misnamed(rel)
 		}
 		return nil
 	})
@@ -201,6 +207,38 @@ func (in *Ingester) walkDir(root string) ([]candidate, error) {
 		return nil, fmt.Errorf("list %s: %w", root, err)
 	}
 	return out, nil
+}
+
+// nearMisses are the endings of rollout files written under a name envsched does not read
+// (which are ignored, as any other name in rollouts/ is) that are most likely meant as rollouts.
+var nearMisses = []string{".json", ".ndjson", ".jsonlines", ".jsonl.gz", ".jsonl.zst", ".jsonl.bz2",
+	".jsonl.xz", ".jsonl.lz4", ".jsonl.zip"}
+
+// misnamed logs once, for a file in rollouts/ that is not read, when its name looks like a
+// rollout file's all the same (r.json, r.JSONL, r.jsonl.gz): every line of such a file was
+// ignored without a word, and a trainer saw its rollouts never count.
+func (in *Ingester) misnamed(rel string) {
+	top, name := rel, rel
+	if i := strings.IndexByte(rel, '/'); i >= 0 {
+		top = rel[:i]
+	}
+	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
+		name = rel[i+1:]
+	}
+	if top != RolloutsDir || in.warnedNames[rel] {
+		return
+	}
+	lower := strings.ToLower(name)
+	near := strings.HasSuffix(lower, ".jsonl")
+	for _, suffix := range nearMisses {
+		near = near || strings.HasSuffix(lower, suffix)
+	}
+	if !near {
+		return
+	}
+	in.warnedNames[rel] = true
+	in.opts.Logger.Warn("file in rollouts/ not read: rollout files are read only under names ending in .jsonl "+
+		"(lower case, uncompressed); rename it to count its lines", "path", rel)
 }
 
 // relOf is p relative to the exchange directory, '/' separated.

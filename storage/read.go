@@ -395,6 +395,13 @@ func (db *DB) Counters() (c Counters, err error) {
 	return c, err
 }
 
+// Generation returns the ID of the last committed write transaction. Every commit moves it, so
+// whatever is read from the database is the same while it stays the same.
+func (db *DB) Generation() (gen uint64, err error) {
+	err = db.view(func(tx *bolt.Tx) error { gen = uint64(tx.ID()); return nil })
+	return gen, err
+}
+
 // Envs returns the statistics of every environment.
 func (db *DB) Envs() (m map[string]stats.Env, err error) {
 	err = db.View(func(r *Reader) error { m, err = r.Envs(); return err })

@@ -1,0 +1,45 @@
+package e2e
+
+import (
+	bin "encoding/binary"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestParquetFooterBombIsQuarantined: a 20-byte parquet catalogue whose footer declares a list
+// of 2^28 schema elements made the daemon allocate 24 GiB at once and die ("fatal error: out of
+// memory", no recover can catch it), at every start, so it never answered again. Now the file is
+// quarantined with a reason and the daemon, under a 4 GiB address-space limit, keeps answering.
+func TestParquetFooterBombIsQuarantined(t *testing.T) {
+	dir := t.TempDir()
+	ensureCatalog(t, dir)
+	footer := bin.AppendUvarint([]byte{0x15, 0x02, 0x19, 0xfc}, 1<<28)
+	bomb := append([]byte("PAR1"), footer...)
+	bomb = bin.LittleEndian.AppendUint32(bomb, uint32(len(footer)))
+	bomb = append(bomb, "PAR1"...)
+	must(t, os.WriteFile(filepath.Join(dir, "catalog", "bomb.parquet"), bomb, 0o644))
+
+	args := []string{"run", "--dir", dir, "--poll-interval", "20ms", "--status-interval", "200ms",
+		"--log-format", "json", "--log-level", "debug"}
+	cmd := exec.Command("/bin/sh", append([]string{"-c", `ulimit -v 4000000; exec "$0" "$@"`, binary}, args...)...)
+	d := startCmd(t, dir, "", nil, cmd)
+	d.waitReady()
+	writeRequest(t, dir, "r1", `{"size": 4}`)
+	if got := batchSize(t, waitAnswer(t, d, "r1")); got != 4 {
+		t.Errorf("answer of %d tasks; want 4", got)
+	}
+	waitUntil(t, "the parquet file counted as quarantined", func() bool {
+		st, err := readStatus(dir)
+		return err == nil && st.Quarantined == 1
+	})
+	if log := d.stderr.String(); !strings.Contains(log, "bomb.parquet") || !strings.Contains(log, "parquet footer") {
+		t.Errorf("the log does not name the file and its reason:\n%s", log)
+	}
+	if code := d.signal(syscall.SIGTERM); code != 0 {
+		t.Errorf("SIGTERM: exit %d\n%s", code, d.stderr.String())
+	}
+}
