@@ -149,6 +149,17 @@ type Params struct {
 	// evidence go back to its prior's spread, while the task seldom moves. It needs
 	// DispersionMemory > 0; false measures nothing and predicts as before.
 	DispersionStuck bool
+	// DriftCentre makes the centre of the dispersion correction's slope, for a task never
+	// tried, its environment's centre moved by the environment's drift offset: the slope then
+	// shrinks a task's departure from its environment's level as the drift offset has
+	// measured it, not the offset itself. Off, the centre is the environment's decayed mean
+	// before the offset, and a slope s < 1 (fitted to shrink the feature prior's noisy
+	// departures) applies only s times the offset: in the acceptance world giants, where
+	// training an environment lifts its untried tasks, the offsets sat at DriftMax and the
+	// untried picks' predicted mean lagged the truth (0.55-0.72 against 0.63-0.84), which no
+	// spread of the count can make up (BENCHMARKS.md, "Tasks never tried: a lagging mean").
+	// false (the default) predicts as before.
+	DriftCentre bool
 	// GroupSize is the group size G for which Prediction.PDeg is filled in (PDegenerate
 	// gives any other size) and the G of the re-chosen trend's feature log2(rollouts / G).
 	// A scheduler sets it to each request's group size (Predictor.SetGroupSize).
