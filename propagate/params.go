@@ -156,9 +156,11 @@ type Params struct {
 	// before the offset, and a slope s < 1 (fitted to shrink the feature prior's noisy
 	// departures) applies only s times the offset: in the acceptance world giants, where
 	// training an environment lifts its untried tasks, the offsets sat at DriftMax and the
-	// untried picks' predicted mean lagged the truth (0.55-0.72 against 0.63-0.84), which no
-	// spread of the count can make up (BENCHMARKS.md, "Tasks never tried: a lagging mean").
-	// false (the default) predicts as before.
+	// untried picks' predicted mean lagged the truth (0.58-0.72 against 0.63-0.84), which a
+	// spread of the count made up only in part (BENCHMARKS.md, "Tasks never tried: a lagging
+	// mean and a slope tied to it"). With it the never-tried gap fell there, but random slots
+	// were predicted too degenerate and the held-out score did not rise: false (the default)
+	// predicts as before.
 	DriftCentre bool
 	// GroupSize is the group size G for which Prediction.PDeg is filled in (PDegenerate
 	// gives any other size) and the G of the re-chosen trend's feature log2(rollouts / G).
