@@ -162,6 +162,8 @@ func schedulerFlags() []cli.Flag {
 			Usage: "share of the measured calibration (spread and slope of the predictions, what exploring and random slots return) each answer keeps; the rest is forgotten (0 = no such correction)"},
 		&cli.BoolFlag{Name: "dispersion-stuck", EnvVars: []string{"ENVSCHED_DISPERSION_STUCK"}, Value: pp.DispersionStuck,
 			Usage: "measure the spread of tasks tried before whose every group was all-equal (always or never solved) from their own re-tries' groups, as a calibration channel apart, and predict such tasks by it (false = as every task tried before)"},
+		&cli.BoolFlag{Name: "drift-centre", EnvVars: []string{"ENVSCHED_DRIFT_CENTRE"}, Value: pp.DriftCentre,
+			Usage: "pull the predictions of an environment's untried tasks towards its level after its drift offset, not before it, when the measured correction shrinks their departures from it (false = before; experimental)"},
 		&cli.BoolFlag{Name: "graded-fit", EnvVars: []string{"ENVSCHED_GRADED_FIT"}, Value: pp.GradedFit,
 			Usage: "in environments with graded rewards, fit from the tasks' own groups how much a task's all-equal groups and within-group spread say about its next group (false = the model counts as 2 groups)"},
 		&cli.StringFlag{Name: "exploit", EnvVars: []string{"ENVSCHED_EXPLOIT"}, Value: bp.Exploit.String(),
@@ -207,7 +209,7 @@ func schedulerParams(c *cli.Context) (schedule.Params, error) {
 	pp.FeatureRidge, pp.RechosenRate = c.Float64("feature-ridge"), c.Float64("rechosen-rate")
 	pp.PriorRefit, pp.GradedFit = c.Float64("prior-refit"), c.Bool("graded-fit")
 	pp.DispersionMemory, pp.RechosenTrend = c.Float64("dispersion-memory"), c.Float64("rechosen-trend")
-	pp.DispersionStuck = c.Bool("dispersion-stuck")
+	pp.DispersionStuck, pp.DriftCentre = c.Bool("dispersion-stuck"), c.Bool("drift-centre")
 	exploit, err := batcher.ParseExploit(c.String("exploit"))
 	if err != nil {
 		return p, usageError{fmt.Errorf("--exploit: %w", err)}

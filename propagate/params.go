@@ -149,6 +149,19 @@ type Params struct {
 	// evidence go back to its prior's spread, while the task seldom moves. It needs
 	// DispersionMemory > 0; false measures nothing and predicts as before.
 	DispersionStuck bool
+	// DriftCentre makes the centre of the dispersion correction's slope, for a task never
+	// tried, its environment's centre moved by the environment's drift offset: the slope then
+	// shrinks a task's departure from its environment's level as the drift offset has
+	// measured it, not the offset itself. Off, the centre is the environment's decayed mean
+	// before the offset, and a slope s < 1 (fitted to shrink the feature prior's noisy
+	// departures) applies only s times the offset: in the acceptance world giants, where
+	// training an environment lifts its untried tasks, the offsets sat at DriftMax and the
+	// untried picks' predicted mean lagged the truth (0.58-0.72 against 0.63-0.84), which a
+	// spread of the count made up only in part (BENCHMARKS.md, "Tasks never tried: a lagging
+	// mean and a slope tied to it"). With it the never-tried gap fell there, but random slots
+	// were predicted too degenerate and the held-out score did not rise: false (the default)
+	// predicts as before.
+	DriftCentre bool
 	// GroupSize is the group size G for which Prediction.PDeg is filled in (PDegenerate
 	// gives any other size) and the G of the re-chosen trend's feature log2(rollouts / G).
 	// A scheduler sets it to each request's group size (Predictor.SetGroupSize).

@@ -369,6 +369,9 @@ func (pr *Predictor) finish(g *graph.Graph, tasks []stats.Task, round int64, lo,
 		ba, bb := pr.borrowed(g, i)
 		alpha, beta := pr.posterior(i, env, a, b, ba, bb)
 		base, count, centre := alpha/(alpha+beta), alpha+beta, pr.envs[env].centre
+		if pr.p.DriftCentre && t.Rollouts == 0 {
+			centre += pr.drift.cur[env] // the environment's level after its drift offset (Params.DriftCentre)
+		}
 		age := evidenceAge(t, round)
 		re, lbase := pr.drift.re, math.NaN() // lbase: logit(base) once worked out, for adjust too
 		if pr.drift.trendOn(t) {
