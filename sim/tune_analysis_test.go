@@ -20,7 +20,9 @@ import (
 //	TUNE='base:;start:start=0.5' TUNE_SCENARIOS=default,bimodal [TUNE_STEPS=10] \
 //	  nice -n 19 go test -tags analysis -run AnalysisTuneCalibration -v -timeout 2h ./sim/
 //
-// Keys: start (DispersionStart), bymean, bycount and fixedexplore (0 or 1), memory, prior, kappa. The first
+// Keys: start (DispersionStart), bymean, bycount and fixedexplore (0 or 1), memory, prior, kappa;
+// the corrections shipped off: stuck, driftcentre, mincredit, randomowed (0 or 1), overlap; and
+// selection's weights: coverage, randomshare, simpenalty, transfer, fresh. The first
 // variant is the reference the others are compared with, seed by seed.
 func TestAnalysisTuneCalibration(t *testing.T) {
 	spec := os.Getenv("TUNE")
@@ -86,6 +88,11 @@ func TestAnalysisTuneCalibration(t *testing.T) {
 				ref = trs
 			}
 			d40, se40 := pairedDiff(trs, ref, func(tr Trace) float64 { return tr.Score[40] })
+			t40, st40 := pairedDiff(trs, ref, func(tr Trace) float64 { return tr.TaskScore[40] })
+			degRatio := median(mapTraces(trs, degShare(cfg.Steps))) / median(mapTraces(random, degShare(cfg.Steps)))
+			fmt.Printf("TUNE %-13s %-12s per task: ahead %3.0f%% @40 vs %s %+.4f±%.4f | degenerate %.2fx random's\n",
+				name, v.name, 100*beatsShare(trs, random, 40, func(tr Trace) []float64 { return tr.TaskScore }),
+				variants[0].name, t40, st40, degRatio)
 			dAll, seAll := pairedDiff(trs, ref, meanScore)
 			fmt.Printf("TUNE %-13s %-12s @40 %.4f margin %+.4f ahead %3.0f%% deg %.3f | vs %s: @40 %+.4f±%.4f, mean %+.4f±%.4f | gaps 1-10 new/re/rnd %s | 11-120 %s | worst over goal %+.3f\n",
 				name, v.name, at40, at40-randomBest, 100*beatsShare(trs, random, 40, func(tr Trace) []float64 { return tr.Score }),
@@ -152,6 +159,26 @@ func parseVariants(t *testing.T, spec string) []tuneVariant {
 				p.Predict.DispersionPrior = x
 			case "kappa":
 				p.Predict.Kappa = x
+			case "stuck":
+				p.Predict.DispersionStuck = x != 0
+			case "driftcentre":
+				p.Predict.DriftCentre = x != 0
+			case "overlap":
+				p.Select.Overlap = x
+			case "mincredit":
+				p.Select.MinCredit = x != 0
+			case "randomowed":
+				p.Select.RandomOwed = x != 0
+			case "coverage":
+				p.Select.CoverageWeight = x
+			case "randomshare":
+				p.Select.RandomShare = x
+			case "simpenalty":
+				p.Select.SimPenalty = x
+			case "transfer":
+				p.Select.Transfer = x
+			case "fresh":
+				p.Select.Fresh = x
 			default:
 				t.Fatalf("variant %s: unknown key %s", name, k)
 			}
