@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/parquet-go/parquet-go"
 )
 
 // TestParquetFooterBombIsQuarantined: a 20-byte parquet catalogue whose footer declares a list
@@ -42,4 +44,60 @@ func TestParquetFooterBombIsQuarantined(t *testing.T) {
 	if code := d.signal(syscall.SIGTERM); code != 0 {
 		t.Errorf("SIGTERM: exit %d\n%s", code, d.stderr.String())
 	}
+}
+
+// TestParquetRowBombIsQuarantined: a 460 KB parquet catalogue of 10,000,000 rows (one env and
+// one text in a dictionary, the task ids delta encoded) kept within every bound checked before
+// decoding, and the daemon decoded and held every row (11 GB for the same file through
+// `catalog import`), so under a 4 GiB address-space limit it died at every start. Now the rows'
+// decoded size is bounded as they are read: the file is quarantined with that reason and the
+// daemon keeps answering.
+func TestParquetRowBombIsQuarantined(t *testing.T) {
+	dir := t.TempDir()
+	ensureCatalog(t, dir)
+	writeRowBomb(t, filepath.Join(dir, "catalog", "rows.parquet"), 10_000_000)
+
+	args := []string{"run", "--dir", dir, "--poll-interval", "20ms", "--status-interval", "200ms",
+		"--log-format", "json", "--log-level", "debug"}
+	cmd := exec.Command("/bin/sh", append([]string{"-c", `ulimit -v 4000000; exec "$0" "$@"`, binary}, args...)...)
+	d := startCmd(t, dir, "", nil, cmd)
+	d.waitReady()
+	writeRequest(t, dir, "r1", `{"size": 4}`)
+	if got := batchSize(t, waitAnswer(t, d, "r1")); got != 4 {
+		t.Errorf("answer of %d tasks; want 4", got)
+	}
+	waitUntil(t, "the parquet file counted as quarantined", func() bool {
+		st, err := readStatus(dir)
+		return err == nil && st.Quarantined == 1
+	})
+	if log := d.stderr.String(); !strings.Contains(log, "rows.parquet") || !strings.Contains(log, "rows decode into more than") {
+		t.Errorf("the log does not name the file and its reason:\n%s", tail(log, 3000))
+	}
+	if code := d.signal(syscall.SIGTERM); code != 0 {
+		t.Errorf("SIGTERM: exit %d\n%s", code, d.stderr.String())
+	}
+}
+
+// writeRowBomb writes a parquet catalogue of n rows that all share one env and one text.
+func writeRowBomb(t *testing.T, path string, n int) {
+	type row struct {
+		Env    string `parquet:"env,dict"`
+		TaskID int64  `parquet:"task_id,delta"`
+		Text   string `parquet:"text,dict"`
+	}
+	f, err := os.Create(path)
+	must(t, err)
+	w := parquet.NewGenericWriter[row](f)
+	text := strings.Repeat("a task's text, the same for every row. ", 4)
+	buf := make([]row, 4096)
+	for i := 0; i < n; i += len(buf) {
+		k := min(len(buf), n-i)
+		for j := range k {
+			buf[j] = row{Env: "bomb", TaskID: int64(i + j), Text: text}
+		}
+		_, err := w.Write(buf[:k])
+		must(t, err)
+	}
+	must(t, w.Close())
+	must(t, f.Close())
 }
