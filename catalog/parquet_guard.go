@@ -372,16 +372,75 @@ func checkDecompressed(codec format.CompressionCodec, src []byte, limit int64) e
 	return nil
 }
 
-// checkZstdFrames checks the declared content size of the first zstd frame of src.
+// checkZstdFrames checks the declared content sizes of every zstd frame of src (skippable frames
+// included in the walk): parquet-go's DecodeAll allocates each frame's declared size (up to
+// 32,768 times the bytes after the frame header) before it decodes the frame, into one buffer
+// for all frames. Only the first frame's was checked; a later frame's lie (2 GiB allocated by
+// DecodeAll for a 64 KiB page) was refused only because the streaming decode below checks each
+// frame's size once it is decoded, a check of the library's, not ours.
 func checkZstdFrames(src []byte, limit int64) error {
-	var h zstd.Header
-	if err := h.Decode(src); err != nil {
-		return fmt.Errorf("zstd page: %v", err)
-	}
-	if h.HasFCS && h.FrameContentSize > uint64(limit) {
-		return fmt.Errorf("zstd frame declares %d bytes in a page of %d", h.FrameContentSize, limit)
+	var total uint64
+	for n, rest := 1, src; len(rest) > 0; n++ {
+		var h zstd.Header
+		if err := h.Decode(rest); err != nil {
+			return fmt.Errorf("zstd page: frame %d: %v", n, err)
+		}
+		if h.Skippable {
+			size := uint64(h.HeaderSize) + uint64(h.SkippableSize)
+			if size > uint64(len(rest)) {
+				return fmt.Errorf("zstd page: skippable frame %d of %d bytes runs past the page", n, size)
+			}
+			rest = rest[size:]
+			continue
+		}
+		if h.HasFCS {
+			if h.FrameContentSize > uint64(limit)-total {
+				return fmt.Errorf("zstd frame declares %d bytes in a page of %d (frame %d, after %d bytes declared)",
+					h.FrameContentSize, limit, n, total)
+			}
+			total += h.FrameContentSize
+		}
+		end, err := zstdFrameEnd(rest, h)
+		if err != nil {
+			return fmt.Errorf("zstd page: frame %d: %v", n, err)
+		}
+		rest = rest[end:]
 	}
 	return nil
+}
+
+// zstdFrameEnd is the length of the zstd frame at the start of b whose header is h: its header,
+// blocks and checksum.
+func zstdFrameEnd(b []byte, h zstd.Header) (int, error) {
+	pos := h.HeaderSize
+	for {
+		if len(b)-pos < 3 {
+			return 0, errors.New("a block header runs past the page")
+		}
+		bh := int(b[pos]) | int(b[pos+1])<<8 | int(b[pos+2])<<16
+		pos += 3
+		size := bh >> 3
+		switch (bh >> 1) & 3 {
+		case 1: // run-length: one byte repeated size times
+			size = 1
+		case 3:
+			return 0, errors.New("reserved block type")
+		}
+		if size > len(b)-pos {
+			return 0, fmt.Errorf("a block of %d bytes runs past the page", size)
+		}
+		pos += size
+		if bh&1 == 1 {
+			break
+		}
+	}
+	if h.HasCheckSum {
+		if len(b)-pos < 4 {
+			return 0, errors.New("the checksum runs past the page")
+		}
+		pos += 4
+	}
+	return pos, nil
 }
 
 // errShort: the bytes end inside a thrift structure.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress"
 	"github.com/parquet-go/parquet-go/encoding/thrift"
@@ -154,6 +155,24 @@ func TestCraftedParquetReads(t *testing.T) {
 			t.Fatalf("%s: %d rows, %d bad: %+v", codec, len(rep.Rows), len(rep.Bad), rep.Rows)
 		}
 	}
+	// A zstd page of several frames (with a checksum, and skippable frames between) is read.
+	data = craft{codec: format.Zstd, rows: 5, page: func(col int, h *format.PageHeader, b []byte) []byte {
+		plain, err := codecOf(format.Zstd).Decode(nil, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		enc, err := zstd.NewWriter(nil, zstd.WithEncoderCRC(true))
+		if err != nil {
+			t.Fatal(err)
+		}
+		half := len(plain) / 2
+		b = append(append(enc.EncodeAll(plain[:half], skippable(3)), skippable(0)...), enc.EncodeAll(plain[half:], nil)...)
+		h.CompressedPageSize = int32(len(b))
+		return b
+	}}.bytes(t)
+	if rep, err = CheckParquet(bytes.NewReader(data), int64(len(data))); err != nil || len(rep.Rows) != 5 {
+		t.Fatalf("zstd page of several frames: %v", err)
+	}
 }
 
 // zstdFrame is one zstd frame that declares size bytes of content and holds raw as one raw block.
@@ -163,6 +182,23 @@ func zstdFrame(raw []byte, size uint64) []byte {
 	hd := uint32(len(raw))<<3 | 1 // last block, raw
 	b = append(b, byte(hd), byte(hd>>8), byte(hd>>16))
 	return append(b, raw...)
+}
+
+// zstdWindowed is one zstd frame with a 1 KiB window that declares size bytes of content and holds
+// one run-length block of raw's first byte, once: a frame DecodeAll allocates size bytes for (up to
+// 32,768 times the bytes after its header) before it finds the frame short.
+func zstdWindowed(raw []byte, size uint64) []byte {
+	b := []byte{0x28, 0xb5, 0x2f, 0xfd, 0xc0, 0x00} // magic; 8-byte content size, window 1 KiB
+	b = binary.LittleEndian.AppendUint64(b, size)
+	hd := uint32(1)<<3 | 1<<1 | 1 // last block, run-length, once
+	return append(b, byte(hd), byte(hd>>8), byte(hd>>16), raw[0])
+}
+
+// skippable is a zstd skippable frame of n bytes of zeros.
+func skippable(n int) []byte {
+	b := binary.LittleEndian.AppendUint32(nil, 0x184d2a50)
+	b = binary.LittleEndian.AppendUint32(b, uint32(n))
+	return append(b, make([]byte, n)...)
 }
 
 // TestParquetDeclaredSizesAreBounded: every file below is a few hundred bytes whose headers
@@ -210,6 +246,30 @@ func TestParquetDeclaredSizesAreBounded(t *testing.T) {
 			h.UncompressedPageSize, h.CompressedPageSize = int32(len(raw)), int32(len(b))
 			return b
 		}}, "zstd frame declares"},
+		{"zstd frame of 16 GiB behind a good frame", craft{codec: format.Zstd, page: func(col int, h *format.PageHeader, b []byte) []byte {
+			b = append(append(b, zstdWindowed([]byte("x"), 16<<30)...), skippable(64<<10)...)
+			h.CompressedPageSize = int32(len(b))
+			return b
+		}}, "zstd frame declares 17179869184 bytes in a page of"},
+		{"zstd frame of 16 GiB behind a skippable frame", craft{codec: format.Zstd, page: func(col int, h *format.PageHeader, b []byte) []byte {
+			b = append(append(skippable(16), zstdWindowed([]byte("x"), 16<<30)...), skippable(64<<10)...)
+			h.CompressedPageSize = int32(len(b))
+			return b
+		}}, "(frame 2, after 0 bytes declared)"},
+		{"zstd frames declaring more than the page in all", craft{codec: format.Zstd, page: func(col int, h *format.PageHeader, b []byte) []byte {
+			raw := []byte("\x01\x00\x00\x00e\x01\x00\x00\x00e\x01\x00\x00\x00e")
+			if col == 1 {
+				raw = []byte("\x02\x00\x00\x00t0\x02\x00\x00\x00t1\x02\x00\x00\x00t2")
+			}
+			b = append(zstdFrame(raw, uint64(len(raw))), zstdFrame(raw, uint64(len(raw)))...)
+			h.UncompressedPageSize, h.CompressedPageSize = int32(len(raw)), int32(len(b))
+			return b
+		}}, "(frame 2, after"},
+		{"zstd block past the page", craft{codec: format.Zstd, page: func(col int, h *format.PageHeader, b []byte) []byte {
+			b = append(b, zstdWindowed([]byte("x"), 1)[:12]...)
+			h.CompressedPageSize = int32(len(b))
+			return b
+		}}, "zstd page: frame 2"},
 		{"corrupt lz4 page", craft{codec: format.Lz4Raw, page: func(col int, h *format.PageHeader, b []byte) []byte {
 			b = []byte{0xf0, 0xff, 0xff, 0xff, 0x0f, 'x'} // a literal run longer than the block
 			h.CompressedPageSize = int32(len(b))
