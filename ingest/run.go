@@ -841,7 +841,7 @@ func (r *run) quarantine(st *storage.FileState, off int64, reason string, line [
 	st.Quarantined++
 	head := append([]byte(nil), record.Head(line, storage.MaxHead)...)
 	r.batch.Quarantine = append(r.batch.Quarantine, storage.QuarantineEntry{File: st.ID, Path: st.Path,
-		Offset: off, Reason: reason, Head: head})
+		Offset: off, Reason: storage.ClipReason(reason), Head: head})
 }
 
 // MaxStoredPerFile is how many bad lines of one file are stored in the quarantine with their
@@ -879,7 +879,13 @@ func (r *run) readWhole(f *os.File, st *storage.FileState, size int64) error {
 	keys := make([]storage.TaskKey, 0, len(rows))
 	for _, t := range rows {
 		if err := checkNames(t.Env, t.Task); err != nil || t.Env == "" || t.Task == "" {
-			r.quarantine(st, 0, "catalogue row "+t.Env+"/"+t.Task+": bad env or task name", nil)
+			// The names are quoted and cut: they may be megabytes of anything.
+			why := "empty env or task name"
+			if err != nil {
+				why = reasonOf(err)
+			}
+			r.quarantine(st, 0, fmt.Sprintf("catalogue row env %.40q (%d bytes) task %.40q (%d bytes): %s",
+				t.Env, len(t.Env), t.Task, len(t.Task), why), nil)
 			continue
 		}
 		r.batch.Tasks = append(r.batch.Tasks, t)

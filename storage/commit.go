@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
+	"unicode/utf8"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -542,6 +544,7 @@ func (c *committer) putQuarantine(qs []QuarantineEntry, res *Result) error {
 		if len(q.Head) > MaxHead {
 			q.Head = q.Head[:MaxHead]
 		}
+		q.Reason = ClipReason(q.Reason)
 		if err := bk.Put(u64key(seq), encodeQuarantine(q)); err != nil {
 			return fmt.Errorf("put quarantine entry: %w", err)
 		}
@@ -552,6 +555,29 @@ func (c *committer) putQuarantine(qs []QuarantineEntry, res *Result) error {
 
 // MaxHead is how many first bytes of a quarantined line are kept.
 const MaxHead = 256
+
+// MaxReason is how many bytes of a quarantine reason are kept. A reason may quote what a file
+// holds (a parquet catalogue row's env and task names, a column's path in its schema): six rows
+// whose env names were 1 MiB each stored 6 MiB of reasons and wrote 15 MB of log.
+const MaxReason = 1024
+
+// ClipReason makes reason valid UTF-8 and cuts it to at most MaxReason bytes on a character
+// boundary, saying how long it was.
+func ClipReason(reason string) string {
+	if len(reason) <= MaxReason && utf8.ValidString(reason) {
+		return reason
+	}
+	n := len(reason)
+	head := strings.ToValidUTF8(reason[:min(n, 4*MaxReason)], "\uFFFD") // a run of bad bytes is one U+FFFD
+	if n <= 4*MaxReason && len(head) <= MaxReason {
+		return head
+	}
+	cut := min(len(head), MaxReason-32)
+	for cut > 0 && cut < len(head) && !utf8.RuneStart(head[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s... (%d bytes in all)", head[:cut], n)
+}
 
 // flushTasks writes every changed task, group and environment once.
 func (c *committer) flushTasks() error {
