@@ -148,6 +148,10 @@ var (
 	extraKeys = []string{"data_source", "task_id", "index"}
 )
 
+// nameKeys are the catalogue keys an env or a task id is read from (extraKeys are all such).
+var nameKeys = []string{"env", "data_source", "env_class", "environment", "task_name", "tag", "domain",
+	"task_id", "task", "index", "item_id", "id"}
+
 // project keeps the catalogue keys of a reconstructed row.
 func project(v any) any {
 	row, ok := v.(map[string]any)
@@ -155,10 +159,50 @@ func project(v any) any {
 		return v
 	}
 	out := pick(row, catalogueKeys)
+	rawNames(out, nameKeys)
 	if extra, ok := out["extra_info"].(map[string]any); ok {
 		out["extra_info"] = pick(extra, extraKeys)
+		rawNames(out["extra_info"].(map[string]any), extraKeys)
 	}
 	return out
+}
+
+// rawNames writes the names at keys of m that are not valid UTF-8 as JSON strings holding their
+// bytes as they are, so that the row is refused as a JSON line with them is (env not valid UTF-8).
+// encoding/json writes U+FFFD for each bad byte: "a\xff" and "a\xfe" were both read as "a\uFFFD",
+// one task, whose last row took the other's place.
+func rawNames(m map[string]any, keys []string) {
+	for _, k := range keys {
+		var s string
+		switch v := m[k].(type) {
+		case string:
+			s = v
+		case []byte:
+			s = string(v)
+		default:
+			continue
+		}
+		if !utf8.ValidString(s) {
+			m[k] = rawJSONString(s)
+		}
+	}
+}
+
+// rawJSONString is s as a JSON string whose bytes from 0x80 up are written as they are.
+func rawJSONString(s string) json.RawMessage {
+	b := make([]byte, 0, len(s)+2)
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c < 0x20:
+			b = fmt.Appendf(b, "\\u%04x", c)
+		default:
+			b = append(b, c)
+		}
+	}
+	return append(b, '"')
 }
 
 func pick(m map[string]any, keys []string) map[string]any {

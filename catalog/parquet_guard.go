@@ -240,6 +240,11 @@ func readPageHeader(r io.ReaderAt, pos, end int64) (*format.PageHeader, int64, e
 		if errors.Is(err, errShort) && n < min(end-pos, maxParquetPageHeader) {
 			continue
 		}
+		if errors.Is(err, errShort) && n == maxParquetPageHeader && n < end-pos {
+			// a page's statistics hold its least and greatest value: values of megabytes.
+			return nil, 0, fmt.Errorf("page header larger than %d MiB (its statistics hold values that long?)",
+				maxParquetPageHeader>>20)
+		}
 		if err != nil {
 			return nil, 0, fmt.Errorf("page header: %v", err)
 		}

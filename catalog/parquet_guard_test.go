@@ -270,6 +270,10 @@ func TestParquetDeclaredSizesAreBounded(t *testing.T) {
 			h.CompressedPageSize = int32(len(b))
 			return b
 		}}, "zstd page: frame 2"},
+		{"page header of 17 MiB", craft{codec: format.Uncompressed, page: func(col int, h *format.PageHeader, b []byte) []byte {
+			h.DataPageHeader.V.Statistics.MinValue = make([]byte, 17<<20) // was "truncated thrift structure"
+			return b
+		}}, "page header larger than 16 MiB"},
 		{"corrupt lz4 page", craft{codec: format.Lz4Raw, page: func(col int, h *format.PageHeader, b []byte) []byte {
 			b = []byte{0xf0, 0xff, 0xff, 0xff, 0x0f, 'x'} // a literal run longer than the block
 			h.CompressedPageSize = int32(len(b))

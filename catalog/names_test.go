@@ -1,0 +1,59 @@
+package catalog
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+// TestParquetNamesNotUTF8AreBadRows: a parquet row whose env or task id is not valid UTF-8 is a
+// bad row with the reason a JSON line gets (env not valid UTF-8). encoding/json wrote U+FFFD for
+// each bad byte, so "a\xff" and "a\xfe" were read as one task "a\uFFFD" (the second row took the
+// first's place, its text lost), a byte-array column (no string annotation) alike. A text that
+// is not UTF-8 still reads (with U+FFFD), as before.
+func TestParquetNamesNotUTF8AreBadRows(t *testing.T) {
+	type row struct {
+		Env  string `parquet:"env"`
+		Task string `parquet:"task_id"`
+		Text string `parquet:"text"`
+	}
+	type bytesRow struct {
+		Env  []byte `parquet:"env"`
+		Task string `parquet:"task_id"`
+	}
+	var b bytes.Buffer
+	w := parquet.NewGenericWriter[row](&b)
+	_, err := w.Write([]row{{"a\xff", "t", "first"}, {"a\xfe", "t", "second"}, {"ok", "t\xc3", "z"},
+		{"ok", "u", "text \xff kept"}, {"q\"\\\x01", "v", "quoted"}})
+	must(t, err)
+	must(t, w.Close())
+	rep, err := CheckParquet(bytes.NewReader(b.Bytes()), int64(b.Len()))
+	must(t, err)
+	got := fmt.Sprint(rep.Bad)
+	if want := "[row 1: env not valid UTF-8 row 2: env not valid UTF-8 row 3: task not valid UTF-8]"; got != want {
+		t.Errorf("bad rows %s; want %s", got, want)
+	}
+	if len(rep.Rows) != 2 || rep.Rows[0].Task.Text != "text \ufffd kept" || rep.Rows[1].Task.Env != "q\"\\\x01" {
+		t.Errorf("good rows %+v", rep.Rows)
+	}
+
+	b.Reset()
+	wb := parquet.NewGenericWriter[bytesRow](&b)
+	_, err = wb.Write([]bytesRow{{[]byte("\xff\xfe"), "t"}, {[]byte("plain"), "t"}})
+	must(t, err)
+	must(t, wb.Close())
+	rep, err = CheckParquet(bytes.NewReader(b.Bytes()), int64(b.Len()))
+	must(t, err)
+	if fmt.Sprint(rep.Bad) != "[row 1: env not valid UTF-8]" || len(rep.Rows) != 1 || rep.Rows[0].Task.Env != "plain" {
+		t.Errorf("byte-array env: bad %v, rows %+v", rep.Bad, rep.Rows)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
