@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -73,5 +74,46 @@ func TestYoungFilesAreCheckedByContent(t *testing.T) {
 	e.scan()
 	if strings.Join(read, ",") != "rollouts/a.jsonl" {
 		t.Fatalf("a scan of a file younger than settleAfter opened %v; want it checked by content", read)
+	}
+}
+
+// TestFilesAheadOfTheClockSettle: a file whose modification time is ahead of the clock (the
+// clock set back while envsched runs, a file copied with its times from a machine ahead, touch
+// -d) settles once two checks by content, settleAfter apart by the process's own clock, found the
+// same stamp. It never settled until the clock caught up with its time: every full scan, so
+// every request's barrier, opened it again (5,000 rollout files a day ahead: barriers of 210-550
+// ms against 35-185 ms). A file changed between the checks still does not settle.
+func TestFilesAheadOfTheClockSettle(t *testing.T) {
+	e := newEnv(t, Options{settleAfter: 20 * time.Millisecond})
+	e.write("rollouts/a.jsonl", lines("a"))
+	e.write("rollouts/b.jsonl", lines("b"))
+	ahead := time.Now().Add(24 * time.Hour)
+	for _, name := range []string{"rollouts/a.jsonl", "rollouts/b.jsonl"} {
+		if err := os.Chtimes(e.path(name), ahead, ahead); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.scan()
+	time.Sleep(40 * time.Millisecond)
+	e.append("rollouts/b.jsonl", lines("c")) // changed between the checks: its time is now's
+	if err := os.Chtimes(e.path("rollouts/b.jsonl"), ahead, ahead); err != nil {
+		t.Fatal(err)
+	}
+	e.scan() // a: the same stamp 40 ms later, settled; b: checked with a new stamp
+	var read []string
+	e.in.opts.onOpen = func(rel string) { read = append(read, rel) }
+	e.scan()
+	if strings.Join(read, ",") != "rollouts/b.jsonl" {
+		t.Fatalf("a scan after two checks opened %v; want b only (changed between them)", read)
+	}
+	time.Sleep(40 * time.Millisecond)
+	read = nil
+	e.scan() // b: the same stamp since the last scan
+	e.scan()
+	if strings.Join(read, ",") != "rollouts/b.jsonl" {
+		t.Fatalf("opened %v; want b once more, then nothing", read)
+	}
+	if got := strings.Join(e.tasks(), ","); got != "e/a=1,e/b=1,e/c=1" {
+		t.Fatalf("stored %s", got)
 	}
 }

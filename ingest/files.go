@@ -75,13 +75,40 @@ type registry struct {
 	byPath  map[string]*storage.FileState // files not gone
 	gone    map[ident]*storage.FileState  // tombstones: the last file gone with each identity
 	settled map[uint64]stamp              // files checked by content and settled since, in memory only
+	young   map[uint64]youngCheck         // files checked by content and not settled: the stamp then, and when
 	nextID  uint64
+}
+
+// youngCheck is the stamp a file had when it was checked by content without settling, and when
+// (by this process's monotonic clock).
+type youngCheck struct {
+	stamp stamp
+	at    time.Time
+}
+
+// steady reports whether the file id, checked by content at now with stamp stp, was checked by
+// content with the same stamp at least settle earlier (monotonic clock), and remembers this check
+// otherwise. It settles a file whose times are ahead of the clock (the clock set back, a file
+// copied with its times from a machine ahead, touch -d): now minus its times stays below
+// settleAfter until the clock catches up, so every full scan (every request's barrier) opened
+// and checked it again. Two checks settleAfter apart with the same stamp close the same race
+// the age does: a write within the tick of the last one came before the later check.
+func (g *registry) steady(id uint64, stp stamp, now time.Time, settle time.Duration) bool {
+	y, ok := g.young[id]
+	if ok && y.stamp == stp && now.Sub(y.at) >= settle {
+		delete(g.young, id)
+		return true
+	}
+	if !ok || y.stamp != stp {
+		g.young[id] = youngCheck{stamp: stp, at: now}
+	}
+	return false
 }
 
 func newRegistry(files []storage.FileState) *registry {
 	g := &registry{byID: map[uint64]*storage.FileState{}, byIdent: map[ident]*storage.FileState{},
 		byPath: map[string]*storage.FileState{}, gone: map[ident]*storage.FileState{},
-		settled: map[uint64]stamp{}, nextID: 1}
+		settled: map[uint64]stamp{}, young: map[uint64]youngCheck{}, nextID: 1}
 	for i := range files {
 		f := files[i]
 		g.byID[f.ID] = &f
@@ -194,6 +221,7 @@ func (g *registry) markGone(f *storage.FileState) *storage.FileState {
 		g.gone[id] = f
 	}
 	delete(g.settled, f.ID)
+	delete(g.young, f.ID)
 	return f
 }
 

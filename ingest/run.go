@@ -466,8 +466,10 @@ func (r *run) state(c candidate, id ident, f *os.File, fi os.FileInfo) (*storage
 		r.dirty[st.ID] = st // an unfinished line alone changes nothing worth a commit
 	}
 	st.Size, st.ModTime = size, mtime
-	if checked.UnixNano()-max(stp.mtime, stp.ctime) > int64(r.in.opts.settleAfter) {
+	if settle := r.in.opts.settleAfter; checked.UnixNano()-max(stp.mtime, stp.ctime) > int64(settle) ||
+		r.in.reg.steady(st.ID, stp, checked, settle) {
 		r.in.reg.settled[st.ID] = stp // nothing written after the check can leave this stamp
+		delete(r.in.reg.young, st.ID)
 	}
 	if sameSize && st.Offset >= size && !isJSONL(c.rel) && st.Kind == storage.KindCatalog {
 		// A file read whole, with the size and bytes it had when read: reading it again
