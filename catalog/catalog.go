@@ -78,6 +78,8 @@ type Report struct {
 	Rows   []Row    // the good rows, in file order
 	Bad    []BadRow // the bad rows, in file order
 	Blank  int      // blank lines of a JSONL file (skipped; neither rows nor faults)
+
+	dropLines bool // Rows keep no Line (a parquet file read for the ingester)
 }
 
 // Tasks returns the tasks of the good rows.
@@ -190,5 +192,5 @@ func checkRegular(path string) (*Report, error) {
 		}
 		return rep, nil
 	}
-	return parquetOf(f, path)
+	return parquetOf(f, path, false)
 }

@@ -97,7 +97,7 @@ func Import(src, dir string, opts ImportOptions) (*ImportResult, error) {
 			return err
 		}
 		var err error
-		if rep, err = checkCopy(tmp, src, format); err != nil {
+		if rep, err = checkCopy(tmp, src, format, opts.SkipBad); err != nil {
 			return err
 		}
 		switch {
@@ -183,8 +183,9 @@ func (l *lastByte) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// checkCopy checks the copy tmp of the catalogue file src.
-func checkCopy(tmp, src string, format Format) (*Report, error) {
+// checkCopy checks the copy tmp of the catalogue file src; keepLines keeps the good rows' lines
+// of a parquet file (writeGoodRows writes them).
+func checkCopy(tmp, src string, format Format, keepLines bool) (*Report, error) {
 	f, err := os.Open(tmp)
 	if err != nil {
 		return nil, err
@@ -193,7 +194,7 @@ func checkCopy(tmp, src string, format Format) (*Report, error) {
 	if format == FormatJSONL {
 		return CheckJSONL(f)
 	}
-	return parquetOf(f, src)
+	return parquetOf(f, src, keepLines)
 }
 
 // writeGoodRows writes the good rows of rep as JSON lines (NAME.jsonl, or opts.Name).

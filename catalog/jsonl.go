@@ -79,7 +79,10 @@ func (rep *Report) add(n int, line []byte) {
 	case err != nil:
 		rep.Bad = append(rep.Bad, BadRow{N: n, Reason: err.Error()})
 	default:
-		body := bytes.TrimRight(line, "\r\n")
-		rep.Rows = append(rep.Rows, Row{N: n, Task: t, Line: append([]byte(nil), body...)})
+		row := Row{N: n, Task: t}
+		if !rep.dropLines {
+			row.Line = append([]byte(nil), bytes.TrimRight(line, "\r\n")...)
+		}
+		rep.Rows = append(rep.Rows, row)
 	}
 }

@@ -17,24 +17,30 @@ import (
 // parquetChunk is how many rows are decoded at a time.
 const parquetChunk = 256
 
-// The bounds on what one Parquet file decodes into, checked row by row as it is read: its rows
-// are held until the whole file is read, and run-length or delta encoding lets a file of a few
-// hundred bytes stand for millions of rows (10,000,000 rows in 460 KB held 11 GB for 116 s before
-// they were counted). A row costs its JSON plus parquetRowCost (what holding it takes beside
-// its bytes); the rows of a file may cost at most maxParquetRatio times the file's size, at least
-// parquetDecodedFloor and at most maxParquetDecoded. A catalogue beyond them is written as JSON
-// lines (read as a stream) or split into several files.
+// The bounds on what one Parquet file decodes into, checked row by row as it is read: run-length
+// and delta encoding let a file of a few hundred bytes stand for millions of rows (10,000,000
+// rows in 460 KB were decoded and held whole: 11 GB for 116 s). Two budgets:
+//   - the work: the JSON the rows decode into, plus parquetRowCost a row, at most maxParquetRatio
+//     times the file's size (at least parquetWorkFloor): a row too long to keep is decoded all
+//     the same, and a value millions of rows share is cheap to store and dear to decode;
+//   - what is held until the file is read whole: the good rows' tasks (names, text, tools, tags,
+//     8 bytes an embedding value, the JSON line when kept) and the bad rows, plus parquetRowCost
+//     a row, within the work's budget and at most maxParquetHeld.
+//
+// A catalogue beyond them is written as JSON lines (read as a stream) or split into files.
 const (
-	parquetRowCost      = 64
-	maxParquetRatio     = 256
-	parquetDecodedFloor = 64 << 20
-	maxParquetDecoded   = 1 << 30
+	parquetRowCost   = 64
+	maxParquetRatio  = 256
+	parquetWorkFloor = 64 << 20
+	maxParquetHeld   = 1 << 30
 )
 
-// parquetDecodedLimit is the most the rows of a Parquet file of size bytes may cost.
-func parquetDecodedLimit(size int64) int64 {
-	return min(maxParquetDecoded, max(parquetDecodedFloor, maxParquetRatio*max(size, 0)))
+// parquetWorkLimit and parquetHeldLimit are the budgets of a Parquet file of size bytes.
+func parquetWorkLimit(size int64) int64 {
+	return max(parquetWorkFloor, maxParquetRatio*max(size, 0))
 }
+
+func parquetHeldLimit(size int64) int64 { return min(maxParquetHeld, parquetWorkLimit(size)) }
 
 // checkParquet reads a Parquet catalogue file whole.
 func checkParquet(path string) (*Report, error) {
@@ -43,16 +49,17 @@ func checkParquet(path string) (*Report, error) {
 		return nil, fmt.Errorf("open catalogue %s: %w", path, err)
 	}
 	defer f.Close()
-	return parquetOf(f, path)
+	return parquetOf(f, path, true)
 }
 
-// parquetOf reads the open Parquet file f, named path in errors.
-func parquetOf(f *os.File, path string) (*Report, error) {
+// parquetOf reads the open Parquet file f, named path in errors; keepLines keeps each good row's
+// JSON line in the report (Row.Line), which only an import that writes the good rows needs.
+func parquetOf(f *os.File, path string, keepLines bool) (*Report, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("stat catalogue %s: %w", path, err)
 	}
-	rep, err := CheckParquet(f, st.Size())
+	rep, err := checkParquetRows(f, st.Size(), keepLines)
 	var fe *FileError
 	if errors.As(err, &fe) {
 		fe.Path = path
@@ -63,6 +70,10 @@ func parquetOf(f *os.File, path string) (*Report, error) {
 // CheckParquet sorts the rows of the Parquet file in r (size bytes) into good and bad rows. A
 // file that is not Parquet, or whose rows cannot be decoded, gives a *FileError (its Path empty).
 func CheckParquet(r io.ReaderAt, size int64) (rep *Report, err error) {
+	return checkParquetRows(r, size, true)
+}
+
+func checkParquetRows(r io.ReaderAt, size int64, keepLines bool) (rep *Report, err error) {
 	defer func() {
 		// parquet-go panics on some malformed files; such a file is bad, not a reason to stop.
 		if p := recover(); p != nil {
@@ -78,14 +89,15 @@ func CheckParquet(r io.ReaderAt, size int64) (rep *Report, err error) {
 	if err != nil {
 		return nil, &FileError{Reason: fmt.Sprintf("not a parquet file: %v", err)}
 	}
-	return readParquetRows(pf, size)
+	return readParquetRows(pf, size, keepLines)
 }
 
 // readParquetRows decodes every row of pf (a file of size bytes) into a JSON object and parses
-// it as a task, up to parquetDecodedLimit.
-func readParquetRows(pf *parquet.File, size int64) (*Report, error) {
-	rep := &Report{Format: FormatParquet}
-	limit, cost := parquetDecodedLimit(size), int64(0)
+// it as a task, within parquetWorkLimit and parquetHeldLimit.
+func readParquetRows(pf *parquet.File, size int64, keepLines bool) (*Report, error) {
+	rep := &Report{Format: FormatParquet, dropLines: !keepLines}
+	workLimit, heldLimit := parquetWorkLimit(size), parquetHeldLimit(size)
+	var work, held int64
 	schema := pf.Schema()
 	rd := parquet.NewReader(pf)
 	defer rd.Close()
@@ -95,15 +107,27 @@ func readParquetRows(pf *parquet.File, size int64) (*Report, error) {
 		k, err := rd.ReadRows(buf)
 		for _, row := range buf[:k] {
 			n++
-			c, err := rep.addParquet(schema, n, row)
+			good := len(rep.Rows)
+			decoded, err := rep.addParquet(schema, n, row)
 			if err != nil {
 				return nil, err
 			}
-			if cost += c + parquetRowCost; cost > limit {
+			held += parquetRowCost
+			if len(rep.Rows) > good {
+				held += heldSize(&rep.Rows[good])
+			}
+			work += decoded + parquetRowCost
+			switch {
+			case work > workLimit:
 				return nil, &FileError{Reason: fmt.Sprintf("not a readable parquet file: its rows decode into more "+
-					"than %d MiB by row %d of %d (at most %d times the file's size, %d MiB to %d MiB); "+
+					"than %d MiB by row %d of %d (%d times the file's size, at least %d MiB); "+
 					"write the catalogue as JSON lines or split it into smaller files",
-					limit>>20, n, pf.NumRows(), maxParquetRatio, parquetDecodedFloor>>20, maxParquetDecoded>>20)}
+					workLimit>>20, n, pf.NumRows(), maxParquetRatio, parquetWorkFloor>>20)}
+			case held > heldLimit:
+				return nil, &FileError{Reason: fmt.Sprintf("not a readable parquet file: its rows take more "+
+					"than %d MiB to hold by row %d of %d (a file is read whole; at most %d MiB, and %d times "+
+					"the file's size); write the catalogue as JSON lines or split it into smaller files",
+					heldLimit>>20, n, pf.NumRows(), maxParquetHeld>>20, maxParquetRatio)}
 			}
 		}
 		if errors.Is(err, io.EOF) {
@@ -118,8 +142,21 @@ func readParquetRows(pf *parquet.File, size int64) (*Report, error) {
 	}
 }
 
-// addParquet turns one row into JSON and sorts it into rep, and returns the JSON's length; an
-// error is a *FileError.
+// heldSize is about what holding a good row takes, beside parquetRowCost.
+func heldSize(r *Row) int64 {
+	t := &r.Task
+	n := int64(len(r.Line) + len(t.Env) + len(t.Task) + len(t.Text) + 8*len(t.Embedding))
+	for _, s := range t.Tools {
+		n += int64(16 + len(s))
+	}
+	for _, s := range t.Tags {
+		n += int64(16 + len(s))
+	}
+	return n
+}
+
+// addParquet turns one row into JSON and sorts it into rep, and returns the JSON's length (what
+// decoding it took); an error is a *FileError.
 func (rep *Report) addParquet(schema *parquet.Schema, n int, row parquet.Row) (int64, error) {
 	var v any
 	if err := schema.Reconstruct(&v, row); err != nil {

@@ -353,13 +353,13 @@ func TestParquetChunkOutsideTheFile(t *testing.T) {
 
 // TestParquetDecodedRowsAreBounded: a file of 1,000,000 run-length encoded rows in about 150
 // bytes passed every declared bound and was decoded whole, each row held (10,000,000 such rows
-// in a 460 KB file held 11 GB for 116 s). Now the rows' cost is counted as they are decoded and
-// the file is refused once they cost more than parquetDecodedLimit.
+// in a 460 KB file held 11 GB for 116 s). Now what the rows decode into is counted as they are
+// decoded and the file is refused once it passes parquetWorkLimit.
 func TestParquetDecodedRowsAreBounded(t *testing.T) {
 	data := craft{rle: true, rows: 1_000_000}.bytes(t)
 	rep, err := CheckParquet(bytes.NewReader(data), int64(len(data)))
 	var fe *FileError
-	if !errors.As(err, &fe) || !strings.Contains(fe.Reason, "rows decode into more than 64 MiB") ||
+	if !errors.As(err, &fe) || !strings.Contains(fe.Reason, "more than 64 MiB") ||
 		!strings.Contains(fe.Reason, "of 1000000") {
 		n := 0
 		if rep != nil {
@@ -367,10 +367,13 @@ func TestParquetDecodedRowsAreBounded(t *testing.T) {
 		}
 		t.Fatalf("a %d-byte file of 1,000,000 rows: %v (%d rows kept); want the decoded bound", len(data), err, n)
 	}
-	if got := parquetDecodedLimit(10 << 20); got != 1<<30 {
-		t.Errorf("limit of a 10 MiB file: %d, want 1 GiB", got)
+	if got, want := parquetWorkLimit(10<<20), int64(2560<<20); got != want {
+		t.Errorf("work limit of a 10 MiB file: %d, want %d", got, want)
 	}
-	if got, want := parquetDecodedLimit(1<<20), int64(256<<20); got != want {
-		t.Errorf("limit of a 1 MiB file: %d, want %d", got, want)
+	if got, want := parquetHeldLimit(10<<20), int64(1<<30); got != want {
+		t.Errorf("held limit of a 10 MiB file: %d, want %d", got, want)
+	}
+	if got, want := parquetHeldLimit(1<<20), int64(256<<20); got != want {
+		t.Errorf("held limit of a 1 MiB file: %d, want %d", got, want)
 	}
 }
