@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,6 +40,23 @@ type ImportOptions struct {
 	// Name is the file name in DIR/catalog; empty means the source's base name (with .jsonl when
 	// SkipBad had rows to drop from a parquet file).
 	Name string
+	// Replace lets the import replace a file of that name in DIR/catalog that holds other bytes
+	// (an ExistsError otherwise). The same bytes imported again are never refused.
+	Replace bool
+}
+
+// ExistsError: DIR/catalog already holds another file under the name an import would write.
+// verl's datasets are all train.parquet: a second dataset imported under its base name replaced
+// the first, whose tasks were then retired (never chosen again) without a word.
+type ExistsError struct {
+	Path string // the file in DIR/catalog
+	Src  string
+}
+
+func (e *ExistsError) Error() string {
+	return fmt.Sprintf("%s already exists and holds other bytes than %s (another dataset of the same file name?): "+
+		"give --name to import it beside it, or --replace to replace it (the tasks only the old file lists are "+
+		"then retired: never chosen again)", e.Path, e.Src)
 }
 
 // ImportResult is what Import did.
@@ -108,7 +126,15 @@ func Import(src, dir string, opts ImportOptions) (*ImportResult, error) {
 		case len(rep.Bad) > 0:
 			return errGoodRowsOnly
 		}
-		return checkName(name, format)
+		if err := checkName(name, format); err != nil {
+			return err
+		}
+		if !opts.Replace {
+			if err := refuseOther(path, src, func() (io.Reader, error) { return os.Open(tmp) }); err != nil {
+				return err
+			}
+		}
+		return nil
 	}, fsutil.Hooks{})
 	var bad *BadRowsError
 	switch {
@@ -122,6 +148,56 @@ func Import(src, dir string, opts ImportOptions) (*ImportResult, error) {
 		return nil, err // fill's own error comes back as it was; a rename's names the path
 	}
 	return &ImportResult{Report: rep, Path: path, Rows: len(rep.Rows), Tasks: countTasks(rep), Envs: countEnvs(rep)}, nil
+}
+
+// refuseOther returns an *ExistsError when path exists and holds other bytes than open gives
+// (anything but a regular file there counts as other).
+func refuseOther(path, src string, open func() (io.Reader, error)) error {
+	old, err := fsutil.OpenRegular(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return &ExistsError{Path: path, Src: src}
+	}
+	defer old.Close()
+	r, err := open()
+	if err != nil {
+		return err
+	}
+	if c, ok := r.(io.Closer); ok {
+		defer c.Close()
+	}
+	same, err := sameBytes(old, r)
+	if err != nil {
+		return fmt.Errorf("compare with %s: %w", path, err)
+	}
+	if !same {
+		return &ExistsError{Path: path, Src: src}
+	}
+	return nil
+}
+
+// sameBytes reports whether a and b hold the same bytes.
+func sameBytes(a, b io.Reader) (bool, error) {
+	ba, bb := make([]byte, 1<<16), make([]byte, 1<<16)
+	for {
+		na, ea := io.ReadFull(a, ba)
+		nb, eb := io.ReadFull(b, bb)
+		if na != nb || !bytes.Equal(ba[:na], bb[:nb]) {
+			return false, nil
+		}
+		aEnd := errors.Is(ea, io.EOF) || errors.Is(ea, io.ErrUnexpectedEOF)
+		bEnd := errors.Is(eb, io.EOF) || errors.Is(eb, io.ErrUnexpectedEOF)
+		switch {
+		case ea != nil && !aEnd:
+			return false, ea
+		case eb != nil && !bEnd:
+			return false, eb
+		case aEnd || bEnd:
+			return aEnd == bEnd, nil
+		}
+	}
 }
 
 // errGoodRowsOnly: the source has bad rows and SkipBad, so its good rows are written instead.
@@ -212,6 +288,11 @@ func writeGoodRows(folder, src string, rep *Report, opts ImportOptions) (string,
 		b.WriteByte('\n')
 	}
 	path := filepath.Join(folder, name)
+	if !opts.Replace {
+		if err := refuseOther(path, src, func() (io.Reader, error) { return bytes.NewReader(b.Bytes()), nil }); err != nil {
+			return "", err
+		}
+	}
 	if err := fsutil.WriteFileAtomic(path, b.Bytes(), 0o644); err != nil {
 		return "", fmt.Errorf("write %s: %w", path, err)
 	}

@@ -40,6 +40,8 @@ func catalogImportCommand() *cli.Command {
 				Usage: "the exchange `DIR` (the file goes into DIR/catalog)"},
 			&cli.BoolFlag{Name: "skip-bad", Usage: "write only the good rows (as JSON lines) instead of refusing the file"},
 			&cli.StringFlag{Name: "name", Usage: "the file `NAME` in DIR/catalog (default: FILE's base name)"},
+			&cli.BoolFlag{Name: "replace", Usage: "replace a file of that name in DIR/catalog that holds other bytes " +
+				"(refused otherwise: the tasks only it lists would be retired)"},
 		},
 		Action:       catalogImportAction,
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error { return usageError{err} },
@@ -48,8 +50,8 @@ func catalogImportCommand() *cli.Command {
 
 // importArgs are the arguments of `catalog import`.
 type importArgs struct {
-	file, dir, name string
-	skipBad         bool
+	file, dir, name  string
+	skipBad, replace bool
 }
 
 // parseImportArgs reads the flags urfave/cli parsed before FILE and those after it (cli stops
@@ -60,6 +62,7 @@ func parseImportArgs(c *cli.Context) (importArgs, error) {
 	dir := set.String("dir", c.String("dir"), "")
 	name := set.String("name", c.String("name"), "")
 	skip := set.Bool("skip-bad", c.Bool("skip-bad"), "")
+	replace := set.Bool("replace", c.Bool("replace"), "")
 	var files []string
 	for args := c.Args().Slice(); len(args) > 0; {
 		if err := set.Parse(args); err != nil {
@@ -69,7 +72,7 @@ func parseImportArgs(c *cli.Context) (importArgs, error) {
 			files, args = append(files, args[0]), args[1:]
 		}
 	}
-	a := importArgs{dir: *dir, name: *name, skipBad: *skip}
+	a := importArgs{dir: *dir, name: *name, skipBad: *skip, replace: *replace}
 	switch {
 	case len(files) != 1:
 		return a, errors.New("catalog import takes exactly one FILE")
@@ -86,7 +89,8 @@ func catalogImportAction(c *cli.Context) error {
 		return usageError{err}
 	}
 	src := a.file
-	res, err := catalog.Import(src, a.dir, catalog.ImportOptions{SkipBad: a.skipBad, Name: a.name})
+	res, err := catalog.Import(src, a.dir, catalog.ImportOptions{SkipBad: a.skipBad, Name: a.name,
+		Replace: a.replace})
 	if res != nil && res.Report != nil {
 		printBadRows(c.App.ErrWriter, res.Report.Bad)
 	}
