@@ -97,7 +97,14 @@ func (r *Report) Tasks() []record.Task {
 type FileError struct {
 	Path   string
 	Reason string
+	stray  bool // not a catalogue's name (notes.txt): no catalogue to read
 }
+
+// Unreadable reports whether the file could not be read as the catalogue its name says (a
+// .parquet file that is not one, or beyond the reader's bounds, ...), rather than being a stray
+// file of another name: the ingester then retires no task while the file stays so (PROTOCOL.md
+// section 3), where it took the file for one that lists none and retired every task it listed.
+func (e *FileError) Unreadable() bool { return !e.stray }
 
 func (e *FileError) Error() string {
 	if e.Path == "" {
@@ -137,7 +144,7 @@ func ReadFile(path string) ([]record.Task, error) {
 	rep, err := checkRegular(path)
 	if errors.Is(err, ErrFormat) { // a stray file (notes.txt): quarantined, never a stop
 		return nil, &FileError{Path: path, Reason: "not a catalogue file: " + ErrFormat.Error() +
-			"; move it out of the catalog folder"}
+			"; move it out of the catalog folder", stray: true}
 	}
 	if err != nil {
 		return nil, err

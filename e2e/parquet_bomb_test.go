@@ -2,6 +2,7 @@ package e2e
 
 import (
 	bin "encoding/binary"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -100,4 +101,46 @@ func writeRowBomb(t *testing.T, path string, n int) {
 	}
 	must(t, w.Close())
 	must(t, f.Close())
+}
+
+// TestBrokenParquetRetiresNothing: a parquet catalogue replaced (by rename) with a file that is
+// not parquet at all was taken for one that lists no task: once the catalogue changed, every
+// task it had listed was retired, and a request for all of them got an error file (1 eligible
+// task). PROTOCOL.md says such a file retires nothing; now the daemon keeps them all.
+func TestBrokenParquetRetiresNothing(t *testing.T) {
+	dir := t.TempDir()
+	cat := filepath.Join(dir, "catalog")
+	must(t, os.MkdirAll(cat, 0o755))
+	type row struct {
+		Env  string `parquet:"env"`
+		Task string `parquet:"task_id"`
+	}
+	f, err := os.Create(filepath.Join(cat, "a.parquet"))
+	must(t, err)
+	w := parquet.NewGenericWriter[row](f)
+	for i := range 6 {
+		_, err := w.Write([]row{{"e", fmt.Sprint("a", i)}})
+		must(t, err)
+	}
+	must(t, w.Close())
+	must(t, f.Close())
+
+	d := startCmd(t, dir, "", nil, exec.Command(binary, "run", "--dir", dir, "--poll-interval", "20ms",
+		"--status-interval", "200ms", "--log-format", "json")) // no tasks.jsonl beside: a.parquet's alone
+	d.waitReady()
+	writeRequest(t, dir, "r1", `{"size": 6}`)
+	waitAnswer(t, d, "r1")
+	must(t, os.WriteFile(filepath.Join(cat, ".a.parquet.tmp"), []byte("PAR1 not parquet PAR1"), 0o644))
+	must(t, os.Rename(filepath.Join(cat, ".a.parquet.tmp"), filepath.Join(cat, "a.parquet")))
+	must(t, os.WriteFile(filepath.Join(cat, "b.jsonl"), []byte(`{"env":"e","task_id":"b0"}`+"\n"), 0o644))
+	writeRequest(t, dir, "r2", `{"size": 7}`)
+	if got := batchSize(t, waitAnswer(t, d, "r2")); got != 7 {
+		t.Errorf("answer of %d tasks; want 7", got)
+	}
+	if log := d.stderr.String(); !strings.Contains(log, "no task is retired") {
+		t.Errorf("the log does not say that no task is retired:\n%s", tail(log, 3000))
+	}
+	if code := d.signal(syscall.SIGTERM); code != 0 {
+		t.Errorf("SIGTERM: exit %d\n%s", code, d.stderr.String())
+	}
 }

@@ -50,6 +50,9 @@ type Ingester struct {
 	// wholeKeys are the tasks of each catalogue file read whole (not JSON lines) by this
 	// process, by file ID: the list of tasks now (listed) needs them without a second read.
 	wholeKeys map[uint64][]storage.TaskKey
+	// unreadable are the catalogue files read whole whose last read could not read them as
+	// their format (unreadableFile): while one is there, listed() retires nothing.
+	unreadable map[uint64]bool
 	// hashed says when each catalogue file read whole was last hashed (hashDue).
 	hashed map[uint64]hashMark
 
@@ -60,7 +63,8 @@ type Ingester struct {
 // from db.
 func New(db *storage.DB, dir string, opts Options) (*Ingester, error) {
 	in := &Ingester{db: db, dir: filepath.Clean(dir), opts: opts.withDefaults(), refused: map[string]bool{},
-		faults: problems{}, wholeKeys: map[uint64][]storage.TaskKey{}, hashed: map[uint64]hashMark{},
+		faults: problems{}, wholeKeys: map[uint64][]storage.TaskKey{},
+		unreadable: map[uint64]bool{}, hashed: map[uint64]hashMark{},
 		warnedNames: map[string]bool{}}
 	if err := in.reload(); err != nil {
 		return nil, err

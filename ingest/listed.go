@@ -22,6 +22,11 @@ func (in *Ingester) listed() map[storage.TaskKey]bool {
 			continue
 		}
 		files++
+		if in.unreadable[f.ID] && !isJSONL(f.Path) {
+			in.opts.Logger.Warn("catalogue file cannot be read as its format; no task is retired while it stays so",
+				"path", f.Path)
+			return nil
+		}
 		if keys, ok := in.wholeKeys[f.ID]; ok && !isJSONL(f.Path) {
 			for _, k := range keys {
 				out[k] = true
@@ -73,6 +78,10 @@ func (in *Ingester) catalogKeys(f *storage.FileState, keep func(storage.TaskKey)
 		}
 		rows, err := in.opts.ReadCatalogFile(in.abs(f.Path))
 		var bad *record.BadLineError
+		if unreadableFile(err) {
+			in.unreadable[f.ID] = true
+			return false
+		}
 		if err != nil && !errors.As(err, &bad) {
 			return false
 		}
@@ -103,4 +112,14 @@ func (in *Ingester) catalogKeys(f *storage.FileState, keep func(storage.TaskKey)
 		}
 	}
 	return true
+}
+
+// unreadableFile reports whether err, from Options.ReadCatalogFile, says the file could not be
+// read as its format at all (an error whose Unreadable method says so), as opposed to some bad
+// rows or a stray file of another name. Such a file was taken for one that lists no task, so
+// every task it had listed was retired (a parquet catalogue replaced by a broken one, or one an
+// earlier build read and this one refuses), though PROTOCOL.md says it retires nothing.
+func unreadableFile(err error) bool {
+	var u interface{ Unreadable() bool }
+	return errors.As(err, &u) && u.Unreadable()
 }

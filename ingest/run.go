@@ -869,6 +869,11 @@ func (r *run) readWhole(f *os.File, st *storage.FileState, size int64) error {
 	// A file read whole changes the list of tasks now, unless it could not be read at all (a
 	// stray or broken file: quarantined, and it retires nothing, as PROTOCOL.md says).
 	r.catalogChanged = r.catalogChanged || err == nil || len(rows) > 0
+	if unreadableFile(err) {
+		r.in.unreadable[st.ID] = true
+	} else {
+		delete(r.in.unreadable, st.ID)
+	}
 	var bad *record.BadLineError
 	switch {
 	case errors.As(err, &bad):
