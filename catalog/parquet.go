@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/parquet-go/parquet-go"
@@ -188,9 +189,12 @@ var (
 	extraKeys = []string{"data_source", "task_id", "index"}
 )
 
-// nameKeys are the catalogue keys an env or a task id is read from (extraKeys are all such).
-var nameKeys = []string{"env", "data_source", "env_class", "environment", "task_name", "tag", "domain",
-	"task_id", "task", "index", "item_id", "id"}
+// envKeys and taskKeys are where record.ParseTask reads an env and a task id, in its order (the
+// first present and not null is taken); "extra_info." names a key of extra_info.
+var (
+	envKeys  = []string{"env", "data_source", "env_class", "environment", "task_name", "tag", "domain", "extra_info.data_source"}
+	taskKeys = []string{"task_id", "task", "extra_info.task_id", "index", "extra_info.index", "item_id", "id"}
+)
 
 // project keeps the catalogue keys of a reconstructed row.
 func project(v any) any {
@@ -199,32 +203,43 @@ func project(v any) any {
 		return v
 	}
 	out := pick(row, catalogueKeys)
-	rawNames(out, nameKeys)
 	if extra, ok := out["extra_info"].(map[string]any); ok {
 		out["extra_info"] = pick(extra, extraKeys)
-		rawNames(out["extra_info"].(map[string]any), extraKeys)
 	}
+	rawName(out, envKeys)
+	rawName(out, taskKeys)
 	return out
 }
 
-// rawNames writes the names at keys of m that are not valid UTF-8 as JSON strings holding their
-// bytes as they are, so that the row is refused as a JSON line with them is (env not valid UTF-8).
-// encoding/json writes U+FFFD for each bad byte: "a\xff" and "a\xfe" were both read as "a\uFFFD",
-// one task, whose last row took the other's place.
-func rawNames(m map[string]any, keys []string) {
+// rawName writes the name ParseTask will read from row (the first of keys present) as a JSON
+// string holding its bytes as they are when they are not valid UTF-8, so that the row is refused
+// as a JSON line with them is (env not valid UTF-8). encoding/json writes U+FFFD for each bad
+// byte: "a\xff" and "a\xfe" were both read as "a\uFFFD", one task, whose last row took the
+// other's place. Other strings keep U+FFFD (a text that is not UTF-8 still reads).
+func rawName(row map[string]any, keys []string) {
 	for _, k := range keys {
+		m := row
+		if sub, ok := strings.CutPrefix(k, "extra_info."); ok {
+			if m, ok = row["extra_info"].(map[string]any); !ok {
+				continue
+			}
+			k = sub
+		}
 		var s string
 		switch v := m[k].(type) {
+		case nil:
+			continue
 		case string:
 			s = v
 		case []byte:
 			s = string(v)
 		default:
-			continue
+			return // not a string: ParseTask says so
 		}
 		if !utf8.ValidString(s) {
 			m[k] = rawJSONString(s)
 		}
+		return
 	}
 }
 
