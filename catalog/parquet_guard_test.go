@@ -370,7 +370,7 @@ func TestParquetDecodedRowsAreBounded(t *testing.T) {
 	if got, want := parquetWorkLimit(10<<20), int64(2560<<20); got != want {
 		t.Errorf("work limit of a 10 MiB file: %d, want %d", got, want)
 	}
-	if got, want := parquetHeldLimit(10<<20), int64(1<<30); got != want {
+	if got, want := parquetHeldLimit(10<<20), int64(2<<30); got != want {
 		t.Errorf("held limit of a 10 MiB file: %d, want %d", got, want)
 	}
 	if got, want := parquetHeldLimit(1<<20), int64(256<<20); got != want {
