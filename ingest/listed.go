@@ -95,8 +95,8 @@ func (in *Ingester) catalogKeys(f *storage.FileState, keep func(storage.TaskKey)
 		return false
 	}
 	defer file.Close()
-	if isBolt(file) {
-		return true // quarantined whole (run.bolt): it lists no task
+	if isBolt(file) || compressedKind(file) != "" {
+		return true // quarantined whole (run.bolt, run.compressed): it lists no task
 	}
 	lr := newLineReader(&fileSource{f: file, limit: f.Offset}, 0, in.opts.maxLine, 1<<16)
 	for lr.Offset() < f.Offset {

@@ -648,6 +648,10 @@ func (r *run) read(c candidate, f *os.File, st *storage.FileState, size int64) e
 		r.current = nil
 		return r.bolt(f, st, size)
 	}
+	if kind := compressedKind(f); kind != "" {
+		r.current = nil
+		return r.compressed(f, st, size, kind)
+	}
 	from := st.Offset
 	src := &fileSource{f: f, off: st.Offset, limit: -1}
 	if c.listed != nil && c.listed.Size() < size { // a full scan: up to the size it was listed with
@@ -691,6 +695,54 @@ func (r *run) bolt(f *os.File, st *storage.FileState, size int64) error {
 	r.quarantine(st, 0, ReasonBolt, head)
 	r.records++
 	r.batchBytes += size
+	st.Offset, st.InLongLine = size, false
+	return r.settleAt(f, st, size)
+}
+
+// compressedMagic are the first bytes of files that are not JSON lines but are named so (a JSON
+// line begins with "{", a blank or a byte order mark): compressed streams and parquet.
+var compressedMagic = []struct{ magic, kind string }{
+	{"\x1f\x8b", "gzip"}, {"\x28\xb5\x2f\xfd", "zstd"}, {"BZh", "bzip2"}, {"\xfd7zXZ\x00", "xz"},
+	{"\x04\x22\x4d\x18", "lz4"}, {"PK\x03\x04", "zip"}, {"PAR1", "parquet"},
+}
+
+// compressedKind names the format of f when it begins as a compressed stream or a parquet file
+// does, or returns "".
+func compressedKind(f *os.File) string {
+	b, _ := readAt(f, 0, 6)
+	for _, m := range compressedMagic {
+		if strings.HasPrefix(string(b), m.magic) {
+			return m.kind
+		}
+	}
+	return ""
+}
+
+// ReasonCompressed is the quarantine reason of a .jsonl file that is kind (gzip, zstd, ...,
+// parquet), not JSON lines.
+func ReasonCompressed(kind string) string {
+	if kind == "parquet" {
+		return "a parquet file, not JSON lines: name it .parquet (catalogue files only)"
+	}
+	return "a " + kind + "-compressed file, not JSON lines: envsched reads plain JSON lines; decompress it, " +
+		"or write it uncompressed"
+}
+
+// compressed quarantines a .jsonl file that is compressed (or parquet) whole, once per version
+// of it, and moves its offset to its end as it grows. It was read as lines: a small gzip file of
+// 20,000 rollouts held no newline byte, so it was one unfinished line waited on for ever, its
+// rollouts never counted and nothing said; a larger one gave as many "invalid JSON" lines as
+// its bytes held newlines.
+func (r *run) compressed(f *os.File, st *storage.FileState, size int64, kind string) error {
+	if st.Offset == 0 {
+		head, err := readAt(f, 0, min(size, fingerprintLen))
+		if err != nil {
+			return err
+		}
+		r.quarantine(st, 0, ReasonCompressed(kind), head)
+		r.records++
+	}
+	r.batchBytes += size - st.Offset
 	st.Offset, st.InLongLine = size, false
 	return r.settleAt(f, st, size)
 }
