@@ -26,25 +26,7 @@ func TestParquetFooterBombIsQuarantined(t *testing.T) {
 	bomb = append(bomb, "PAR1"...)
 	must(t, os.WriteFile(filepath.Join(dir, "catalog", "bomb.parquet"), bomb, 0o644))
 
-	args := []string{"run", "--dir", dir, "--poll-interval", "20ms", "--status-interval", "200ms",
-		"--log-format", "json", "--log-level", "debug"}
-	cmd := exec.Command("/bin/sh", append([]string{"-c", `ulimit -v 4000000; exec "$0" "$@"`, binary}, args...)...)
-	d := startCmd(t, dir, "", nil, cmd)
-	d.waitReady()
-	writeRequest(t, dir, "r1", `{"size": 4}`)
-	if got := batchSize(t, waitAnswer(t, d, "r1")); got != 4 {
-		t.Errorf("answer of %d tasks; want 4", got)
-	}
-	waitUntil(t, "the parquet file counted as quarantined", func() bool {
-		st, err := readStatus(dir)
-		return err == nil && st.Quarantined == 1
-	})
-	if log := d.stderr.String(); !strings.Contains(log, "bomb.parquet") || !strings.Contains(log, "parquet footer") {
-		t.Errorf("the log does not name the file and its reason:\n%s", log)
-	}
-	if code := d.signal(syscall.SIGTERM); code != 0 {
-		t.Errorf("SIGTERM: exit %d\n%s", code, d.stderr.String())
-	}
+	quarantinedUnderLimit(t, dir, "bomb.parquet", "parquet footer")
 }
 
 // TestParquetRowBombIsQuarantined: a 460 KB parquet catalogue of 10,000,000 rows (one env and
@@ -58,6 +40,14 @@ func TestParquetRowBombIsQuarantined(t *testing.T) {
 	ensureCatalog(t, dir)
 	writeRowBomb(t, filepath.Join(dir, "catalog", "rows.parquet"), 10_000_000)
 
+	quarantinedUnderLimit(t, dir, "rows.parquet", "rows decode into more than")
+}
+
+// quarantinedUnderLimit runs the real daemon on dir under a 4 GiB address-space limit and checks
+// that it answers a request, counts the catalogue file name as quarantined, logs reason for it
+// and stops cleanly on SIGTERM.
+func quarantinedUnderLimit(t *testing.T, dir, name, reason string) {
+	t.Helper()
 	args := []string{"run", "--dir", dir, "--poll-interval", "20ms", "--status-interval", "200ms",
 		"--log-format", "json", "--log-level", "debug"}
 	cmd := exec.Command("/bin/sh", append([]string{"-c", `ulimit -v 4000000; exec "$0" "$@"`, binary}, args...)...)
@@ -71,7 +61,7 @@ func TestParquetRowBombIsQuarantined(t *testing.T) {
 		st, err := readStatus(dir)
 		return err == nil && st.Quarantined == 1
 	})
-	if log := d.stderr.String(); !strings.Contains(log, "rows.parquet") || !strings.Contains(log, "rows decode into more than") {
+	if log := d.stderr.String(); !strings.Contains(log, name) || !strings.Contains(log, reason) {
 		t.Errorf("the log does not name the file and its reason:\n%s", tail(log, 3000))
 	}
 	if code := d.signal(syscall.SIGTERM); code != 0 {
