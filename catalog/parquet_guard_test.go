@@ -238,10 +238,7 @@ func TestParquetDeclaredSizesAreBounded(t *testing.T) {
 			return b
 		}}, "needs more than 1024 MiB"},
 		{"zstd frame of 16 GiB", craft{codec: format.Zstd, page: func(col int, h *format.PageHeader, b []byte) []byte {
-			raw := []byte("\x01\x00\x00\x00e\x01\x00\x00\x00e\x01\x00\x00\x00e")
-			if col == 1 {
-				raw = []byte("\x02\x00\x00\x00t0\x02\x00\x00\x00t1\x02\x00\x00\x00t2")
-			}
+			raw := plainColumn(col)
 			b = zstdFrame(raw, 16<<30)
 			h.UncompressedPageSize, h.CompressedPageSize = int32(len(raw)), int32(len(b))
 			return b
@@ -257,10 +254,7 @@ func TestParquetDeclaredSizesAreBounded(t *testing.T) {
 			return b
 		}}, "(frame 2, after 0 bytes declared)"},
 		{"zstd frames declaring more than the page in all", craft{codec: format.Zstd, page: func(col int, h *format.PageHeader, b []byte) []byte {
-			raw := []byte("\x01\x00\x00\x00e\x01\x00\x00\x00e\x01\x00\x00\x00e")
-			if col == 1 {
-				raw = []byte("\x02\x00\x00\x00t0\x02\x00\x00\x00t1\x02\x00\x00\x00t2")
-			}
+			raw := plainColumn(col)
 			b = append(zstdFrame(raw, uint64(len(raw))), zstdFrame(raw, uint64(len(raw)))...)
 			h.UncompressedPageSize, h.CompressedPageSize = int32(len(raw)), int32(len(b))
 			return b
@@ -376,4 +370,13 @@ func TestParquetDecodedRowsAreBounded(t *testing.T) {
 	if got, want := parquetHeldLimit(1<<20), int64(256<<20); got != want {
 		t.Errorf("held limit of a 1 MiB file: %d, want %d", got, want)
 	}
+}
+
+// plainColumn is the PLAIN-encoded page of the crafted files' column col: three rows of env "e"
+// (column 0) or of task ids t0, t1, t2 (column 1).
+func plainColumn(col int) []byte {
+	if col == 1 {
+		return []byte("\x02\x00\x00\x00t0\x02\x00\x00\x00t1\x02\x00\x00\x00t2")
+	}
+	return []byte("\x01\x00\x00\x00e\x01\x00\x00\x00e\x01\x00\x00\x00e")
 }
