@@ -59,3 +59,39 @@ func TestRewrittenRequestKeepsNoStaleErrorFile(t *testing.T) {
 		})
 	}
 }
+
+// A bad request written again with the same body (a retry, or only touched) is newer than its
+// error file, which says the same: the error file was not written again (it is rewritten only
+// when its message changes), so the request stayed pending (needsAnswer) for good, and every
+// sweep read it, refused it and logged it again, once per rescan without end. It is refused
+// once more and its error file written again; then it is answered.
+func TestBadRequestRewrittenWithTheSameBodyIsSettled(t *testing.T) {
+	d := openTest(t)
+	dir := d.cfg.Dir
+	refuse := func() {
+		t.Helper()
+		if ok, err := d.handle("b.json", timing{seen: time.Now()}); ok || err != nil {
+			t.Fatalf("handle = %v, %v; want a refusal", ok, err)
+		}
+		must(t, d.writeRejects())
+	}
+	writeRequest(t, dir, "b.json", `{"size": -1}`)
+	refuse()
+	if d.needsAnswer("b.json") {
+		t.Fatal("the refused request is still pending")
+	}
+	// The error file was written before the request's new version (a minute: the clock's
+	// granularity must not decide), and the request is written again with the same body.
+	errPath := filepath.Join(d.dirs.batches, errorFileName("b"))
+	past := time.Now().Add(-time.Minute)
+	must(t, os.Chtimes(errPath, past, past))
+	writeRequest(t, dir, "b.json", `{"size": -1}`)
+	if !d.needsAnswer("b.json") {
+		t.Fatal("the request written again is not pending: nothing tested")
+	}
+	refuse()
+	if d.needsAnswer("b.json") {
+		t.Error("the request written again with the same bad body is still pending after its refusal: " +
+			"every sweep reads, refuses and logs it again")
+	}
+}

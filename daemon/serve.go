@@ -134,8 +134,13 @@ func (d *Daemon) removeErrorFile(id string) error {
 }
 
 // reject logs a refused request and queues DIR/batches/ID.error.json (unless the file already
-// says the same) for writeRejects. An ID that cannot be a file name gets the log line only.
-// name is the request file, read its status before it was read (nil when unknown).
+// says the same and was written after this version of the request) for writeRejects. An ID
+// that cannot be a file name gets the log line only. name is the request file, read its status
+// before it was read (nil when unknown).
+//
+// An error file that says the same but is older than the request is written again: a bad
+// request rewritten with the same body (a retry, a touch) is otherwise pending for good
+// (needsAnswer), and every sweep read it, refused it and logged it again, without end.
 func (d *Daemon) reject(id, msg, name string, read os.FileInfo) error {
 	errName := errorFileName(id)
 	d.log.Warn("bad request", "id", id, "error", msg)
@@ -143,7 +148,8 @@ func (d *Daemon) reject(id, msg, name string, read os.FileInfo) error {
 		return nil
 	}
 	body := errorFile(id, msg)
-	if sameContent(filepath.Join(d.dirs.batches, errName), body) || !d.canPublish(errName) {
+	path := filepath.Join(d.dirs.batches, errName)
+	if sameContent(path, body) && !olderThan(path, read) || !d.canPublish(errName) {
 		return nil
 	}
 	d.rejects = append(d.rejects, rejected{fsutil.File{Name: errName, Data: body}, name, read})
@@ -248,6 +254,13 @@ func (d *Daemon) needsAnswer(name string) bool {
 	}
 	efi, err := os.Lstat(filepath.Join(d.dirs.batches, errorFileName(id)))
 	return err != nil || !efi.Mode().IsRegular() || changedAt(req).After(efi.ModTime())
+}
+
+// olderThan reports whether the file at path was last written before request (its status
+// before it was read; nil: unknown, never older) last changed, as needsAnswer compares them.
+func olderThan(path string, request os.FileInfo) bool {
+	fi, err := os.Lstat(path)
+	return request != nil && err == nil && changedAt(request).After(fi.ModTime())
 }
 
 // changedAt is when a file was last written or renamed (its status change time): a request
