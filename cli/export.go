@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -116,18 +117,71 @@ func exportFormat(flag, out string) (export.Format, error) {
 }
 
 // writeFileWith writes path through fn atomically (fsutil.WriteAtomic): a reader never sees
-// half an export, and the file survives a crash once it is in place.
+// half an export, and the file survives a crash once it is in place. A path that is a device or
+// a pipe (/dev/stdout, /dev/null, a FIFO, a shell's process substitution) is written into as it
+// is, and a symbolic link to a file replaces the file it names (see outTarget): the file written
+// whole was renamed over whatever was there, so `--out /dev/null` run as root put a regular file
+// in place of /dev/null for every program of the machine, and a link was replaced by a copy
+// while the file it named stayed as it was.
 func writeFileWith(path string, fn func(io.Writer) (int64, error)) (int64, error) {
+	target, into, err := outTarget(path)
+	if err != nil {
+		return 0, err
+	}
 	var n int64
-	err := fsutil.WriteAtomic(path, 0o644, func(w io.Writer) error {
-		var err error
-		n, err = fn(w)
-		return err
-	}, fsutil.Hooks{})
+	if into {
+		n, err = writeInto(target, fn)
+	} else {
+		err = fsutil.WriteAtomic(target, 0o644, func(w io.Writer) error {
+			var err error
+			n, err = fn(w)
+			return err
+		}, fsutil.Hooks{})
+	}
 	if err != nil {
 		return n, fmt.Errorf("write %s: %w", path, err)
 	}
 	return n, nil
+}
+
+// outTarget says how --out is written: the path to write and whether it is written into as it
+// is (into: a device, a FIFO or a socket, links followed) rather than replaced by rename. A
+// symbolic link to a regular file gives the file it resolves to, replaced by rename there; a
+// missing path (a dangling link too) is created by rename; a folder is an error.
+func outTarget(path string) (target string, into bool, err error) {
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return path, false, nil
+	case err != nil:
+		return "", false, fmt.Errorf("--out %s: %w", path, err)
+	case fi.IsDir():
+		return "", false, fmt.Errorf("--out %s is a folder: name a file", path)
+	case !fi.Mode().IsRegular():
+		return path, true, nil
+	}
+	if lfi, err := os.Lstat(path); err != nil || lfi.Mode()&fs.ModeSymlink == 0 {
+		return path, false, nil
+	}
+	target, err = filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", false, fmt.Errorf("--out %s: %w", path, err)
+	}
+	return target, false, nil
+}
+
+// writeInto writes fn's output into the device or pipe at path, opened for writing as a shell's
+// redirection opens it (a FIFO waits for its reader).
+func writeInto(path string, fn func(io.Writer) (int64, error)) (int64, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return 0, err
+	}
+	n, err := fn(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return n, err
 }
 
 func snapshotWaitFlag() cli.Flag {

@@ -76,6 +76,11 @@ func daemonFile(dir, path string) (string, bool) {
 // removed by the daemon. Nor may it be the database db itself: the file written whole was
 // renamed over it, and every rollout, statistic and stored answer was lost without a word.
 func checkOutPlace(dir, db, out string) error {
+	if out != "" {
+		if _, _, err := outTarget(out); err != nil {
+			return err
+		}
+	}
 	if out != "" && resolved(out) == resolved(db) {
 		return fmt.Errorf("--out %s is the database %s: writing there would replace it, losing everything it "+
 			"holds; write the file elsewhere", out, db)

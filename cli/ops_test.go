@@ -6,10 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -468,5 +471,76 @@ func TestOutIsTheDatabaseRefused(t *testing.T) {
 		if got, err := os.ReadFile(path); err != nil || !bytes.Equal(got, data) {
 			t.Errorf("%s changed (%v)", path, err)
 		}
+	}
+}
+
+// TestOutIntoPipeOrLink: `export --out` and `report --out` naming a FIFO (as /dev/stdout, a
+// shell's process substitution or /dev/null are, or a device) write into it, and naming a
+// symbolic link replace the file it names. The output, written whole, was renamed over
+// whatever was at the path: the FIFO became a regular file and its reader got nothing (run as
+// root, `--out /dev/null` replaced the machine's /dev/null), and the link was replaced by a copy
+// while the file it names stayed as it was. A folder is a usage error (it was "file exists" from
+// the rename, after the whole export was written).
+func TestOutIntoPipeOrLink(t *testing.T) {
+	dir, run := generatedDir(t)
+	for _, cmd := range [][]string{{"export", "--what", "rollouts"}, {"report"}} {
+		t.Run(cmd[0], func(t *testing.T) {
+			tmp := t.TempDir()
+			fifo := filepath.Join(tmp, "fifo")
+			if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+				t.Skip("no FIFO here:", err)
+			}
+			got := make(chan []byte)
+			go func() {
+				f, err := os.Open(fifo) // waits for the writer
+				if err != nil {
+					got <- nil
+					return
+				}
+				defer f.Close()
+				data, _ := io.ReadAll(f)
+				got <- data
+			}()
+			out := func(path string) []string { return append(append([]string(nil), cmd...), "--dir", dir, "--out", path) }
+			code, _, errOut := opsApp(t, out(fifo)...)
+			var data []byte
+			select {
+			case data = <-got:
+			case <-time.After(10 * time.Second): // only turns a hang into a failure
+				t.Errorf("--out FIFO: its reader got nothing (the FIFO was replaced?)")
+			}
+			if code != 0 {
+				t.Fatalf("--out FIFO: exit %d, %s", code, errOut)
+			}
+			if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&fs.ModeNamedPipe == 0 {
+				t.Errorf("--out FIFO: the FIFO was replaced (%v, %v)", fi.Mode(), err)
+			}
+			wantLines := map[string]int{"export": run.Rollouts, "report": 0}[cmd[0]]
+			if n := bytes.Count(data, []byte("\n")); len(data) == 0 || cmd[0] == "export" && n != wantLines {
+				t.Errorf("--out FIFO: its reader got %d bytes, %d lines; want the whole output", len(data), n)
+			}
+
+			target, link := filepath.Join(tmp, "target"), filepath.Join(tmp, "link")
+			if err := os.WriteFile(target, []byte("old\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink("target", link); err != nil {
+				t.Fatal(err)
+			}
+			if code, _, errOut := opsApp(t, out(link)...); code != 0 {
+				t.Fatalf("--out link: exit %d, %s", code, errOut)
+			}
+			if fi, err := os.Lstat(link); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+				t.Errorf("--out link: the link was replaced (%v, %v)", fi.Mode(), err)
+			}
+			if written, err := os.ReadFile(target); err != nil || !bytes.Equal(written, data) {
+				t.Errorf("--out link: the file it names holds %d bytes (%v); want the %d the FIFO got", len(written),
+					err, len(data))
+			}
+
+			if code, _, errOut := opsApp(t, out(tmp)...); code != exitUsage || !strings.Contains(errOut, "is a folder") {
+				t.Errorf("--out a folder: exit %d, %q; want 2 saying it is a folder", code, errOut)
+			}
+		})
 	}
 }

@@ -25,7 +25,7 @@ func reportCommand() *cli.Command {
 			ingestDirFlag(),
 			ingestDBFlag(),
 			&cli.StringFlag{Name: "out", Required: true, EnvVars: []string{"ENVSCHED_REPORT_OUT"},
-				Usage: "the HTML `FILE` to write (written whole, then renamed into place)"},
+				Usage: "the HTML `FILE` to write (written whole, then renamed into place; a device or pipe such as /dev/stdout is written into)"},
 			snapshotWaitFlag(),
 		},
 		Action: reportAction,
