@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/envsched/envsched/fsutil"
 )
@@ -19,9 +20,17 @@ import (
 // the path again to use the compacted one. Anything that opens the path after the rename gets the
 // new file; a process already waiting for the lock would get the old one, so callers keep db
 // open past DefaultTimeout before closing it (as `envsched compact` does).
+//
+// A path that is a symbolic link is resolved first: the file it names is replaced, beside
+// itself, and the link stays. (Renamed over the link, the copy became a second database in
+// the link's folder, and the file the link named stayed, uncompacted.)
 func (db *DB) CompactInPlace() (int64, error) {
+	path, err := filepath.EvalSymlinks(db.Path())
+	if err != nil {
+		return 0, fmt.Errorf("compact %s: %w", db.Path(), err)
+	}
 	var size int64
-	err := fsutil.Replace(db.Path(), func(tmp string) error {
+	err = fsutil.Replace(path, func(tmp string) error {
 		if err := db.Compact(tmp); err != nil {
 			return err
 		}

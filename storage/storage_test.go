@@ -273,3 +273,49 @@ func TestCompactInPlace(t *testing.T) {
 	}
 	storagetest.MustCheck(t, re, "")
 }
+
+// A database opened through a symbolic link (DIR/envsched.db linking to a file on another disk)
+// is compacted where the link leads: the link stays, and the file it names is the compacted one.
+// The copy was written beside the link and renamed over it: the link became a second database
+// on DIR's disk, and the file it named stayed behind, uncompacted, for anything that opens it by
+// its own path.
+func TestCompactInPlaceThroughALink(t *testing.T) {
+	real := filepath.Join(t.TempDir(), "envsched.db")
+	db := openAt(t, real, storage.Options{})
+	var b storage.Batch
+	for k := range 500 {
+		b.Rollouts = append(b.Rollouts, rollout("e", fmt.Sprintf("t%d", k%50), float64(k%2), int64(k/50), "", fmt.Sprintf("r%d", k)))
+	}
+	commit(t, db, &b)
+	want, _ := db.Counters()
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	linkDir := t.TempDir()
+	link := filepath.Join(linkDir, "envsched.db")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.Stat(real)
+	db = openAt(t, link, storage.Options{})
+	if _, err := db.CompactInPlace(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link was replaced (%v, %v)", fi.Mode(), err)
+	}
+	if after, err := os.Stat(real); err != nil || os.SameFile(before, after) {
+		t.Errorf("the file the link names was not replaced by the compacted copy (%v)", err)
+	}
+	if names, _ := os.ReadDir(linkDir); len(names) != 1 {
+		t.Errorf("the link's folder holds %v; want only the link", names)
+	}
+	re := openAt(t, real, storage.Options{ReadOnly: true})
+	defer re.Close()
+	if got, _ := re.Counters(); got != want {
+		t.Errorf("compacted: %+v; want %+v", got, want)
+	}
+}
