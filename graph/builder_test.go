@@ -493,3 +493,51 @@ func TestEmbeddingNearDuplicatesFoundAtScale(t *testing.T) {
 	}
 	checkInvariants(t, g, b.Options())
 }
+
+// The hyperplanes of the LSH buckets, drawn per embedding length (lshBands·lshBits·length
+// values each), are held within a bound for all lengths together: a 4 MB catalogue of ten
+// rows with embeddings of ten lengths near 200,000 made the builder hold 3 GB of them. Lengths
+// met past the bound are not bucketed; the embeddings of a length bucketed first still find
+// their near-duplicates.
+func TestHyperplanesOfManyLengthsAreBounded(t *testing.T) {
+	const bound = 192 * 40 // one length of 32 fits, a second does not
+	graph.SetMaxPlaneFloats(t, bound)
+	rng := rand.New(rand.NewPCG(4, 4))
+	vec := func(n int) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32(rng.NormFloat64())
+		}
+		return v
+	}
+	var tasks []record.Task
+	for i := range 300 {
+		tasks = append(tasks, record.Task{Env: "a", Task: fmt.Sprintf("t%03d", i), Embedding: vec(32)})
+	}
+	for i := range 20 {
+		v := slices.Clone(tasks[i].Embedding)
+		for j := range v {
+			v[j] += 0.1 * float32(rng.NormFloat64())
+		}
+		tasks = append(tasks, record.Task{Env: "a", Task: fmt.Sprintf("dup%02d", i), Embedding: v})
+	}
+	for n := 33; n < 233; n++ { // "b" sorts after "a": indexed after the first length, in a full build
+		tasks = append(tasks, record.Task{Env: "b", Task: fmt.Sprintf("len%d", n), Embedding: vec(n)})
+	}
+	b := graph.NewBuilder(graph.Options{})
+	b.Add(tasks)
+	if held := graph.PlaneFloats(b); held > bound {
+		t.Errorf("the index holds %d hyperplane values for %d embedding lengths; want at most %d", held, 201, bound)
+	}
+	g := b.Snapshot()
+	for i := range 20 {
+		a := graph.NodeKey{Env: "a", Task: tasks[i].Task}
+		if e, ok := edgeOf(g, a, graph.NodeKey{Env: "a", Task: fmt.Sprintf("dup%02d", i)}); !ok || e.Sim < 0.9 {
+			t.Errorf("planted near-duplicate %d: edge %+v present=%v", i, e, ok)
+		}
+	}
+	checkInvariants(t, g, b.Options())
+	if err := graph.CheckIndex(b); err != nil {
+		t.Error(err)
+	}
+}

@@ -52,12 +52,13 @@ func CheckIndex(b *Builder) error {
 	}
 	embs := 0
 	for id := range int32(b.n()) {
-		if b.doc(id).emb != nil {
+		if e := b.doc(id).emb; e != nil && b.lsh.planes[len(e)] != nil {
 			embs++
 		}
 	}
 	if buckets != embs*lshBands {
-		return fmt.Errorf("%d LSH entries, want %d (one per band of each embedding)", buckets, embs*lshBands)
+		return fmt.Errorf("%d LSH entries, want %d (one per band of each embedding of a length with "+
+			"hyperplanes)", buckets, embs*lshBands)
 	}
 	return nil
 }
@@ -78,3 +79,14 @@ func IndexEntries(b *Builder) int {
 	}
 	return n + len(b.featID) + len(b.df) + len(b.idf) + len(b.meta)
 }
+
+// SetMaxPlaneFloats sets the bound of the hyperplanes an index holds for the test's length and
+// restores it at its end.
+func SetMaxPlaneFloats(t interface{ Cleanup(func()) }, n int) {
+	old := maxPlaneFloats
+	maxPlaneFloats = n
+	t.Cleanup(func() { maxPlaneFloats = old })
+}
+
+// PlaneFloats is how many hyperplane values b's index holds.
+func PlaneFloats(b *Builder) int { return b.lsh.held }

@@ -21,21 +21,39 @@ type lshKey struct {
 	sig       uint32
 }
 
+// maxPlaneFloats bounds the hyperplanes an index holds, all embedding lengths together: 2^25
+// values (256 MiB), some 170,000 dimensions in all (a real catalogue uses one or two lengths
+// of a few thousand: 768 takes 1.2 MB). Each length takes lshBands·lshBits·length values, so
+// a 4 MB catalogue of ten rows whose embeddings had ten lengths of about 200,000 made the
+// builder hold 3 GB of hyperplanes (twenty such rows of a million: 30 GB, the process killed
+// at every start). Embeddings of a length met once the bound is reached are not bucketed: they
+// are still compared exactly with the candidates text, tools and tags find. Which lengths are
+// bucketed depends only on the order docs are indexed (key order in a full build).
+var maxPlaneFloats = 1 << 25
+
 // lshIndex holds the hyperplanes per embedding length and the buckets. The hyperplanes are
 // drawn from a generator seeded by the length, so every builder hashes alike.
 type lshIndex struct {
 	planes  map[int][]float64
 	buckets map[lshKey][]int32
+	held    int // values in planes
 }
 
 func newLSHIndex() lshIndex {
 	return lshIndex{planes: map[int][]float64{}, buckets: map[lshKey][]int32{}}
 }
 
+// hyperplanes returns the hyperplanes of embeddings of length dim, drawn when first needed, or
+// nil when they would take the index past maxPlaneFloats.
 func (x *lshIndex) hyperplanes(dim int) []float64 {
 	if p, ok := x.planes[dim]; ok {
 		return p
 	}
+	n := lshBands * lshBits * dim
+	if n > maxPlaneFloats-x.held {
+		return nil
+	}
+	x.held += n
 	rng := rand.New(rand.NewPCG(uint64(dim), 0x5eed))
 	p := make([]float64, lshBands*lshBits*dim)
 	for i := range p {
