@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 
+	"github.com/envsched/envsched/fsutil"
 	"github.com/envsched/envsched/stats"
 )
 
@@ -94,10 +96,8 @@ type DB struct {
 // within opts.Timeout with an error wrapping ErrLocked that names the path; a database of a
 // newer schema fails with ErrSchemaNewer. Commits are always fsync'd (NoSync is never set).
 func Open(path string, opts Options) (*DB, error) {
-	if opts.ReadOnly {
-		if _, err := os.Stat(path); err != nil {
-			return nil, fmt.Errorf("open db %s: %w", path, err)
-		}
+	if err := checkFile(path, opts.ReadOnly); err != nil {
+		return nil, err
 	}
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
@@ -136,6 +136,28 @@ func Open(path string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("open db %s: %w", path, err)
 	}
 	return db, nil
+}
+
+// checkFile refuses a path that cannot be a database before bbolt opens it: anything but a
+// regular file (links followed), and, to read, a missing or empty file. bbolt's open of a FIFO
+// for reading waits for a writer for ever (and the reading commands catch SIGINT and SIGTERM, so
+// `stats --db FIFO` could only be killed); for writing it failed with "illegal seek", a
+// device with "invalid argument" or "bad file descriptor", and an empty file read with "bad
+// file descriptor" (bbolt tried to write a new database into it).
+func checkFile(path string, readOnly bool) error {
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && !readOnly:
+		return nil // created
+	case err != nil:
+		return fmt.Errorf("open db %s: %w", path, err)
+	case !fi.Mode().IsRegular():
+		return fmt.Errorf("open db %s: not a database file but a %s", path, fsutil.TypeName(fi.Mode()))
+	case fi.Size() == 0 && readOnly:
+		return fmt.Errorf("open db %s: the file is empty, not a database (envsched run, ingest or batch "+
+			"makes a new one)", path)
+	}
+	return nil
 }
 
 // init creates the buckets and meta of a new database, or checks those of an existing one. An

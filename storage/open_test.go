@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/envsched/envsched/storage"
 	"github.com/envsched/envsched/storage/storagetest"
@@ -47,5 +50,53 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A --db that is not a database file is refused before bbolt opens it, saying what it is: a
+// FIFO opened to read waited for a writer for ever (and the reading commands catch SIGINT and
+// SIGTERM: `stats --db FIFO` could only be killed), and opened to write failed with "illegal
+// seek"; an empty file opened to read failed with "bad file descriptor" (bbolt wrote a new
+// database into it); a folder with "invalid database" or "is a directory".
+func TestOpenRefusesWhatIsNotADatabaseFile(t *testing.T) {
+	dir := t.TempDir()
+	fifo, empty, folder := filepath.Join(dir, "p.db"), filepath.Join(dir, "z.db"), filepath.Join(dir, "d.db")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip("no FIFO here:", err)
+	}
+	must(t, os.WriteFile(empty, nil, 0o600))
+	must(t, os.Mkdir(folder, 0o755))
+	cases := []struct {
+		path     string
+		readOnly bool
+		want     string
+	}{
+		{fifo, true, "named pipe (FIFO)"},
+		{fifo, false, "named pipe (FIFO)"},
+		{empty, true, "empty"},
+		{folder, true, "folder"},
+		{folder, false, "folder"},
+	}
+	for _, c := range cases {
+		done := make(chan error, 1)
+		go func() {
+			db, err := storage.Open(c.path, storage.Options{ReadOnly: c.readOnly})
+			if err == nil {
+				db.Close()
+			}
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), c.path) {
+				t.Errorf("Open(%s, read-only %v) = %v; want an error naming it and saying %q", filepath.Base(c.path),
+					c.readOnly, err, c.want)
+			}
+		case <-time.After(10 * time.Second): // only turns a hang into a failure
+			t.Errorf("Open(%s, read-only %v) is still waiting", filepath.Base(c.path), c.readOnly)
+		}
+	}
+	if fi, err := os.Stat(empty); err != nil || fi.Size() != 0 {
+		t.Errorf("the empty file was written (%v)", err)
 	}
 }
