@@ -40,11 +40,22 @@ func guard(path string, fn func() error) (err error) {
 			if !fromStore(v) {
 				panic(v)
 			}
-			err = &DamagedError{Path: path, Cause: fmt.Sprint(v)}
+			err = &DamagedError{Path: path, Cause: damage(v)}
 		}
 	}()
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	return fn()
+}
+
+// damage says what a panic raised in bbolt found. A fault on the mapped file (a page past the
+// end of a file cut short, met before checkLength could look, as in a writable open that loads
+// the freelist) said only "runtime error: invalid memory address or nil pointer dereference".
+func damage(v any) string {
+	var addr interface{ Addr() uintptr }
+	if e, ok := v.(error); ok && errors.As(e, &addr) {
+		return "a page lies past the end of the file or cannot be read: it was cut short or overwritten"
+	}
+	return fmt.Sprint(v)
 }
 
 // fromStore reports whether the panic being recovered was raised by bbolt or by this package
