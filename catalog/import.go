@@ -101,6 +101,12 @@ func Import(src, dir string, opts ImportOptions) (*ImportResult, error) {
 		}
 	}
 	folder := filepath.Join(dir, CatalogDir)
+	if fi, err := os.Lstat(folder); err == nil && !fi.IsDir() {
+		// A link (to a folder outside DIR) is never read by envsched: the file would be
+		// written there and its tasks never seen.
+		return nil, fmt.Errorf("%s is a %s, not a folder: envsched reads no catalogue through it; make it a "+
+			"real folder", folder, fsutil.TypeName(fi.Mode()))
+	}
 	if err := os.MkdirAll(folder, 0o755); err != nil {
 		return nil, fmt.Errorf("create %s: %w", folder, err)
 	}

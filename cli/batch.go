@@ -51,6 +51,9 @@ func batchAction(c *cli.Context) error {
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return usageError{fmt.Errorf("--dir %s: not a folder", dir)}
 	}
+	if err := checkInputFolders(dir); err != nil {
+		return usageError{err}
+	}
 	if err := checkDBPlace(dir, c.String("db")); err != nil {
 		return usageError{err}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/envsched/envsched/batcher"
 	"github.com/envsched/envsched/daemon"
 	"github.com/envsched/envsched/fsutil"
+	"github.com/envsched/envsched/ingest"
 	"github.com/envsched/envsched/schedule"
 )
 
@@ -129,6 +130,21 @@ func resolved(path string) string {
 		}
 		rest = filepath.Join(filepath.Base(p), rest)
 	}
+}
+
+// checkInputFolders refuses DIR/catalog or DIR/rollouts when it is there but not a folder (a
+// symbolic link to one elsewhere, a file): envsched never reads through a link out of DIR, so
+// `ingest` and `batch` read nothing from it, and said nothing of it ("0 files"). `run` refuses
+// it at start the same way.
+func checkInputFolders(dir string) error {
+	for _, f := range []string{ingest.CatalogDir, ingest.RolloutsDir} {
+		path := filepath.Join(dir, f)
+		if fi, err := os.Lstat(path); err == nil && !fi.IsDir() {
+			return fmt.Errorf("%s is a %s, not a folder: envsched reads nothing through it; make it a real folder",
+				path, fsutil.TypeName(fi.Mode()))
+		}
+	}
+	return nil
 }
 
 // ingestDBPath is --db, or DIR/envsched.db.

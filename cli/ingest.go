@@ -57,6 +57,9 @@ func ingestAction(c *cli.Context) error {
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return usageError{fmt.Errorf("--dir %s: not a folder", dir)}
 	}
+	if err := checkInputFolders(dir); err != nil {
+		return usageError{err}
+	}
 	rg, err := ingestRewardRange(c)
 	if err != nil {
 		return err

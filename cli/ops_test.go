@@ -547,3 +547,40 @@ func TestOutIntoPipeOrLink(t *testing.T) {
 		})
 	}
 }
+
+// TestLinkedInputFoldersRefused: DIR/catalog or DIR/rollouts that is a symbolic link (to a folder
+// outside DIR) is never read through, as `run` refuses it at start; `ingest` and `batch` exit 2
+// saying so (they read nothing and said "0 files"), and `catalog import` writes nothing through
+// it (it wrote the file where the link led, outside DIR, said "imported", and no envsched ever
+// read it).
+func TestLinkedInputFoldersRefused(t *testing.T) {
+	for _, folder := range []string{"catalog", "rollouts"} {
+		dir, outside := t.TempDir(), t.TempDir()
+		src := filepath.Join(t.TempDir(), "tasks.jsonl")
+		line := []byte(`{"env": "e", "task_id": 1, "reward": 1}` + "\n")
+		if err := os.WriteFile(src, line, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(outside, "r.jsonl"), line, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(outside, filepath.Join(dir, folder)); err != nil {
+			t.Fatal(err)
+		}
+		for _, args := range [][]string{{"ingest", "--dir", dir}, {"batch", "--dir", dir, "--size", "1"}} {
+			if code, _, errOut := opsApp(t, args...); code != exitUsage || !strings.Contains(errOut, "symbolic link") {
+				t.Errorf("%s with DIR/%s a link: exit %d, %q; want 2 saying it is a link", args[0], folder, code, errOut)
+			}
+		}
+		if folder != "catalog" {
+			continue
+		}
+		code, _, errOut := opsApp(t, "catalog", "import", "--dir", dir, src)
+		if code == exitOK || !strings.Contains(errOut, "symbolic link") {
+			t.Errorf("catalog import with DIR/catalog a link: exit %d, %q; want a refusal saying it is a link", code, errOut)
+		}
+		if _, err := os.Stat(filepath.Join(outside, "tasks.jsonl")); err == nil {
+			t.Error("catalog import wrote through the link, outside DIR")
+		}
+	}
+}
