@@ -206,7 +206,8 @@ type selector struct {
 
 	chosen []int64 // per environment: times its tasks were chosen before this batch, once MinCredit needs it
 
-	horizon int // LastingHorizon of the statistics, when Exploit is ExploitLasting
+	horizon int           // LastingHorizon of the statistics, when Exploit is ExploitLasting
+	matched *matchedTable // when Exploit or ExploitGraded is ExploitMatched
 
 	words        *wordWeights // when Overlap is on and the graph has features, else nil
 	wordCount    []int32      // per word: taken tasks of the round that hold it
@@ -226,8 +227,11 @@ func newSelector(sel *Selector, g *graph.Graph, preds []propagate.Prediction, ta
 		picks:  make([]Pick, 0, req.Size),
 	}
 	s.envSeen = envsSeen(g, tasks)
-	if p.Exploit == ExploitLasting {
+	if p.Exploit == ExploitLasting || p.ExploitGraded == ExploitLasting {
 		s.horizon = LastingHorizon(tasks)
+	}
+	if p.Exploit == ExploitMatched || p.ExploitGraded == ExploitMatched {
+		s.matched = newMatchedTable(req.GroupSize)
 	}
 	if p.Transfer > 0 && req.Loads == nil {
 		// One pass (on every CPU), so that the neighbours' loads read 8 bytes a neighbour
@@ -383,13 +387,19 @@ func (s *selector) values(i int) values {
 		newEnv:     !s.envSeen[s.g.Nodes[i].Env],
 		borrowed:   pr.Borrowed >= 1,
 	}
-	switch s.p.Exploit {
+	exploit := s.p.Exploit
+	if pr.Graded() {
+		exploit = s.p.ExploitGraded
+	}
+	switch exploit {
 	case ExploitInformative:
 		v.exploit = clamp01(1 - pr.PDegenerate(s.req.GroupSize))
 	case ExploitSpread:
 		v.exploit = ExpectedSpread(pr, s.req.GroupSize)
 	case ExploitLasting:
 		v.exploit = ExpectedLasting(pr, s.req.GroupSize, s.horizon)
+	case ExploitMatched:
+		v.exploit = s.matched.value(pr.PDegenerate(s.req.GroupSize))
 	default:
 		v.exploit = clamp01(4 * pr.Var)
 	}
