@@ -1,0 +1,202 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// The examples of PROTOCOL.md, taken from the document itself and run through the real
+// daemon: what a trainer copies out of it works as written.
+
+// docExamples returns the ```json blocks of PROTOCOL.md's section whose heading starts with
+// heading ("## 3."), in order.
+func docExamples(t *testing.T, heading string) []string {
+	t.Helper()
+	doc, err := os.ReadFile("../PROTOCOL.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sec, ok := strings.Cut(string(doc), "\n"+heading)
+	if !ok {
+		t.Fatalf("PROTOCOL.md has no section %q", heading)
+	}
+	sec, _, _ = strings.Cut(sec, "\n## ")
+	var blocks []string
+	for {
+		var block string
+		if _, sec, ok = strings.Cut(sec, "```json\n"); !ok {
+			return blocks
+		}
+		block, sec, _ = strings.Cut(sec, "```")
+		blocks = append(blocks, block)
+	}
+}
+
+// sameShape reports the keys of example (a JSON object) that real lacks or holds with another
+// JSON type, objects compared key by key and lists by their first element. Keys named "..."
+// stand for the elided rest; a null in either stands for any value (the document's "object or
+// null"); an object under the key "envs" is keyed by environment names, and each of its values is
+// compared with the example's first.
+func sameShape(path string, example, real any) []string {
+	if example == nil || real == nil {
+		return nil
+	}
+	switch ex := example.(type) {
+	case map[string]any:
+		r, ok := real.(map[string]any)
+		if !ok {
+			return []string{path + ": not an object"}
+		}
+		var bad []string
+		if strings.HasSuffix(path, ".envs") {
+			for _, v := range ex {
+				for k, rv := range r {
+					bad = append(bad, sameShape(path+"."+k, v, rv)...)
+				}
+				break
+			}
+			return bad
+		}
+		for k, v := range ex {
+			if k == "..." {
+				continue
+			}
+			rv, ok := r[k]
+			if !ok {
+				bad = append(bad, path+"."+k+": missing")
+				continue
+			}
+			bad = append(bad, sameShape(path+"."+k, v, rv)...)
+		}
+		return bad
+	case []any:
+		r, ok := real.([]any)
+		if !ok {
+			return []string{path + ": not a list"}
+		}
+		if len(ex) > 0 && len(r) > 0 {
+			return sameShape(path+"[0]", ex[0], r[0])
+		}
+		return nil
+	default:
+		if ek, rk := jsonKind(ex), jsonKind(real); ek != rk {
+			return []string{path + ": " + rk + ", the example has " + ek}
+		}
+		return nil
+	}
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case string:
+		return "string"
+	case float64:
+		return "number"
+	case bool:
+		return "boolean"
+	}
+	return "other"
+}
+
+// TestProtocolExamplesRun drops PROTOCOL.md's catalogue, rollout and request examples into an
+// exchange directory as written and checks what comes back against the document: the batch,
+// error file and status.json have every key of their examples, with the same types, and the error
+// file says what the example says. The request example excludes an environment the catalogue
+// does not hold, as a trainer's fixed configuration may; it was refused ("exclude_envs names
+// unknown environment"), though "never these environments" holds of it trivially.
+func TestProtocolExamplesRun(t *testing.T) {
+	dir := t.TempDir()
+	catalogue := docExamples(t, "## 3.")
+	rollouts := docExamples(t, "## 4.")
+	requests := docExamples(t, "## 5.")
+	batches := docExamples(t, "## 6.")
+	statuses := docExamples(t, "## 7.")
+	if len(catalogue) != 1 || len(rollouts) != 1 || len(requests) != 1 || len(batches) != 2 || len(statuses) != 1 {
+		t.Fatalf("PROTOCOL.md's examples moved: %d catalogue, %d rollout, %d request, %d batch, %d status blocks",
+			len(catalogue), len(rollouts), len(requests), len(batches), len(statuses))
+	}
+	must(t, os.MkdirAll(filepath.Join(dir, "catalog"), 0o755))
+	must(t, os.MkdirAll(filepath.Join(dir, "rollouts"), 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "catalog", "example.jsonl"), []byte(catalogue[0]), 0o644))
+	must(t, os.WriteFile(filepath.Join(dir, "rollouts", "example.jsonl"), []byte(rollouts[0]), 0o644))
+	d := start(t, dir, opts{}) // with the harness's catalogue of 388 tasks beside the example's two
+	d.waitReady()
+
+	// The request example, under the example's ID.
+	writeRequest(t, dir, "run1-000041", requests[0])
+	data := waitBatch(t, d, "run1-000041")
+	var batch struct {
+		Step      int            `json:"step"`
+		Size      int            `json:"size"`
+		GroupSize int            `json:"group_size"`
+		Envs      map[string]int `json:"envs"`
+		Tasks     []struct {
+			Env    string `json:"env"`
+			TaskID string `json:"task_id"`
+		} `json:"tasks"`
+	}
+	must(t, json.Unmarshal(data, &batch))
+	if batch.Step != 41 || batch.Size != 64 || batch.GroupSize != 8 || len(batch.Tasks) != 64 {
+		t.Errorf("the request example got step %d, size %d, group_size %d, %d tasks; want 41, 64, 8, 64",
+			batch.Step, batch.Size, batch.GroupSize, len(batch.Tasks))
+	}
+	if _, ok := batch.Envs["tau2-telecom"]; ok {
+		t.Errorf("an excluded environment in the batch: %v", batch.Envs)
+	}
+	var exBatch, realBatch any
+	must(t, json.Unmarshal([]byte(batches[0]), &exBatch))
+	must(t, json.Unmarshal(data, &realBatch))
+	for _, bad := range sameShape("batch", exBatch, realBatch) {
+		t.Errorf("the batch differs from PROTOCOL.md's example: %s", bad)
+	}
+
+	// Both example tasks of the catalogue are there under the names the document gives them.
+	writeRequest(t, dir, "examples", `{"size": 2, "envs": ["tau2-retail", "bfcl-multi_turn_base"]}`)
+	must(t, json.Unmarshal(waitBatch(t, d, "examples"), &batch))
+	got := map[string]bool{}
+	for _, task := range batch.Tasks {
+		got[task.Env+"/"+task.TaskID] = true
+	}
+	if !got["tau2-retail/17"] || !got["bfcl-multi_turn_base/3"] {
+		t.Errorf("the catalogue example's tasks: got %v; want tau2-retail/17 and bfcl-multi_turn_base/3", got)
+	}
+
+	// The error example: the same request, the same message.
+	var exErr struct{ ID, Error string }
+	must(t, json.Unmarshal([]byte(batches[1]), &exErr))
+	writeRequest(t, dir, exErr.ID, `{"grup_size": 8}`)
+	errPath := filepath.Join(dir, "batches", exErr.ID+".error.json")
+	var errData []byte
+	waitUntil(t, "the error file", func() bool {
+		var err error
+		errData, err = os.ReadFile(errPath)
+		return err == nil
+	})
+	var realErr struct{ ID, Error string }
+	must(t, json.Unmarshal(errData, &realErr))
+	if realErr != exErr {
+		t.Errorf("the error file of {\"grup_size\": 8}:\n%s\nPROTOCOL.md's example:\n%s", errData, batches[1])
+	}
+
+	// status.json: the example's rollouts are counted, and its keys are the example's.
+	st, err := readStatus(dir)
+	must(t, err)
+	if st.Rollouts != 3 || st.Quarantined != 0 {
+		t.Errorf("the rollout example: %d rollouts, %d quarantined; want 3 and 0", st.Rollouts, st.Quarantined)
+	}
+	var exStatus, realStatus any
+	must(t, json.Unmarshal([]byte(statuses[0]), &exStatus))
+	raw, err := os.ReadFile(filepath.Join(dir, "status.json"))
+	must(t, err)
+	must(t, json.Unmarshal(raw, &realStatus))
+	for _, bad := range sameShape("status", exStatus, realStatus) {
+		t.Errorf("status.json differs from PROTOCOL.md's example: %s", bad)
+	}
+	if code := d.signal(syscall.SIGTERM); code != 0 {
+		t.Errorf("SIGTERM: exit %d", code)
+	}
+}
