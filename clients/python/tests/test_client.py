@@ -185,6 +185,20 @@ class IdsAndKeysTest(unittest.TestCase):
         for row, want in cases:
             self.assertEqual(ec.task_key(row), want, row)
 
+    def test_float_ids_as_the_daemon_names_them(self) -> None:
+        # What the daemon's numberText (record/values.go) makes of these numbers, so that a row
+        # whose id is a float maps back from the batch's task_id (it did not from 1e6 to 1e21).
+        cases = [
+            (2.5, "2.5"), (3.0, "3"), (-0.0, "0"), (0.1, "0.1"), (0.0001, "0.0001"), (1e-05, "1e-05"),
+            (1.5e-07, "1.5e-07"), (123456.5, "123456.5"), (1234567.5, "1.2345675e+06"),
+            (-123456789.125, "-1.23456789125e+08"), (1.5e16, "15000000000000000"),
+            (9007199254740993.0, "9007199254740992"), (1.2345678901234568e20, "123456789012345680000"),
+            (1e21, "1e+21"), (1e22, "1e+22"), (-2.5e300, "-2.5e+300"), (5e-324, "5e-324"),
+            (1.7976931348623157e308, "1.7976931348623157e+308"),
+        ]
+        for x, want in cases:
+            self.assertEqual(ec.task_key({"env": "a", "task_id": x}), ("a", want), x)
+
     def test_state_version_checked(self) -> None:
         c = ec.EnvschedClient(tempdir(self))
         with self.assertRaises(ValueError):
@@ -263,6 +277,19 @@ class RealDaemonTest(unittest.TestCase):
         self.assertGreaterEqual(b2.raw["rollouts_seen"], 24)
         with self.assertRaises(ec.BatchError):
             c.next_batch(size=6, envs=["no-such-env"])
+
+    def test_float_ids_map_back(self) -> None:
+        # Catalogue rows whose ids are floats: each task the daemon answers is one task_key names.
+        d = tempdir(self)
+        rows = [{"env": "f", "task_id": x} for x in (2.5, 3.0, 1234567.5, 1.5e16, 1.2345678901234568e20, 1e22, 1e-05)]
+        os.makedirs(os.path.join(d, "catalog"))
+        with open(os.path.join(d, "catalog", "floats.jsonl"), "w") as f:
+            f.write("".join(json.dumps(r) + "\n" for r in rows))
+        daemon = Daemon(d)
+        self.addCleanup(daemon.stop)
+        c = ec.EnvschedClient(d, prefix="floats", timeout=30)
+        b = c.next_batch(size=len(rows), group_size=4)
+        self.assertEqual({t.key for t in b.tasks}, {ec.task_key(r) for r in rows})
 
 
 if __name__ == "__main__":
