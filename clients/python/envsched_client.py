@@ -56,7 +56,7 @@ __all__ = [
 PROTOCOL_VERSION = 1
 STATE_VERSION = 1
 
-_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")  # whole string: fullmatch (re's $ allows a final "\n")
 
 log = logging.getLogger("envsched")
 
@@ -67,7 +67,7 @@ def valid_id(request_id: str) -> bool:
     1 to 128 characters from ``A-Z a-z 0-9 . _ -``, starting with a letter or digit, and not ending
     in ``.error`` (the answer ``ID.json`` of such an ID would be another ID's error file).
     """
-    return bool(_ID_RE.match(request_id)) and not request_id.endswith(".error")
+    return bool(_ID_RE.fullmatch(request_id)) and not request_id.endswith(".error")
 
 
 class BatchError(RuntimeError):

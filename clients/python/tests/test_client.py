@@ -163,13 +163,17 @@ class IdsAndKeysTest(unittest.TestCase):
         self.assertTrue(ec.valid_id("a" * 128))
         self.assertTrue(ec.valid_id("step-1.errors") and ec.valid_id("error"))
         self.assertTrue(ec.valid_id("x.error.1"))
-        for bad in ("", "-x", ".x", "a/b", "a b", "a" * 129, "step-1.error", "x.error"):
+        # "step-1\n": re's $ matches before a final newline, so it passed, and the client wrote a
+        # request file the daemon refuses, and a prefix that made every ID such a name.
+        for bad in ("", "-x", ".x", "a/b", "a b", "a" * 129, "step-1.error", "x.error", "step-1\n", "a" * 128 + "\n"):
             self.assertFalse(ec.valid_id(bad), bad)
         client = ec.EnvschedClient(tempdir(self), prefix="p")
         with self.assertRaises(ValueError):
             client.ask("x.error", {})  # its batch file would be x's error file
         with self.assertRaises(ValueError):
             ec.EnvschedClient(tempdir(self), prefix="../x")
+        with self.assertRaises(ValueError):
+            ec.EnvschedClient(tempdir(self), prefix="run\n")
 
     def test_task_key_aliases(self) -> None:
         cases = [
