@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -195,6 +197,95 @@ func TestProtocolExamplesRun(t *testing.T) {
 	must(t, json.Unmarshal(raw, &realStatus))
 	for _, bad := range sameShape("status", exStatus, realStatus) {
 		t.Errorf("status.json differs from PROTOCOL.md's example: %s", bad)
+	}
+	if code := d.signal(syscall.SIGTERM); code != 0 {
+		t.Errorf("SIGTERM: exit %d", code)
+	}
+}
+
+// TestTrainerOrders plays the original contract's request rules in the orders a trainer written
+// from it alone may use: a request before any catalogue (an error file, and nothing else changes:
+// the next answer is still step 1), the same request written again once the catalogue is there,
+// rollouts naming a request not answered yet, several requests at once, an explicit step and the
+// default after it, unfinished names in every folder, and an ID used again after the trainer
+// deleted its request and batch.
+func TestTrainerOrders(t *testing.T) {
+	dir := t.TempDir()
+	d := startCmd(t, dir, "", nil, execCommand([]string{"run", "--dir", dir, "--poll-interval", "20ms",
+		"--status-interval", "100ms", "--batch-size", "2"}))
+	d.waitReady()
+	batchFile := func(id string) string { return filepath.Join(dir, "batches", id+".json") }
+	step := func(data []byte) int {
+		var b struct{ Step int }
+		must(t, json.Unmarshal(data, &b))
+		return b.Step
+	}
+
+	writeRequest(t, dir, "early", `{}`)
+	errFile := filepath.Join(dir, "batches", "early.error.json")
+	waitUntil(t, "early.error.json", func() bool { _, err := os.Stat(errFile); return err == nil })
+	var refused struct{ ID, Error string }
+	data, err := os.ReadFile(errFile)
+	must(t, err)
+	if must(t, json.Unmarshal(data, &refused)); refused.ID != "early" || refused.Error == "" {
+		t.Errorf("a request before any catalogue: %s; want {\"id\": \"early\", \"error\": ...}", data)
+	}
+
+	var cat strings.Builder
+	for i := range 10 {
+		cat.WriteString(`{"env": "env-` + string(rune('a'+i%2)) + `", "task_id": ` + string(rune('0'+i)) + "}\n")
+	}
+	must(t, os.WriteFile(filepath.Join(dir, "catalog", ".tasks.jsonl.tmp"), []byte(cat.String()), 0o644))
+	must(t, os.Rename(filepath.Join(dir, "catalog", ".tasks.jsonl.tmp"), filepath.Join(dir, "catalog", "tasks.jsonl")))
+	must(t, os.WriteFile(filepath.Join(dir, "rollouts", "r.jsonl"),
+		[]byte(`{"env": "env-a", "task_id": 0, "reward": 1, "request_id": "later"}`+"\n"), 0o644))
+	for _, name := range []string{".r.jsonl", "r.jsonl.tmp"} { // unfinished writes: never read
+		must(t, os.WriteFile(filepath.Join(dir, "rollouts", name), []byte(`{"env": "env-a", "task_id": 1, "reward": 1}`+"\n"), 0o644))
+	}
+	for _, name := range []string{".hidden.json", "h.json.tmp"} {
+		must(t, os.WriteFile(filepath.Join(dir, "requests", name), []byte(`{}`), 0o644))
+	}
+
+	writeRequest(t, dir, "early", `{}`) // written again, now that there is a catalogue
+	if got := step(waitBatch(t, d, "early")); got != 1 {
+		t.Errorf("the first answer after a refused request: step %d; want 1 (a refusal changes nothing)", got)
+	}
+	waitUntil(t, "the error file removed", func() bool { _, err := os.Stat(errFile); return errors.Is(err, fs.ErrNotExist) })
+
+	writeRequest(t, dir, "later", `{"size": 2}`)
+	later := waitBatch(t, d, "later")
+	if got, seen := step(later), rolloutsSeen(t, later); got != 2 || seen != 1 {
+		t.Errorf("the second answer: step %d, rollouts_seen %d; want 2 and 1 (the rollout naming it before it was answered counts, the unfinished files do not)", got, seen)
+	}
+
+	for _, id := range []string{"p1", "p2", "p3"} {
+		writeRequest(t, dir, id, `{"size": 1}`)
+	}
+	steps := map[int]bool{}
+	for _, id := range []string{"p1", "p2", "p3"} {
+		steps[step(waitBatch(t, d, id))] = true
+	}
+	if !steps[3] || !steps[4] || !steps[5] {
+		t.Errorf("three requests at once: steps %v; want 3, 4 and 5", steps)
+	}
+	writeRequest(t, dir, "x", `{"step": 10}`)
+	writeRequest(t, dir, "y", `{}`)
+	if a, b := step(waitBatch(t, d, "x")), step(waitBatch(t, d, "y")); a != 10 || b != 11 {
+		t.Errorf("step 10 asked, then none: steps %d and %d; want 10 and 11", a, b)
+	}
+
+	must(t, os.Remove(filepath.Join(dir, "requests", "later.json")))
+	must(t, os.Remove(batchFile("later")))
+	writeRequest(t, dir, "later", `{"size": 1, "step": 99}`)
+	if again := waitBatch(t, d, "later"); string(again) != string(later) {
+		t.Errorf("an ID used again after its request and batch were deleted: another answer\n%s\n%s", later, again)
+	}
+	entries, err := os.ReadDir(filepath.Join(dir, "batches"))
+	must(t, err)
+	for _, e := range entries {
+		if strings.Contains(e.Name(), "hidden") || strings.HasPrefix(e.Name(), "h.") {
+			t.Errorf("an unfinished request name was answered: %s", e.Name())
+		}
 	}
 	if code := d.signal(syscall.SIGTERM); code != 0 {
 		t.Errorf("SIGTERM: exit %d", code)
