@@ -155,6 +155,17 @@ func TestProtocolExamplesRun(t *testing.T) {
 	for _, bad := range sameShape("batch", exBatch, realBatch) {
 		t.Errorf("the batch differs from PROTOCOL.md's example: %s", bad)
 	}
+	// The example answers the same ID with no seed asked: its seed is the ID's (it was not).
+	var exIDs, realIDs struct {
+		ID   string
+		Seed json.Number
+	}
+	must(t, json.Unmarshal([]byte(batches[0]), &exIDs))
+	must(t, json.Unmarshal(data, &realIDs))
+	if exIDs != realIDs {
+		t.Errorf("PROTOCOL.md's batch example has id %s and seed %s; the real answer to that ID %s and %s",
+			exIDs.ID, exIDs.Seed, realIDs.ID, realIDs.Seed)
+	}
 
 	// Both example tasks of the catalogue are there under the names the document gives them.
 	writeRequest(t, dir, "examples", `{"size": 2, "envs": ["tau2-retail", "bfcl-multi_turn_base"]}`)
