@@ -155,6 +155,8 @@ func TestProtocolExamplesRun(t *testing.T) {
 	for _, bad := range sameShape("batch", exBatch, realBatch) {
 		t.Errorf("the batch differs from PROTOCOL.md's example: %s", bad)
 	}
+	checkBatch(t, "PROTOCOL.md's batch example", []byte(batches[0]))
+	checkBatch(t, "the answer to the request example", data)
 	// The example answers the same ID with no seed asked: its seed is the ID's (it was not).
 	var exIDs, realIDs struct {
 		ID   string
@@ -300,5 +302,55 @@ func TestTrainerOrders(t *testing.T) {
 	}
 	if code := d.signal(syscall.SIGTERM); code != 0 {
 		t.Errorf("SIGTERM: exit %d", code)
+	}
+}
+
+// checkBatch checks what the contract says of every batch: size tasks, ranks 1, 2, ... in
+// order, score = exploit + coverage - penalty, predictions in their ranges, envs counting the
+// tasks of each environment.
+func checkBatch(t *testing.T, what string, data []byte) {
+	t.Helper()
+	var b struct {
+		Size  int            `json:"size"`
+		Envs  map[string]int `json:"envs"`
+		Tasks []struct {
+			Env               string  `json:"env"`
+			Rank              int     `json:"rank"`
+			Score             float64 `json:"score"`
+			Exploit           float64 `json:"exploit"`
+			Coverage          float64 `json:"coverage"`
+			Penalty           float64 `json:"penalty"`
+			PredictedMean     float64 `json:"predicted_mean"`
+			PredictedVariance float64 `json:"predicted_variance"`
+			PDegenerate       float64 `json:"p_degenerate"`
+		} `json:"tasks"`
+	}
+	must(t, json.Unmarshal(data, &b))
+	if len(b.Tasks) != b.Size {
+		t.Errorf("%s: %d tasks, size %d", what, len(b.Tasks), b.Size)
+	}
+	counts := map[string]int{}
+	for i, task := range b.Tasks {
+		counts[task.Env]++
+		if task.Rank != i+1 {
+			t.Errorf("%s: task %d has rank %d", what, i, task.Rank)
+		}
+		if d := task.Score - (task.Exploit + task.Coverage - task.Penalty); d > 1e-5 || d < -1e-5 {
+			t.Errorf("%s: task %d: score %v is not exploit %v + coverage %v - penalty %v", what, i, task.Score,
+				task.Exploit, task.Coverage, task.Penalty)
+		}
+		if task.PredictedMean < 0 || task.PredictedMean > 1 || task.PredictedVariance < 0 || task.PredictedVariance > 0.25 ||
+			task.PDegenerate < 0 || task.PDegenerate > 1 {
+			t.Errorf("%s: task %d: predictions out of range: %+v", what, i, task)
+		}
+	}
+	if len(counts) != len(b.Envs) {
+		t.Errorf("%s: envs %v; the tasks hold %v", what, b.Envs, counts)
+	}
+	for env, n := range counts {
+		if b.Envs[env] != n {
+			t.Errorf("%s: envs %v; the tasks hold %v", what, b.Envs, counts)
+			break
+		}
 	}
 }
