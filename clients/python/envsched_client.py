@@ -696,13 +696,19 @@ def _id_text(value: Any) -> Optional[str]:
         return value
     if isinstance(value, int):
         return str(value)
+    if getattr(getattr(value, "dtype", None), "kind", None) == "f":
+        # a numpy float other than float64 (a float32 column): the daemon reads its float64 value
+        try:
+            value = float(value)
+        except (TypeError, ValueError):
+            return None
     if isinstance(value, float):
         if value != value or value in (float("inf"), float("-inf")):
             return None
         return _float_text(value)
     try:  # numpy integers and the like
         return str(int(value)) if int(value) == value else None
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return None
 
 

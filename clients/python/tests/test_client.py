@@ -203,6 +203,28 @@ class IdsAndKeysTest(unittest.TestCase):
         for x, want in cases:
             self.assertEqual(ec.task_key({"env": "a", "task_id": x}), ("a", want), x)
 
+        class Float32:  # numpy.float32(2.1) as the client sees it: not a float, a dtype of kind "f"
+            class dtype:
+                kind = "f"
+
+            def __init__(self, x: float) -> None:
+                self.x = x
+
+            def __float__(self) -> float:
+                return self.x
+
+            def __int__(self) -> int:
+                return int(self.x)
+
+            def __eq__(self, other: object) -> bool:
+                return self.x == other
+
+        # The daemon reads a float32 parquet column as its float64 value (catalog/parquet.go);
+        # a non-integral one was no task at all, an integral one beyond 2**53 its exact digits.
+        for x, want in ((2.0999999046325684, "2.0999999046325684"), (3.0, "3"),
+                        (1.0000000200408773e20, "100000002004087730000")):
+            self.assertEqual(ec.task_key({"env": "a", "task_id": Float32(x)}), ("a", want), x)
+
     def test_state_version_checked(self) -> None:
         c = ec.EnvschedClient(tempdir(self))
         with self.assertRaises(ValueError):
