@@ -257,9 +257,14 @@ func (s *server) write(name string) (int64, error) {
 
 // sweep removes every regular file in the folder older than MaxAge: requests nobody can
 // answer, copies and error files whose reader died, temporary files of crashed writers.
-// Readers unlink a copy as soon as they open it, so an old file is an orphan.
+// Readers unlink a copy as soon as they open it, so an old file is an orphan; except a file
+// whose name says which live reader it is for (with its start time, orphans.go): its age is
+// by the wall clock, which may have jumped forward.
 func (s *server) sweep(now time.Time) {
 	s.removeIn(func(name string, st *unix.Stat_t) bool {
+		if o, ok := ownerOf(name); ok && o.start != 0 && o.alive() {
+			return false
+		}
 		return now.Sub(time.Unix(st.Mtim.Unix())) >= s.opts.MaxAge
 	}, func(name string) { s.opts.Logger.Info("removed stale snapshot file", "file", name) })
 }
