@@ -14,6 +14,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 
+	"github.com/envsched/envsched/fsutil"
 	"github.com/envsched/envsched/stats"
 )
 
@@ -121,7 +122,7 @@ func Open(path string, opts Options) (*DB, error) {
 		return nil, err
 	}
 	if errors.Is(err, berrors.ErrTimeout) {
-		return nil, lockedError{path}
+		return nil, lockedError{path: path, holders: fsutil.LockHolders(path)}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open db %s: %w", path, err)
