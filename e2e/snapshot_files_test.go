@@ -56,3 +56,31 @@ func TestSnapshotSweepSurvivesAClockJump(t *testing.T) {
 		t.Errorf("SIGTERM: exit %d", code)
 	}
 }
+
+// TestSnapshotErrorNamesTheFolder: the daemon names the snapshot folder's files through a
+// descriptor (/proc/self/fd/N/NAME), and its error files and log lines said that path ("rename
+// /proc/self/fd/7/.x1.db.tmp-... /proc/self/fd/7/x1.db: file exists"), which means nothing to the
+// one reading them. They name DIR/snapshots now. The copy here cannot be renamed into place.
+func TestSnapshotErrorNamesTheFolder(t *testing.T) {
+	dir := t.TempDir()
+	folder := filepath.Join(dir, "snapshots")
+	must(t, os.MkdirAll(filepath.Join(folder, "x1.db", "in"), 0o755))
+	d := start(t, dir, opts{})
+	d.waitReady()
+	must(t, os.WriteFile(filepath.Join(folder, ".x1.want.tmp"), nil, 0o644))
+	must(t, os.Rename(filepath.Join(folder, ".x1.want.tmp"), filepath.Join(folder, "x1.want")))
+	var msg []byte
+	waitUntil(t, "x1.error", func() bool {
+		var err error
+		msg, err = os.ReadFile(filepath.Join(folder, "x1.error"))
+		return err == nil
+	})
+	for what, text := range map[string]string{"x1.error": string(msg), "the log": d.stderr.String()} {
+		if strings.Contains(text, "/proc/self/fd") || !strings.Contains(text, folder+"/x1.db") {
+			t.Errorf("%s does not name %s: %s", what, folder, tail(text, 2000))
+		}
+	}
+	if code := d.signal(syscall.SIGTERM); code != 0 {
+		t.Errorf("SIGTERM: exit %d", code)
+	}
+}
