@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"bytes"
+	"fmt"
 	"log/slog"
 	"os"
 	"reflect"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/envsched/envsched/record"
 	"github.com/envsched/envsched/storage"
 )
 
@@ -101,6 +103,25 @@ func TestRenamedCatalogueHoldsItsTasks(t *testing.T) {
 	e.scan()
 	e.reopen()
 	e.write("catalog/z.jsonl", "not json\n")
+	e.replace("catalog/b.jsonl", `{"env":"e","task":"b2"}`+"\n")
+	e.scan()
+	if r, want := e.retired(), map[storage.TaskKey]bool{{Env: "e", Task: "b1"}: true}; !reflect.DeepEqual(r, want) {
+		t.Fatalf("retired %v; want %v", r, want)
+	}
+}
+
+// TestCatalogueUnreadableNowHoldsOnlyItsTasks: a catalogue file that cannot be read when the list
+// is made (permission denied, an I/O error) held back every retirement, of every file; it now
+// holds back its own tasks only. Here a parquet file read by an earlier process fails to read.
+func TestCatalogueUnreadableNowHoldsOnlyItsTasks(t *testing.T) {
+	e := newEnv(t, Options{ReadCatalogFile: readStray})
+	e.replace("catalog/a.parquet", parquetOf(t, "a1", "a2"))
+	e.write("catalog/b.jsonl", `{"env":"e","task":"b1"}`+"\n"+`{"env":"e","task":"b2"}`+"\n")
+	e.scan()
+	e.opt.ReadCatalogFile = func(path string) ([]record.Task, error) {
+		return nil, fmt.Errorf("read %s: input/output error", path)
+	}
+	e.reopen()
 	e.replace("catalog/b.jsonl", `{"env":"e","task":"b2"}`+"\n")
 	e.scan()
 	if r, want := e.retired(), map[storage.TaskKey]bool{{Env: "e", Task: "b1"}: true}; !reflect.DeepEqual(r, want) {

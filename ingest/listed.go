@@ -19,9 +19,10 @@ import (
 // and the other files' tasks retire as usual. Such a file was taken for one that lists nothing,
 // so a mistake (a file of garbage, one the trainer wrote in a wrong format, or one emptied to be
 // rewritten in place) retired every task it had listed; a file's tasks are retired by deleting it
-// or by rows that leave them out. listed returns nil when some catalogue file cannot be read now
-// (no task is retired on a partial view), and when no catalogue file is left at all (a catalog/
-// folder removed, or emptied, is no catalogue rather than an empty one: nothing is retired).
+// or by rows that leave them out. A file that cannot be read now (permission denied) holds its
+// tasks back the same way; it held back every file's. listed returns nil when no catalogue file
+// is left at all (a catalog/ folder removed, or emptied, is no catalogue rather than an empty
+// one: nothing is retired).
 func (in *Ingester) listed() (out map[storage.TaskKey]string, held []uint64) {
 	out = map[storage.TaskKey]string{}
 	envs := map[string]string{} // one copy of each environment's name, not one a row
@@ -76,9 +77,8 @@ func (in *Ingester) listed() (out map[storage.TaskKey]string, held []uint64) {
 			switch {
 			case !ok && in.unreadable[f.ID]:
 				why = "cannot be read as its format"
-			case !ok:
-				in.opts.Logger.Warn("catalogue file cannot be read again; no task is retired this time", "path", f.Path)
-				return nil, nil
+			case !ok: // permission denied, an I/O error: its tasks are held, as those of a broken file
+				why = "cannot be read now"
 			case bad > 0 && good == 0:
 				why = "has bad rows and no good one"
 			}
