@@ -11,11 +11,11 @@ import (
 	"github.com/envsched/envsched/storage"
 )
 
-// listed returns every task the catalogue files list now, each with the paths of the files that
-// list it (sorted, joined by 0x00; storage.Batch.Listed): the rows of every tracked catalogue
+// listed returns every task the catalogue files list now, each with the IDs of the files that
+// list it (storage.ListedBy, in order; storage.Batch.Listed): the rows of every tracked catalogue
 // file as far as it has been read (JSON lines up to the offset reached; other formats whole).
-// held are the files that cannot be read as their format now or list no task (only bad rows,
-// none, or empty): each holds back the tasks it listed when it was last read (storage.Batch.Held)
+// held are the IDs of the files that cannot be read as their format now or list no task (only
+// bad rows, none, or empty), and of the files they replaced at their path: each holds back the tasks it listed when it was last read (storage.Batch.Held)
 // and the other files' tasks retire as usual. Such a file was taken for one that lists nothing,
 // so a mistake (a file of garbage, one the trainer wrote in a wrong format, or one emptied to be
 // rewritten in place) retired every task it had listed; a file's tasks are retired by deleting it
@@ -39,6 +39,10 @@ func (in *Ingester) listed() (out map[storage.TaskKey]string, held []uint64) {
 	slices.SortFunc(files, func(a, b *storage.FileState) int { return cmp.Compare(a.ID, b.ID) })
 	heldNow := map[uint64]string{}
 	for _, f := range files {
+		whole := !isJSONL(f.Path)
+		if whole && in.opts.ReadCatalogFile == nil {
+			continue // not read at all (Options.ReadCatalogFile)
+		}
 		good, id := 0, storage.ListedBy(f.ID)
 		add := func(k storage.TaskKey) {
 			if e, ok := envs[k.Env]; ok {
@@ -55,7 +59,6 @@ func (in *Ingester) listed() (out map[storage.TaskKey]string, held []uint64) {
 			}
 			good++
 		}
-		whole := !isJSONL(f.Path)
 		var why string
 		switch keys, ok := in.wholeKeys[f.ID]; {
 		case whole && in.unreadable[f.ID]:
