@@ -128,3 +128,18 @@ func TestCatalogueUnreadableNowHoldsOnlyItsTasks(t *testing.T) {
 		t.Fatalf("retired %v; want %v", r, want)
 	}
 }
+
+// TestBadFromTheStartHoldsNothing: a catalogue file that was never read well (bad rows from its
+// first scan on) listed nothing, so it holds nothing back: the other files' tasks retire.
+func TestBadFromTheStartHoldsNothing(t *testing.T) {
+	e := newEnv(t, Options{ReadCatalogFile: readStray})
+	e.write("catalog/bad.jsonl", "env,task\ne,x\n")
+	e.write("catalog/b.jsonl", `{"env":"e","task":"b1"}`+"\n"+`{"env":"e","task":"b2"}`+"\n")
+	e.scan()
+	e.reopen()
+	e.replace("catalog/b.jsonl", `{"env":"e","task":"b2"}`+"\n")
+	e.scan()
+	if r, want := e.retired(), map[storage.TaskKey]bool{{Env: "e", Task: "b1"}: true}; !reflect.DeepEqual(r, want) {
+		t.Fatalf("retired %v; want %v", r, want)
+	}
+}

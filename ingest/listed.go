@@ -1,20 +1,16 @@
 package ingest
 
 import (
-	"cmp"
 	"errors"
-	"slices"
-	"strings"
 
 	"github.com/envsched/envsched/fsutil"
 	"github.com/envsched/envsched/record"
 	"github.com/envsched/envsched/storage"
 )
 
-// listed returns every task the catalogue files list now, each with the IDs of the files that
-// list it (storage.ListedBy, in order; storage.Batch.Listed): the rows of every tracked catalogue
-// file as far as it has been read (JSON lines up to the offset reached; other formats whole).
-// held are the IDs of the files that cannot be read as their format now or list no task (only
+// listed returns every task the catalogue files list now (storage.Batch.Listed), and what each
+// file read well lists (Batch.Lists): the rows of every tracked catalogue file as far as it has
+// been read (JSON lines up to the offset reached; other formats whole). held are the IDs of the files that cannot be read as their format now or list no task (only
 // bad rows, none, or empty), and of the files they replaced at their path: each holds back the tasks it listed when it was last read (storage.Batch.Held)
 // and the other files' tasks retire as usual. Such a file was taken for one that lists nothing,
 // so a mistake (a file of garbage, one the trainer wrote in a wrong format, or one emptied to be
@@ -23,8 +19,8 @@ import (
 // tasks back the same way; it held back every file's. listed returns nil when no catalogue file
 // is left at all (a catalog/ folder removed, or emptied, is no catalogue rather than an empty
 // one: nothing is retired).
-func (in *Ingester) listed() (out map[storage.TaskKey]string, held []uint64) {
-	out = map[storage.TaskKey]string{}
+func (in *Ingester) listed() (out map[storage.TaskKey]bool, lists map[uint64][]storage.TaskKey, held []uint64) {
+	out, lists = map[storage.TaskKey]bool{}, map[uint64][]storage.TaskKey{}
 	envs := map[string]string{} // one copy of each environment's name, not one a row
 	var files []*storage.FileState
 	for _, f := range in.reg.byPath {
@@ -33,63 +29,50 @@ func (in *Ingester) listed() (out map[storage.TaskKey]string, held []uint64) {
 		}
 	}
 	if len(files) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
-	// In order of ID, so that a task's files are joined in order and stored only when they change.
-	slices.SortFunc(files, func(a, b *storage.FileState) int { return cmp.Compare(a.ID, b.ID) })
 	heldNow := map[uint64]string{}
 	for _, f := range files {
 		whole := !isJSONL(f.Path)
 		if whole && in.opts.ReadCatalogFile == nil {
 			continue // not read at all (Options.ReadCatalogFile)
 		}
-		good, id := 0, storage.ListedBy(f.ID)
+		var keys []storage.TaskKey // the file's list (of a file read whole, as kept)
 		add := func(k storage.TaskKey) {
 			if e, ok := envs[k.Env]; ok {
 				k.Env = e
 			} else {
 				envs[k.Env] = k.Env
 			}
-			// The files come in order: a file already named is the last one.
-			switch have, ok := out[k]; {
-			case !ok:
-				out[k] = id
-			case !strings.HasSuffix(have, id):
-				out[k] = have + id
-			}
-			good++
+			out[k] = true
+			keys = append(keys, k)
 		}
 		var why string
-		switch keys, ok := in.wholeKeys[f.ID]; {
+		switch kept, ok := in.wholeKeys[f.ID]; {
 		case whole && in.unreadable[f.ID]:
 			why = "cannot be read as its format"
 		case whole && ok:
-			for _, k := range keys {
-				add(k)
+			for _, k := range kept {
+				out[k] = true
 			}
+			keys = kept
 		default:
 			// A file read whole by an earlier process (a restart does not read it again) is read
 			// here, once per process: its tasks are then kept like those of a file read whole.
-			var keys []storage.TaskKey
-			bad, ok := in.catalogKeys(f, func(k storage.TaskKey) {
-				add(k)
-				if whole {
-					keys = append(keys, k)
-				}
-			})
+			bad, ok := in.catalogKeys(f, add)
 			switch {
 			case !ok && in.unreadable[f.ID]:
 				why = "cannot be read as its format"
 			case !ok: // permission denied, an I/O error: its tasks are held, as those of a broken file
 				why = "cannot be read now"
-			case bad > 0 && good == 0:
+			case bad > 0 && len(keys) == 0:
 				why = "has bad rows and no good one"
 			}
 			if whole && ok {
 				in.wholeKeys[f.ID] = keys
 			}
 		}
-		if note := in.whole[f.ID]; why == "" && good == 0 && !(whole && note.stray) {
+		if note := in.whole[f.ID]; why == "" && len(keys) == 0 && !(whole && note.stray) {
 			why = "lists no task (it is empty, or holds no whole line yet)"
 			if whole {
 				why = "lists no task"
@@ -101,10 +84,12 @@ func (in *Ingester) listed() (out map[storage.TaskKey]string, held []uint64) {
 		if why != "" {
 			held = append(held, in.sameFile(f)...)
 			heldNow[f.ID] = why
+		} else {
+			lists[f.ID] = keys
 		}
 	}
 	in.logHeld(heldNow)
-	return out, held
+	return out, lists, held
 }
 
 // sameFile returns the ID of f and of the files gone that were at its path: a file replaced by

@@ -165,7 +165,7 @@ func (r *run) all(cands []candidate) error {
 		}
 	}
 	if r.catalogChanged {
-		r.batch.Listed, r.batch.Held = r.in.listed() // nil when a catalogue file cannot be read now: no change
+		r.batch.Listed, r.batch.Lists, r.batch.Held = r.in.listed() // nil when no catalogue file is left: no change
 	}
 	if r.inflight == nil && r.sum.Commits == 0 && r.in.opts.FinishEdges != nil && r.in.opts.OnTasks != nil {
 		r.batch.Adjacency = r.inline(r.batch) // the scan's only commit

@@ -180,6 +180,11 @@ func (db *DB) create(tx *bolt.Tx, opts Options) error {
 			return fmt.Errorf("create bucket %s: %w", name, err)
 		}
 	}
+	// A new database knows every file's list from the start (retired.go): an older one gets the
+	// bucket with its first list.
+	if _, err := tx.CreateBucketIfNotExists(bucketFileLists); err != nil {
+		return fmt.Errorf("create bucket %s: %w", bucketFileLists, err)
+	}
 	meta := tx.Bucket(bucketMeta)
 	for k, v := range map[string]string{
 		"schema":     strconv.Itoa(cfg.Schema),

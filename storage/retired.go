@@ -17,27 +17,95 @@ import (
 // The retired tasks are the keys of bucket "retired" (ENV 0x00 TASK), created by the first
 // commit that retires one: a database without it has none.
 //
-// Which catalogue files list each task is kept too, in bucket "listed_by" (ENV 0x00 TASK ->
-// the FileState IDs of the files, 8 bytes big-endian each), as of the last list that named it: a
-// catalogue file that cannot be read now, or lists no task (Batch.Held), then holds back exactly
-// the tasks it listed when it last could be read, and other files' tasks retire as usual. The
-// bucket is created by the first commit with a list; tasks it does not name (listed only before
-// this build) are held while any file is.
+// What each catalogue file listed is kept too, in bucket "file_lists" (FileState ID, 8 bytes
+// big-endian -> its list: encodeList), as of the last list it was read well for: a catalogue
+// file that cannot be read now, or lists no task (Batch.Held), then holds back exactly the tasks
+// it listed when it last could be read, and other files' tasks retire as usual. A new database
+// is created with the bucket; in one an older build made, the first commit with a list creates
+// it, and a file held then has listed what only the older build knew: it is stored as unknown,
+// and while it is held no task is retired (the older builds' rule). A held file with no list
+// (new, and never read well) holds nothing back. Lists are kept for the files of the last list
+// and the files held (a file replaced at its path by one that is held counts as held), and
+// dropped for the others.
 
 var (
-	bucketRetired  = []byte("retired")
-	bucketListedBy = []byte("listed_by")
+	bucketRetired   = []byte("retired")
+	bucketFileLists = []byte("file_lists")
 )
+
+// unknownList is the stored list of a file held when the lists began: what it listed is unknown.
+var unknownList = []byte("?")
 
 func retiredKey(k TaskKey) []byte {
 	return append(append(append(make([]byte, 0, len(k.Env)+1+len(k.Task)), k.Env...), 0), k.Task...)
 }
 
-// retire applies Batch.Listed and Batch.Held: every task with a catalogue row is retired when
-// it is not in listed, unless a held file listed it (or held is not empty and nothing says which
-// files listed it), and returned to service when it is in listed. The files that list each
-// listed task are stored in listed_by when they changed. It returns how many tasks changed.
-func (c *committer) retire(listed map[TaskKey]string, held []uint64) (int, error) {
+// listDigest is an order-independent digest of keys, with their count: a file's list is stored
+// again only when it differs.
+func listDigest(keys []TaskKey) []byte {
+	const offset, prime = 14695981039346656037, 1099511628211 // FNV-1a, 64 bits
+	var sum uint64
+	for _, k := range keys {
+		h := uint64(offset)
+		for i := 0; i < len(k.Env); i++ {
+			h = (h ^ uint64(k.Env[i])) * prime
+		}
+		h *= prime // the 0 between env and task
+		for i := 0; i < len(k.Task); i++ {
+			h = (h ^ uint64(k.Task[i])) * prime
+		}
+		sum += h
+	}
+	return binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, sum), uint64(len(keys)))
+}
+
+// encodeList is a stored file list: the digest (16 bytes), then each key as uvarint length and
+// bytes of its env and of its task.
+func encodeList(digest []byte, keys []TaskKey) []byte {
+	n := len(digest)
+	for _, k := range keys {
+		n += len(k.Env) + len(k.Task) + 4
+	}
+	b := append(make([]byte, 0, n), digest...)
+	for _, k := range keys {
+		b = binary.AppendUvarint(b, uint64(len(k.Env)))
+		b = append(b, k.Env...)
+		b = binary.AppendUvarint(b, uint64(len(k.Task)))
+		b = append(b, k.Task...)
+	}
+	return b
+}
+
+// decodeList adds the keys of a stored file list to out.
+func decodeList(v []byte, out map[TaskKey]bool) error {
+	if len(v) < 16 {
+		return fmt.Errorf("file list of %d bytes: %w", len(v), ErrCorrupt)
+	}
+	envs := map[string]string{}
+	for v = v[16:]; len(v) > 0; {
+		var parts [2]string
+		for i := range parts {
+			n, w := binary.Uvarint(v)
+			if w <= 0 || uint64(len(v)-w) < n {
+				return fmt.Errorf("file list: %w", ErrCorrupt)
+			}
+			parts[i], v = string(v[w:w+int(n)]), v[w+int(n):]
+		}
+		if e, ok := envs[parts[0]]; ok {
+			parts[0] = e
+		} else {
+			envs[parts[0]] = parts[0]
+		}
+		out[TaskKey{parts[0], parts[1]}] = true
+	}
+	return nil
+}
+
+// retire applies Batch.Listed, Lists and Held: every task with a catalogue row is retired when
+// it is not in listed, unless a held file listed it, and returned to service when it is in
+// listed. The lists that changed are stored, those of files neither listed nor held dropped. It
+// returns how many tasks changed.
+func (c *committer) retire(listed map[TaskKey]bool, lists map[uint64][]TaskKey, held []uint64) (int, error) {
 	if listed == nil {
 		return 0, nil
 	}
@@ -45,39 +113,60 @@ func (c *committer) retire(listed map[TaskKey]string, held []uint64) (int, error
 	if err != nil {
 		return 0, fmt.Errorf("create bucket retired: %w", err)
 	}
-	by, err := c.tx.CreateBucketIfNotExists(bucketListedBy)
+	began := c.tx.Bucket(bucketFileLists) == nil
+	fl, err := c.tx.CreateBucketIfNotExists(bucketFileLists)
 	if err != nil {
-		return 0, fmt.Errorf("create bucket listed_by: %w", err)
+		return 0, fmt.Errorf("create bucket file_lists: %w", err)
 	}
-	heldBy := func(key []byte) bool {
-		if len(held) == 0 {
-			return false
-		}
-		v := by.Get(key)
-		if v == nil {
-			return true // listed before files were recorded: which file is not known
-		}
-		for ; len(v) >= 8; v = v[8:] {
-			if slices.Contains(held, binary.BigEndian.Uint64(v)) {
-				return true
+	for id, keys := range lists {
+		d := listDigest(keys)
+		if v := fl.Get(u64key(id)); len(v) < 16 || !bytes.Equal(v[:16], d) {
+			if err := fl.Put(u64key(id), encodeList(d, keys)); err != nil {
+				return 0, err
 			}
 		}
-		return false
+	}
+	hold, holdAll := map[TaskKey]bool{}, false
+	for _, id := range held {
+		v := fl.Get(u64key(id))
+		switch {
+		case v == nil && began:
+			if err := fl.Put(u64key(id), unknownList); err != nil {
+				return 0, err
+			}
+			holdAll = true
+		case v == nil: // never read well: it listed nothing
+		case bytes.Equal(v, unknownList):
+			holdAll = true
+		default:
+			if err := decodeList(v, hold); err != nil {
+				return 0, err
+			}
+		}
+	}
+	var drop [][]byte
+	if err := fl.ForEach(func(k, _ []byte) error {
+		id := binary.BigEndian.Uint64(k)
+		if _, ok := lists[id]; !ok && !slices.Contains(held, id) {
+			drop = append(drop, k)
+		}
+		return nil
+	}); err != nil {
+		return 0, err
+	}
+	for _, k := range drop {
+		if err := fl.Delete(k); err != nil {
+			return 0, err
+		}
 	}
 	changed := 0
 	err = c.tx.Bucket(bucketCatalog).ForEachBucket(func(env []byte) error {
 		return c.tx.Bucket(bucketCatalog).Bucket(env).ForEach(func(task, _ []byte) error {
 			key := retiredKey(TaskKey{string(env), string(task)})
 			was := bk.Get(key) != nil
-			files, ok := listed[TaskKey{string(env), string(task)}]
-			now := !ok
-			if ok && string(by.Get(key)) != files {
-				if err := by.Put(key, []byte(files)); err != nil {
-					return err
-				}
-			}
+			now := !listed[TaskKey{string(env), string(task)}]
 			switch {
-			case now && !was && heldBy(key):
+			case now && !was && (holdAll || hold[TaskKey{string(env), string(task)}]):
 				return nil
 			case now && !was:
 				changed++

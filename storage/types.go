@@ -1,7 +1,6 @@
 package storage
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 
@@ -139,14 +138,17 @@ type Batch struct {
 	Unstored int
 	Edges    []NodeEdges // adjacency lists to replace
 	// Listed, when not nil, is every task the catalogue files list now (after this batch's
-	// rows), each with the IDs of the files that list it (ListedBy): each task
-	// with a catalogue row that is not in it is retired, each in it returned to service (see
-	// Reader.Retired). The rows of Tasks return their tasks to service anyway.
-	Listed map[TaskKey]string
-	// Held are the IDs of catalogue files that cannot be read now or list no task: a task
-	// that one of them listed when it was last read (as stored from earlier Listed) is not
-	// retired by this Listed; nor, while Held is not empty, is a task whose files are not known.
-	Held []uint64
+	// rows): each task with a catalogue row that is not in it is retired, each in it returned
+	// to service (see Reader.Retired), except as Held says. The rows of Tasks return their tasks
+	// to service anyway.
+	Listed map[TaskKey]bool
+	// Lists are, with Listed, the tasks each catalogue file read well lists now, by FileState
+	// ID (the keys may repeat); the lists that changed are stored. Held are the IDs of the
+	// catalogue files that cannot be read now or list no task (and of the files they replaced at
+	// their path): a task one of them listed when it was last read well is not retired by this
+	// Listed (see retired.go). The stored lists of files in neither are dropped.
+	Lists map[uint64][]TaskKey
+	Held  []uint64
 
 	// Adjacency, when set, is called inside the transaction when this batch adds tasks or
 	// changes the description of known ones. added are the tasks new to the database: their
@@ -184,16 +186,6 @@ type Batch struct {
 	EdgesDone bool
 }
 
-// ListedBy is the value of Batch.Listed for a task listed by the files ids (FileState.ID): 8
-// bytes big-endian each, in order.
-func ListedBy(ids ...uint64) string {
-	b := make([]byte, 0, 8*len(ids))
-	for _, id := range ids {
-		b = binary.BigEndian.AppendUint64(b, id)
-	}
-	return string(b)
-}
-
 // Empty reports whether b changes nothing.
 func (b *Batch) Empty() bool {
 	return len(b.Files) == 0 && len(b.Tasks) == 0 && len(b.Rollouts) == 0 &&
@@ -205,7 +197,7 @@ func (b *Batch) Reset() {
 	b.Files, b.Tasks, b.Rollouts = b.Files[:0], b.Tasks[:0], b.Rollouts[:0]
 	b.Quarantine, b.Edges = b.Quarantine[:0], b.Edges[:0]
 	b.Unstored = 0
-	b.Listed, b.Held = nil, nil
+	b.Listed, b.Lists, b.Held = nil, nil, nil
 	b.EdgesDone = false
 }
 
