@@ -19,8 +19,8 @@ import (
 // tasks back the same way; it held back every file's. listed returns nil when no catalogue file
 // is left at all (a catalog/ folder removed, or emptied, is no catalogue rather than an empty
 // one: nothing is retired).
-func (in *Ingester) listed() (out map[storage.TaskKey]bool, lists map[uint64][]storage.TaskKey, held []uint64) {
-	out, lists = map[storage.TaskKey]bool{}, map[uint64][]storage.TaskKey{}
+func (in *Ingester) listed() (out map[storage.TaskKey]bool, lists map[uint64]*storage.FileList, held []uint64) {
+	out, lists = map[storage.TaskKey]bool{}, map[uint64]*storage.FileList{}
 	envs := map[string]string{} // one copy of each environment's name, not one a row
 	var files []*storage.FileState
 	for _, f := range in.reg.byPath {
@@ -37,7 +37,8 @@ func (in *Ingester) listed() (out map[storage.TaskKey]bool, lists map[uint64][]s
 		if whole && in.opts.ReadCatalogFile == nil {
 			continue // not read at all (Options.ReadCatalogFile)
 		}
-		var keys []storage.TaskKey // the file's list (of a file read whole, as kept)
+		list := &storage.FileList{}
+		var keys []storage.TaskKey // the tasks of a file read whole, kept (wholeKeys)
 		add := func(k storage.TaskKey) {
 			if e, ok := envs[k.Env]; ok {
 				k.Env = e
@@ -45,7 +46,10 @@ func (in *Ingester) listed() (out map[storage.TaskKey]bool, lists map[uint64][]s
 				envs[k.Env] = k.Env
 			}
 			out[k] = true
-			keys = append(keys, k)
+			list.Add(k)
+			if whole {
+				keys = append(keys, k)
+			}
 		}
 		var why string
 		switch kept, ok := in.wholeKeys[f.ID]; {
@@ -54,8 +58,8 @@ func (in *Ingester) listed() (out map[storage.TaskKey]bool, lists map[uint64][]s
 		case whole && ok:
 			for _, k := range kept {
 				out[k] = true
+				list.Add(k)
 			}
-			keys = kept
 		default:
 			// A file read whole by an earlier process (a restart does not read it again) is read
 			// here, once per process: its tasks are then kept like those of a file read whole.
@@ -65,14 +69,14 @@ func (in *Ingester) listed() (out map[storage.TaskKey]bool, lists map[uint64][]s
 				why = "cannot be read as its format"
 			case !ok: // permission denied, an I/O error: its tasks are held, as those of a broken file
 				why = "cannot be read now"
-			case bad > 0 && len(keys) == 0:
+			case bad > 0 && list.Len() == 0:
 				why = "has bad rows and no good one"
 			}
 			if whole && ok {
 				in.wholeKeys[f.ID] = keys
 			}
 		}
-		if note := in.whole[f.ID]; why == "" && len(keys) == 0 && !(whole && note.stray) {
+		if note := in.whole[f.ID]; why == "" && list.Len() == 0 && !(whole && note.stray) {
 			why = "lists no task (it is empty, or holds no whole line yet)"
 			if whole {
 				why = "lists no task"
@@ -85,7 +89,7 @@ func (in *Ingester) listed() (out map[storage.TaskKey]bool, lists map[uint64][]s
 			held = append(held, in.sameFile(f)...)
 			heldNow[f.ID] = why
 		} else {
-			lists[f.ID] = keys
+			lists[f.ID] = list
 		}
 	}
 	in.logHeld(heldNow)

@@ -18,7 +18,7 @@ import (
 // commit that retires one: a database without it has none.
 //
 // What each catalogue file listed is kept too, in bucket "file_lists" (FileState ID, 8 bytes
-// big-endian -> its list: encodeList), as of the last list it was read well for: a catalogue
+// big-endian -> its list: FileList), as of the last list it was read well for: a catalogue
 // file that cannot be read now, or lists no task (Batch.Held), then holds back exactly the tasks
 // it listed when it last could be read, and other files' tasks retire as usual. A new database
 // is created with the bucket; in one an older build made, the first commit with a list creates
@@ -40,63 +40,106 @@ func retiredKey(k TaskKey) []byte {
 	return append(append(append(make([]byte, 0, len(k.Env)+1+len(k.Task)), k.Env...), 0), k.Task...)
 }
 
-// listDigest is an order-independent digest of keys, with their count: a file's list is stored
-// again only when it differs.
-func listDigest(keys []TaskKey) []byte {
+// FileList is one catalogue file's list of tasks as Batch.Lists takes it: Add each key in the
+// file's order. It is kept encoded as it grows, each key a few bytes when the names share
+// prefixes (t0000017 after t0000016): a million keys in a slice were 32 MB at the moment the list
+// is made, the daemon's peak of memory, and twice that once the collector's target grew with it.
+// The encoding: the environment's index in the list's own table (uvarint; a new one is followed
+// by its length and bytes), the bytes the task shares with the previous task, then the length
+// and bytes of the rest. A digest of the keys (a sum of their FNV-1a hashes, and their count)
+// says whether the stored list is the same.
+type FileList struct {
+	buf  []byte
+	envs map[string]uint64
+	prev string
+	sum  uint64
+	n    uint64
+}
+
+// Add appends k to the list.
+func (l *FileList) Add(k TaskKey) {
+	if l.envs == nil {
+		l.envs = map[string]uint64{}
+	}
+	idx, ok := l.envs[k.Env]
+	if !ok {
+		idx = uint64(len(l.envs))
+		l.envs[k.Env] = idx
+	}
+	l.buf = binary.AppendUvarint(l.buf, idx)
+	if !ok {
+		l.buf = binary.AppendUvarint(l.buf, uint64(len(k.Env)))
+		l.buf = append(l.buf, k.Env...)
+	}
+	shared := 0
+	for shared < len(l.prev) && shared < len(k.Task) && l.prev[shared] == k.Task[shared] {
+		shared++
+	}
+	l.buf = binary.AppendUvarint(l.buf, uint64(shared))
+	l.buf = binary.AppendUvarint(l.buf, uint64(len(k.Task)-shared))
+	l.buf = append(l.buf, k.Task[shared:]...)
+	l.prev = k.Task
 	const offset, prime = 14695981039346656037, 1099511628211 // FNV-1a, 64 bits
-	var sum uint64
-	for _, k := range keys {
-		h := uint64(offset)
-		for i := 0; i < len(k.Env); i++ {
-			h = (h ^ uint64(k.Env[i])) * prime
-		}
-		h *= prime // the 0 between env and task
-		for i := 0; i < len(k.Task); i++ {
-			h = (h ^ uint64(k.Task[i])) * prime
-		}
-		sum += h
+	h := uint64(offset)
+	for i := 0; i < len(k.Env); i++ {
+		h = (h ^ uint64(k.Env[i])) * prime
 	}
-	return binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, sum), uint64(len(keys)))
+	h *= prime // the 0 between env and task
+	for i := 0; i < len(k.Task); i++ {
+		h = (h ^ uint64(k.Task[i])) * prime
+	}
+	l.sum += h
+	l.n++
 }
 
-// encodeList is a stored file list: the digest (16 bytes), then each key as uvarint length and
-// bytes of its env and of its task.
-func encodeList(digest []byte, keys []TaskKey) []byte {
-	n := len(digest)
-	for _, k := range keys {
-		n += len(k.Env) + len(k.Task) + 4
+// Len is the number of keys added.
+func (l *FileList) Len() int {
+	if l == nil {
+		return 0
 	}
-	b := append(make([]byte, 0, n), digest...)
-	for _, k := range keys {
-		b = binary.AppendUvarint(b, uint64(len(k.Env)))
-		b = append(b, k.Env...)
-		b = binary.AppendUvarint(b, uint64(len(k.Task)))
-		b = append(b, k.Task...)
-	}
-	return b
+	return int(l.n)
 }
 
-// decodeList adds the keys of a stored file list to out.
+// digest is the stored list's first 16 bytes.
+func (l *FileList) digest() []byte {
+	return binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(make([]byte, 0, 16), l.sum), l.n)
+}
+
+// decodeList adds the keys of a stored file list (the digest, then FileList's encoding) to out.
 func decodeList(v []byte, out map[TaskKey]bool) error {
 	if len(v) < 16 {
 		return fmt.Errorf("file list of %d bytes: %w", len(v), ErrCorrupt)
 	}
-	envs := map[string]string{}
+	corrupt := fmt.Errorf("file list: %w", ErrCorrupt)
+	next := func() (uint64, bool) {
+		n, w := binary.Uvarint(v)
+		if w <= 0 {
+			return 0, false
+		}
+		v = v[w:]
+		return n, true
+	}
+	var envs []string
+	prev := ""
 	for v = v[16:]; len(v) > 0; {
-		var parts [2]string
-		for i := range parts {
-			n, w := binary.Uvarint(v)
-			if w <= 0 || uint64(len(v)-w) < n {
-				return fmt.Errorf("file list: %w", ErrCorrupt)
+		idx, ok := next()
+		if !ok || idx > uint64(len(envs)) {
+			return corrupt
+		}
+		if idx == uint64(len(envs)) {
+			n, ok := next()
+			if !ok || n > uint64(len(v)) {
+				return corrupt
 			}
-			parts[i], v = string(v[w:w+int(n)]), v[w+int(n):]
+			envs, v = append(envs, string(v[:n])), v[n:]
 		}
-		if e, ok := envs[parts[0]]; ok {
-			parts[0] = e
-		} else {
-			envs[parts[0]] = parts[0]
+		shared, ok1 := next()
+		n, ok2 := next()
+		if !ok1 || !ok2 || shared > uint64(len(prev)) || n > uint64(len(v)) {
+			return corrupt
 		}
-		out[TaskKey{parts[0], parts[1]}] = true
+		prev, v = prev[:shared]+string(v[:n]), v[n:]
+		out[TaskKey{envs[idx], prev}] = true
 	}
 	return nil
 }
@@ -105,7 +148,7 @@ func decodeList(v []byte, out map[TaskKey]bool) error {
 // it is not in listed, unless a held file listed it, and returned to service when it is in
 // listed. The lists that changed are stored, those of files neither listed nor held dropped. It
 // returns how many tasks changed.
-func (c *committer) retire(listed map[TaskKey]bool, lists map[uint64][]TaskKey, held []uint64) (int, error) {
+func (c *committer) retire(listed map[TaskKey]bool, lists map[uint64]*FileList, held []uint64) (int, error) {
 	if listed == nil {
 		return 0, nil
 	}
@@ -118,10 +161,13 @@ func (c *committer) retire(listed map[TaskKey]bool, lists map[uint64][]TaskKey, 
 	if err != nil {
 		return 0, fmt.Errorf("create bucket file_lists: %w", err)
 	}
-	for id, keys := range lists {
-		d := listDigest(keys)
+	for id, l := range lists {
+		if l == nil {
+			l = &FileList{}
+		}
+		d := l.digest()
 		if v := fl.Get(u64key(id)); len(v) < 16 || !bytes.Equal(v[:16], d) {
-			if err := fl.Put(u64key(id), encodeList(d, keys)); err != nil {
+			if err := fl.Put(u64key(id), append(d, l.buf...)); err != nil {
 				return 0, err
 			}
 		}

@@ -21,10 +21,10 @@ func TestHeldFilesHoldOnlyTheirTasks(t *testing.T) {
 	db := openAt(t, path, storage.Options{})
 	defer func() { db.Close() }()
 	k := func(task string) storage.TaskKey { return storage.TaskKey{Env: "e", Task: task} }
-	keys := func(tasks ...string) []storage.TaskKey {
-		out := []storage.TaskKey{}
+	keys := func(tasks ...string) *storage.FileList {
+		out := &storage.FileList{}
 		for _, task := range tasks {
-			out = append(out, k(task))
+			out.Add(k(task))
 		}
 		return out
 	}
@@ -35,7 +35,7 @@ func TestHeldFilesHoldOnlyTheirTasks(t *testing.T) {
 		}
 		return out
 	}
-	list := func(what string, listed map[storage.TaskKey]bool, lists map[uint64][]storage.TaskKey, held []uint64, want ...string) {
+	list := func(what string, listed map[storage.TaskKey]bool, lists map[uint64]*storage.FileList, held []uint64, want ...string) {
 		t.Helper()
 		commit(t, db, &storage.Batch{Listed: listed, Lists: lists, Held: held})
 		var r map[storage.TaskKey]bool
@@ -70,11 +70,11 @@ func TestHeldFilesHoldOnlyTheirTasks(t *testing.T) {
 		t.Fatal(err)
 	}
 	db = openAt(t, path, storage.Options{})
-	list("file 3 held when the lists begin", set("a1"), map[uint64][]storage.TaskKey{1: keys("a1")}, []uint64{3})
-	list("every file read well", set("a1", "b1", "b2"), map[uint64][]storage.TaskKey{1: keys("a1", "b2"), 2: keys("b1", "b2")}, nil, "old")
-	list("file 1 held", set("b1"), map[uint64][]storage.TaskKey{2: keys("b1")}, []uint64{1}, "old")
-	list("file 2 held", set("a1"), map[uint64][]storage.TaskKey{1: keys("a1")}, []uint64{2}, "old", "b2")
-	list("new file 5 held", set("a1"), map[uint64][]storage.TaskKey{1: keys("a1"), 2: nil}, []uint64{5}, "old", "b2", "b1")
+	list("file 3 held when the lists begin", set("a1"), map[uint64]*storage.FileList{1: keys("a1")}, []uint64{3})
+	list("every file read well", set("a1", "b1", "b2"), map[uint64]*storage.FileList{1: keys("a1", "b2"), 2: keys("b1", "b2")}, nil, "old")
+	list("file 1 held", set("b1"), map[uint64]*storage.FileList{2: keys("b1")}, []uint64{1}, "old")
+	list("file 2 held", set("a1"), map[uint64]*storage.FileList{1: keys("a1")}, []uint64{2}, "old", "b2")
+	list("new file 5 held", set("a1"), map[uint64]*storage.FileList{1: keys("a1"), 2: nil}, []uint64{5}, "old", "b2", "b1")
 	commit(t, db, &storage.Batch{Tasks: []record.Task{{Env: "e", Task: "c1"}}})
-	list("file 3 held again, its unknown list dropped", set("a1"), map[uint64][]storage.TaskKey{1: keys("a1")}, []uint64{3}, "old", "b2", "b1", "c1")
+	list("file 3 held again, its unknown list dropped", set("a1"), map[uint64]*storage.FileList{1: keys("a1")}, []uint64{3}, "old", "b2", "b1", "c1")
 }

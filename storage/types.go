@@ -143,11 +143,11 @@ type Batch struct {
 	// to service anyway.
 	Listed map[TaskKey]bool
 	// Lists are, with Listed, the tasks each catalogue file read well lists now, by FileState
-	// ID (the keys may repeat); the lists that changed are stored. Held are the IDs of the
+	// ID (a nil list is empty); the lists that changed are stored. Held are the IDs of the
 	// catalogue files that cannot be read now or list no task (and of the files they replaced at
 	// their path): a task one of them listed when it was last read well is not retired by this
 	// Listed (see retired.go). The stored lists of files in neither are dropped.
-	Lists map[uint64][]TaskKey
+	Lists map[uint64]*FileList
 	Held  []uint64
 
 	// Adjacency, when set, is called inside the transaction when this batch adds tasks or
