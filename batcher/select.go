@@ -148,7 +148,11 @@ func check(g *graph.Graph, preds []propagate.Prediction, tasks []stats.Task, req
 	return nil
 }
 
-// allowedEnvs applies envs and exclude_envs; a name that is not an environment is an error.
+// allowedEnvs applies envs and exclude_envs. A name in envs that is not an environment is an
+// error (the trainer asked for tasks that do not exist); a name in exclude_envs that is not one
+// excludes nothing (PROTOCOL.md: "never these environments" holds of an environment with no
+// tasks, and a trainer that always excludes one, say before its tasks are in the catalogue or
+// after they are retired, would otherwise get only error files).
 func allowedEnvs(g *graph.Graph, req Request) ([]bool, error) {
 	allowed := make([]bool, len(g.Envs))
 	for e := range allowed {
@@ -162,11 +166,9 @@ func allowedEnvs(g *graph.Graph, req Request) ([]bool, error) {
 		allowed[e] = true
 	}
 	for _, name := range req.ExcludeEnvs {
-		e, ok := slices.BinarySearch(g.Envs, name)
-		if !ok {
-			return nil, &UnknownEnvError{Field: "exclude_envs", Env: name, Known: g.Envs}
+		if e, ok := slices.BinarySearch(g.Envs, name); ok {
+			allowed[e] = false
 		}
-		allowed[e] = false
 	}
 	return allowed, nil
 }
