@@ -51,7 +51,7 @@ type Ingester struct {
 	// process, by file ID: the list of tasks now (listed) needs them without a second read.
 	wholeKeys map[uint64][]storage.TaskKey
 	// unreadable are the catalogue files read whole whose last read could not read them as
-	// their format (unreadableFile): while one is there, listed() retires nothing.
+	// their format (unreadableFile): while one is, listed() holds back the tasks it listed.
 	unreadable map[uint64]bool
 	// whole notes what else listed() needs of the last read of each file read whole (noteWhole).
 	whole map[uint64]wholeNote
