@@ -33,7 +33,7 @@ func runCommand() *cli.Command {
 		Description: "run creates DIR's folders, ingests the rollouts and catalogue already there, answers " +
 			"the requests already there, then watches DIR until SIGINT, SIGTERM or SIGHUP, answering each " +
 			"DIR/requests/ID.json with DIR/batches/ID.json. Exit codes: 0 stopped by a signal, 1 an " +
-			"error, 2 bad flags, 3 the database or DIR is held by another envsched.",
+			"error, 2 bad flags, 3 the database or DIR is locked by another process.",
 		Flags:  append(runFlags(), schedulerFlags()...),
 		Action: runAction,
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
