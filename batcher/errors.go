@@ -11,7 +11,7 @@ var ErrEmptyCatalogue = errors.New("no tasks are known yet: add a catalogue to D
 
 // UnknownEnvError means a request names an environment that has no tasks.
 type UnknownEnvError struct {
-	Field string   // "envs" or "exclude_envs"
+	Field string   // "envs" (a name in exclude_envs that is not an environment excludes nothing)
 	Env   string   // the name asked for
 	Known []string // the environments that exist
 }

@@ -35,6 +35,13 @@ const (
 	// to stay so and be exploited) over one whose posterior sits near 0 or 1 (a task seen
 	// all-equal, whose rare unequal group is chance and is not repeated).
 	ExploitLasting
+	// ExploitMatched values a task by the chance that its group is not degenerate, put on the
+	// scale of ExploitVariance: 4p(1 − p) of the 0/1 task whose groups of the same size are
+	// all-equal as often (matchedTable). Within one environment it ranks tasks as
+	// ExploitInformative does; across environments a task valued so weighs as much as a 0/1
+	// task valued by its variance whose groups are as often informative, so that quotas that
+	// compare environments' values do not favour the environments measured this way.
+	ExploitMatched
 )
 
 // String is the name of the exploitation measure, as flags spell it.
@@ -46,8 +53,14 @@ func (e Exploit) String() string {
 		return "spread"
 	case ExploitLasting:
 		return "lasting"
+	case ExploitMatched:
+		return "matched"
 	}
 	return "variance"
+}
+
+func (e Exploit) valid() bool {
+	return e == ExploitVariance || e == ExploitInformative || e == ExploitSpread || e == ExploitLasting || e == ExploitMatched
 }
 
 // ParseExploit returns the measure named s: "variance", "informative", "spread" or "lasting".
@@ -61,14 +74,27 @@ func ParseExploit(s string) (Exploit, error) {
 		return ExploitSpread, nil
 	case "lasting":
 		return ExploitLasting, nil
+	case "matched":
+		return ExploitMatched, nil
 	}
-	return 0, fmt.Errorf("%w: exploit is %q, want variance, informative, spread or lasting", ErrParams, s)
+	return 0, fmt.Errorf("%w: exploit is %q, want variance, informative, spread, lasting or matched", ErrParams, s)
 }
 
 // Params are the knobs of selection. Start from DefaultParams.
 type Params struct {
 	// Exploit is how the exploitation value is measured.
 	Exploit Exploit
+	// ExploitGraded is how it is measured for a task of an environment with graded rewards
+	// (propagate.Prediction.Graded: some reward not 0 or 1). There the mean does not tell the
+	// spread: a task that always scores 0.5 has the variance of a fair coin by its mean and
+	// never an unequal group, and the Beta-Binomial variance keeps re-choosing such tasks,
+	// while the chance of an all-equal group is measured from each task's and each
+	// environment's own groups (propagate: graded.go, gradedfit.go). So the default values
+	// graded tasks by that chance, on the scale of the variance of 0/1 tasks
+	// (ExploitMatched), so that environments of both kinds are weighed alike in the quotas;
+	// 0/1 rewards are valued by Exploit.
+	// BENCHMARKS.md, "Graded rewards valued by the chance of an informative group".
+	ExploitGraded Exploit
 	// CoverageWeight is β_c: score = exploit + β_c·coverage − penalty, with exploit and
 	// coverage each in [0, 1].
 	CoverageWeight float64
@@ -161,6 +187,7 @@ type Params struct {
 func DefaultParams() Params {
 	return Params{
 		Exploit:        ExploitVariance,
+		ExploitGraded:  ExploitMatched,
 		CoverageWeight: 0.3,
 		SimPenalty:     0.5,
 		RandomShare:    0.05,
@@ -189,7 +216,8 @@ var ErrParams = errors.New("invalid selection parameter")
 // Validate reports the first parameter out of its range, saying what range it needs.
 func (p Params) Validate() error {
 	return num.FirstBad(ErrParams, []num.Check{
-		{p.Exploit == ExploitVariance || p.Exploit == ExploitInformative || p.Exploit == ExploitSpread || p.Exploit == ExploitLasting, "exploit", "variance, informative, spread or lasting", p.Exploit},
+		{p.Exploit.valid(), "exploit", "variance, informative, spread, lasting or matched", p.Exploit},
+		{p.ExploitGraded.valid(), "exploit for graded rewards", "variance, informative, spread, lasting or matched", p.ExploitGraded},
 		{p.CoverageWeight >= 0 && p.CoverageWeight <= MaxWeight, "coverage weight", "a number from 0 to 1e6", p.CoverageWeight},
 		{p.SimPenalty >= 0 && p.SimPenalty <= MaxWeight, "similarity penalty", "a number from 0 to 1e6", p.SimPenalty},
 		{p.RandomShare >= 0 && p.RandomShare <= 1, "random share", "in [0, 1]", p.RandomShare},

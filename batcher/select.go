@@ -148,7 +148,11 @@ func check(g *graph.Graph, preds []propagate.Prediction, tasks []stats.Task, req
 	return nil
 }
 
-// allowedEnvs applies envs and exclude_envs; a name that is not an environment is an error.
+// allowedEnvs applies envs and exclude_envs. A name in envs that is not an environment is an
+// error (the trainer asked for tasks that do not exist); a name in exclude_envs that is not one
+// excludes nothing (PROTOCOL.md: "never these environments" holds of an environment with no
+// tasks, and a trainer that always excludes one, say before its tasks are in the catalogue or
+// after they are retired, would otherwise get only error files).
 func allowedEnvs(g *graph.Graph, req Request) ([]bool, error) {
 	allowed := make([]bool, len(g.Envs))
 	for e := range allowed {
@@ -162,11 +166,9 @@ func allowedEnvs(g *graph.Graph, req Request) ([]bool, error) {
 		allowed[e] = true
 	}
 	for _, name := range req.ExcludeEnvs {
-		e, ok := slices.BinarySearch(g.Envs, name)
-		if !ok {
-			return nil, &UnknownEnvError{Field: "exclude_envs", Env: name, Known: g.Envs}
+		if e, ok := slices.BinarySearch(g.Envs, name); ok {
+			allowed[e] = false
 		}
-		allowed[e] = false
 	}
 	return allowed, nil
 }
@@ -206,7 +208,8 @@ type selector struct {
 
 	chosen []int64 // per environment: times its tasks were chosen before this batch, once MinCredit needs it
 
-	horizon int // LastingHorizon of the statistics, when Exploit is ExploitLasting
+	horizon int           // LastingHorizon of the statistics, when Exploit is ExploitLasting
+	matched *matchedTable // when Exploit or ExploitGraded is ExploitMatched
 
 	words        *wordWeights // when Overlap is on and the graph has features, else nil
 	wordCount    []int32      // per word: taken tasks of the round that hold it
@@ -226,8 +229,11 @@ func newSelector(sel *Selector, g *graph.Graph, preds []propagate.Prediction, ta
 		picks:  make([]Pick, 0, req.Size),
 	}
 	s.envSeen = envsSeen(g, tasks)
-	if p.Exploit == ExploitLasting {
+	if p.Exploit == ExploitLasting || p.ExploitGraded == ExploitLasting {
 		s.horizon = LastingHorizon(tasks)
+	}
+	if p.Exploit == ExploitMatched || p.ExploitGraded == ExploitMatched {
+		s.matched = newMatchedTable(req.GroupSize)
 	}
 	if p.Transfer > 0 && req.Loads == nil {
 		// One pass (on every CPU), so that the neighbours' loads read 8 bytes a neighbour
@@ -383,13 +389,19 @@ func (s *selector) values(i int) values {
 		newEnv:     !s.envSeen[s.g.Nodes[i].Env],
 		borrowed:   pr.Borrowed >= 1,
 	}
-	switch s.p.Exploit {
+	exploit := s.p.Exploit
+	if pr.Graded() {
+		exploit = s.p.ExploitGraded
+	}
+	switch exploit {
 	case ExploitInformative:
 		v.exploit = clamp01(1 - pr.PDegenerate(s.req.GroupSize))
 	case ExploitSpread:
 		v.exploit = ExpectedSpread(pr, s.req.GroupSize)
 	case ExploitLasting:
 		v.exploit = ExpectedLasting(pr, s.req.GroupSize, s.horizon)
+	case ExploitMatched:
+		v.exploit = s.matched.value(pr.PDegenerate(s.req.GroupSize))
 	default:
 		v.exploit = clamp01(4 * pr.Var)
 	}

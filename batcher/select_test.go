@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -276,7 +277,6 @@ func TestErrors(t *testing.T) {
 		want any
 	}{
 		{"unknown env", Request{Size: 4, GroupSize: 8, Envs: []string{"nope"}}, new(*UnknownEnvError)},
-		{"unknown excluded env", Request{Size: 4, GroupSize: 8, ExcludeEnvs: []string{"nope"}}, new(*UnknownEnvError)},
 		{"too large", Request{Size: 51, GroupSize: 8}, new(*TooFewTasksError)},
 		{"all excluded", Request{Size: 1, GroupSize: 8, ExcludeEnvs: w.g.Envs}, new(*TooFewTasksError)},
 		{"zero size", Request{Size: 0, GroupSize: 8}, new(*RequestError)},
@@ -309,6 +309,32 @@ func TestErrors(t *testing.T) {
 	empty := graph.New(nil, nil, nil)
 	if _, err := Select(empty, nil, nil, Request{Size: 1, GroupSize: 8}, DefaultParams()); !errors.Is(err, ErrEmptyCatalogue) {
 		t.Errorf("empty catalogue: got %v", err)
+	}
+}
+
+// TestUnknownExcludedEnvExcludesNothing: PROTOCOL.md's exclude_envs is "never these
+// environments"; one with no tasks (not in the catalogue yet, or retired) is never chosen
+// anyway, so the request is served as without it, with the others still excluded. (It was
+// refused, so a trainer that always excludes an environment got only error files.)
+func TestUnknownExcludedEnvExcludesNothing(t *testing.T) {
+	w := randomWorld(t, 50, 3, 1, 0.5)
+	want, err := Select(w.g, w.preds, w.tasks, Request{Size: 8, GroupSize: 8, Seed: 3, ExcludeEnvs: w.g.Envs[:1]}, DefaultParams())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Select(w.g, w.preds, w.tasks, Request{Size: 8, GroupSize: 8, Seed: 3,
+		ExcludeEnvs: []string{"nope", w.g.Envs[0], "zzz"}}, DefaultParams())
+	if err != nil {
+		t.Fatalf("exclude_envs naming environments that do not exist: %v; want them to exclude nothing", err)
+	}
+	if !reflect.DeepEqual(got.Picks, want.Picks) || got.Eligible != want.Eligible {
+		t.Errorf("exclude_envs with unknown names chose %v (%d eligible); want %v (%d) as without them",
+			got.Picks, got.Eligible, want.Picks, want.Eligible)
+	}
+	for _, pk := range got.Picks {
+		if w.g.Nodes[pk.Node].Env == 0 {
+			t.Errorf("an excluded environment's task was chosen: %+v", pk)
+		}
 	}
 }
 

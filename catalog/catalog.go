@@ -102,8 +102,9 @@ type FileError struct {
 
 // Unreadable reports whether the file could not be read as the catalogue its name says (a
 // .parquet file that is not one, or beyond the reader's bounds, ...), rather than being a stray
-// file of another name: the ingester then retires no task while the file stays so (PROTOCOL.md
-// section 3), where it took the file for one that lists none and retired every task it listed.
+// file of another name: the ingester then retires none of the tasks it listed while the file
+// stays so (PROTOCOL.md section 3), where it took the file for one that lists none and retired
+// every task it listed.
 func (e *FileError) Unreadable() bool { return !e.stray }
 
 func (e *FileError) Error() string {

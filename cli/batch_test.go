@@ -113,7 +113,8 @@ func TestBatchCommandErrors(t *testing.T) {
 		{[]string{"--fresh", "NaN"}, 2, "fresh is NaN"},
 		{[]string{"--overlap", "-0.5"}, 2, "overlap is -0.5"},
 		{[]string{"--overlap", "NaN"}, 2, "overlap is NaN"},
-		{[]string{"--exploit", "spreads"}, 2, "variance, informative, spread or lasting"},
+		{[]string{"--exploit", "spreads"}, 2, "variance, informative, spread, lasting or matched"},
+		{[]string{"--exploit-graded", "best"}, 2, "--exploit-graded: "},
 		// finite but beyond any use: the scores overflowed to infinity and the answer could not
 		// be encoded (exit 1 here; in the daemon, a stop at every request)
 		{[]string{"--coverage-weight", "1e308"}, 2, "coverage weight"},

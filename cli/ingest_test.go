@@ -147,7 +147,7 @@ func TestSecondProcessIsLocked(t *testing.T) {
 	if !errors.As(err, &exit) || exit.ExitCode() != exitLocked {
 		t.Fatalf("second process: %v, stderr %q; want exit code 3", err, stderr.String())
 	}
-	msg := "database " + filepath.Join(dir, "envsched.db") + " is held by another envsched process"
+	msg := fmt.Sprintf("database file %s is locked by another process (pid %d", filepath.Join(dir, "envsched.db"), os.Getpid())
 	if !strings.Contains(stderr.String(), msg) {
 		t.Errorf("stderr %q; want it to say %q", stderr.String(), msg)
 	}

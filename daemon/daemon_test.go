@@ -364,3 +364,22 @@ func TestReplacedDirIsLockedAgain(t *testing.T) {
 		t.Fatal("the daemon went on serving a DIR another process holds")
 	}
 }
+
+// TestIgnoredRequestKeysAreAnsweredAndLogged: a request with a key of the trainer's own ("id",
+// "comment") is answered, not refused, and the log names the keys that were ignored; a key
+// that looks like a misspelled field still gets an error file.
+func TestIgnoredRequestKeysAreAnsweredAndLogged(t *testing.T) {
+	dir := t.TempDir()
+	r := serveTest(t, testConfig(dir, false))
+	writeRequest(t, dir, "extra.json", `{"size": 2, "id": "extra", "comment": "step 7 of run b"}`)
+	writeRequest(t, dir, "typo.json", `{"size": 2, "grup_size": 4}`)
+	r.batch("extra")
+	if e := r.errorOf("typo"); !strings.Contains(e["error"], `did you mean "group_size"?`) {
+		t.Errorf("typo: error file %v, want a near miss named", e)
+	}
+	r.stop()
+	logs := r.log.String()
+	if !strings.Contains(logs, "were ignored") || !strings.Contains(logs, `keys="comment, id"`) || !strings.Contains(logs, "id=extra") {
+		t.Errorf("no log line naming the ignored keys of extra:\n%s", logs)
+	}
+}

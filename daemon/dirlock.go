@@ -7,6 +7,8 @@ import (
 	"os"
 	"syscall"
 	"time"
+
+	"github.com/envsched/envsched/fsutil"
 )
 
 // ErrDirHeld means another envsched process serves the exchange directory. Two daemons on one
@@ -14,16 +16,22 @@ import (
 // file with another answer, and sweep each other's temporary files.
 var ErrDirHeld = errors.New("exchange directory is served by another envsched process")
 
-// DirHeldError is ErrDirHeld with the folder and the database this process would have used.
+// DirHeldError is ErrDirHeld with the folder and the database this process would have used,
+// and the processes holding the folder's lock where the system tells them.
 type DirHeldError struct {
 	Dir, DB string
+	Holders []fsutil.Holder
 }
 
 // Error says which folder is held, where to find the other process, and what to do.
 func (e *DirHeldError) Error() string {
-	return fmt.Sprintf("exchange directory %s is served by another envsched process (its pid and database are "+
+	who := ""
+	for _, h := range e.Holders {
+		who += h.String() + "; "
+	}
+	return fmt.Sprintf("exchange directory %s is served by another envsched process (%sits pid and database are "+
 		"in %s/status.json); this one would use the database %s: stop the other one, or give this one another --dir",
-		e.Dir, e.Dir, e.DB)
+		e.Dir, who, e.Dir, e.DB)
 }
 
 // Is makes errors.Is(err, ErrDirHeld) true.
@@ -53,7 +61,7 @@ func lockDir(dir, db string, timeout time.Duration, log *slog.Logger) (*os.File,
 		}
 		if time.Now().After(deadline) {
 			f.Close()
-			return nil, &DirHeldError{Dir: dir, DB: db}
+			return nil, &DirHeldError{Dir: dir, DB: db, Holders: fsutil.LockHolders(dir)}
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -67,10 +68,30 @@ func (d *Daemon) handle(name string, tm timing) (bool, error) {
 		return false, fmt.Errorf("answer request %s: %w", id, err)
 	}
 	d.crash.at(CrashAfterCommit)
+	d.warnIgnored(id, body)
 	if early == nil { // maybe an answer stored before: the same ID gets it whatever the body says now
 		d.warnReused(id, body, answer)
 	}
 	return d.publish(id, answer, tm, early.take(answer))
+}
+
+// warnIgnored logs the keys of an answered request's body that are no request field and were
+// ignored (schedule.Request.Ignored: the trainer's own bookkeeping, or a field of a newer
+// protocol), so that a trainer that meant one of them as a field learns it from the log.
+func (d *Daemon) warnIgnored(id string, body []byte) {
+	req, err := schedule.ParseRequest(body, d.cfg.BatchSize, d.cfg.GroupSize)
+	if err != nil || len(req.Ignored) == 0 {
+		return
+	}
+	names := make([]string, 0, min(len(req.Ignored), 8))
+	for _, k := range req.Ignored[:min(len(req.Ignored), 8)] {
+		if r := []rune(k); len(r) > 40 {
+			k = string(r[:40]) + "…"
+		}
+		names = append(names, k)
+	}
+	d.log.Warn("request keys that are no request field were ignored (the fields are size, group_size, step, envs, exclude_envs, allow_repeats, seed)",
+		"id", id, "keys", strings.Join(names, ", "), "count", len(req.Ignored))
 }
 
 // warnReused logs a request whose body asks for another size, group size or step than its

@@ -127,7 +127,7 @@ func TestBrokenParquetRetiresNothing(t *testing.T) {
 	if got := batchSize(t, waitAnswer(t, d, "r2")); got != 7 {
 		t.Errorf("answer of %d tasks; want 7", got)
 	}
-	if log := d.stderr.String(); !strings.Contains(log, "no task is retired") {
+	if log := d.stderr.String(); !strings.Contains(log, "the tasks it listed are not retired") {
 		t.Errorf("the log does not say that no task is retired:\n%s", tail(log, 3000))
 	}
 	if code := d.signal(syscall.SIGTERM); code != 0 {

@@ -290,6 +290,12 @@ func TestExitCodes(t *testing.T) {
 	if code := bad.wait(); code != 2 {
 		t.Errorf("bad flag: exit %d; want 2", code)
 	}
+	// A stray argument: the flags after it were dropped unread (the daemon ran with the default
+	// batch size instead of the 0 refused here), now it is a bad command line.
+	stray := startCmd(t, dir, "", nil, execCommand([]string{"run", "--dir", t.TempDir(), "stray", "--batch-size", "0"}))
+	if code := stray.wait(); code != 2 || !strings.Contains(stray.stderr.String(), "stray") {
+		t.Errorf("a stray argument before flags: exit %d; want 2 naming it\n%s", code, stray.stderr.String())
+	}
 	if code := first.signal(syscall.SIGINT); code != 0 {
 		t.Errorf("SIGINT: exit %d; want 0", code)
 	}

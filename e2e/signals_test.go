@@ -79,6 +79,11 @@ func TestOneDaemonPerDir(t *testing.T) {
 	if msg := second.stderr.String(); !strings.Contains(msg, "is served by another envsched process") || !strings.Contains(msg, dir) {
 		t.Errorf("second daemon's message does not say DIR is served: %s", msg)
 	}
+	if _, err := os.Stat("/proc/locks"); err == nil {
+		if msg, pid := second.stderr.String(), fmt.Sprintf("(pid %d, envsched; ", first.cmd.Process.Pid); !strings.Contains(msg, pid) {
+			t.Errorf("second daemon's message does not name the first's pid %q: %s", pid, msg)
+		}
+	}
 	writeRequest(t, dir, "r1", `{"size": 2}`)
 	waitBatch(t, first, "r1")
 	if code := first.signal(syscall.SIGTERM); code != 0 {

@@ -51,8 +51,12 @@ type Ingester struct {
 	// process, by file ID: the list of tasks now (listed) needs them without a second read.
 	wholeKeys map[uint64][]storage.TaskKey
 	// unreadable are the catalogue files read whole whose last read could not read them as
-	// their format (unreadableFile): while one is there, listed() retires nothing.
+	// their format (unreadableFile): while one is, listed() holds back the tasks it listed.
 	unreadable map[uint64]bool
+	// whole notes what else listed() needs of the last read of each file read whole (noteWhole).
+	whole map[uint64]wholeNote
+	// holding are the catalogue files that hold their tasks back (listed), with why, as last logged.
+	holding map[uint64]string
 	// hashed says when each catalogue file read whole was last hashed (hashDue).
 	hashed map[uint64]hashMark
 
@@ -64,7 +68,7 @@ type Ingester struct {
 func New(db *storage.DB, dir string, opts Options) (*Ingester, error) {
 	in := &Ingester{db: db, dir: filepath.Clean(dir), opts: opts.withDefaults(), refused: map[string]bool{},
 		faults: problems{}, wholeKeys: map[uint64][]storage.TaskKey{},
-		unreadable: map[uint64]bool{}, hashed: map[uint64]hashMark{},
+		unreadable: map[uint64]bool{}, whole: map[uint64]wholeNote{}, holding: map[uint64]string{}, hashed: map[uint64]hashMark{},
 		warnedNames: map[string]bool{}}
 	if err := in.reload(); err != nil {
 		return nil, err

@@ -8,95 +8,166 @@ import (
 	"github.com/envsched/envsched/storage"
 )
 
-// listed returns every task the catalogue files list now: the rows of every tracked catalogue
-// file as far as it has been read (JSON lines up to the offset reached; other formats whole).
-// It returns nil when some catalogue file cannot be read now (no task is retired on a partial
-// view), and when no catalogue file is left at all (a catalog/ folder removed, or emptied, is no
-// catalogue rather than an empty one: nothing is retired). See storage.Batch.Listed.
-func (in *Ingester) listed() map[storage.TaskKey]bool {
-	out := map[storage.TaskKey]bool{}
+// listed returns every task the catalogue files list now (storage.Batch.Listed), and what each
+// file read well lists (Batch.Lists): the rows of every tracked catalogue file as far as it has
+// been read (JSON lines up to the offset reached; other formats whole). held are the IDs of the files that cannot be read as their format now or list no task (only
+// bad rows, none, or empty), and of the files they replaced at their path: each holds back the tasks it listed when it was last read (storage.Batch.Held)
+// and the other files' tasks retire as usual. Such a file was taken for one that lists nothing,
+// so a mistake (a file of garbage, one the trainer wrote in a wrong format, or one emptied to be
+// rewritten in place) retired every task it had listed; a file's tasks are retired by deleting it
+// or by rows that leave them out. A file that cannot be read now (permission denied) holds its
+// tasks back the same way; it held back every file's. listed returns nil when no catalogue file
+// is left at all (a catalog/ folder removed, or emptied, is no catalogue rather than an empty
+// one: nothing is retired).
+func (in *Ingester) listed() (out map[storage.TaskKey]bool, lists map[uint64]*storage.FileList, held []uint64) {
+	out, lists = map[storage.TaskKey]bool{}, map[uint64]*storage.FileList{}
 	envs := map[string]string{} // one copy of each environment's name, not one a row
-	files := 0
+	var files []*storage.FileState
 	for _, f := range in.reg.byPath {
-		if f.Kind != storage.KindCatalog || f.Gone {
-			continue
+		if f.Kind == storage.KindCatalog && !f.Gone {
+			files = append(files, f)
 		}
-		files++
-		if in.unreadable[f.ID] && !isJSONL(f.Path) {
-			in.opts.Logger.Warn("catalogue file cannot be read as its format; no task is retired while it stays so",
-				"path", f.Path)
-			return nil
-		}
-		if keys, ok := in.wholeKeys[f.ID]; ok && !isJSONL(f.Path) {
-			for _, k := range keys {
-				out[k] = true
-			}
-			continue
-		}
-		// A file read whole by an earlier process (a restart does not read it again) is read
-		// here, once per process: its tasks are then kept like those of a file read whole.
-		var keys []storage.TaskKey
+	}
+	if len(files) == 0 {
+		return nil, nil, nil
+	}
+	heldNow := map[uint64]string{}
+	for _, f := range files {
 		whole := !isJSONL(f.Path)
-		ok := in.catalogKeys(f, func(k storage.TaskKey) {
+		if whole && in.opts.ReadCatalogFile == nil {
+			continue // not read at all (Options.ReadCatalogFile)
+		}
+		list := &storage.FileList{}
+		var keys []storage.TaskKey // the tasks of a file read whole, kept (wholeKeys)
+		add := func(k storage.TaskKey) {
 			if e, ok := envs[k.Env]; ok {
 				k.Env = e
 			} else {
 				envs[k.Env] = k.Env
 			}
 			out[k] = true
+			list.Add(k)
 			if whole {
 				keys = append(keys, k)
 			}
-		})
-		if !ok {
-			in.opts.Logger.Warn("catalogue file cannot be read again; no task is retired this time", "path", f.Path)
-			return nil
 		}
-		if whole {
-			in.wholeKeys[f.ID] = keys
+		var why string
+		switch kept, ok := in.wholeKeys[f.ID]; {
+		case whole && in.unreadable[f.ID]:
+			why = "cannot be read as its format"
+		case whole && ok:
+			for _, k := range kept {
+				out[k] = true
+				list.Add(k)
+			}
+		default:
+			// A file read whole by an earlier process (a restart does not read it again) is read
+			// here, once per process: its tasks are then kept like those of a file read whole.
+			bad, ok := in.catalogKeys(f, add)
+			switch {
+			case !ok && in.unreadable[f.ID]:
+				why = "cannot be read as its format"
+			case !ok: // permission denied, an I/O error: its tasks are held, as those of a broken file
+				why = "cannot be read now"
+			case bad > 0 && list.Len() == 0:
+				why = "has bad rows and no good one"
+			}
+			if whole && ok {
+				in.wholeKeys[f.ID] = keys
+			}
+		}
+		if note := in.whole[f.ID]; why == "" && list.Len() == 0 && !(whole && note.stray) {
+			why = "lists no task (it is empty, or holds no whole line yet)"
+			if whole {
+				why = "lists no task"
+				if note.bad {
+					why = "has bad rows and no good one"
+				}
+			}
+		}
+		if why != "" {
+			held = append(held, in.sameFile(f)...)
+			heldNow[f.ID] = why
+		} else {
+			lists[f.ID] = list
 		}
 	}
-	if files == 0 {
-		return nil
+	in.logHeld(heldNow)
+	return out, lists, held
+}
+
+// sameFile returns the ID of f and of the files gone that were at its path: a file replaced by
+// rename (a new identity, a new ID) holds back the tasks its predecessor listed.
+func (in *Ingester) sameFile(f *storage.FileState) []uint64 {
+	ids := []uint64{f.ID}
+	for id, g := range in.reg.byID {
+		if g.Gone && g.Kind == storage.KindCatalog && g.Path == f.Path {
+			ids = append(ids, id)
+		}
 	}
-	return out
+	return ids
+}
+
+// logHeld says once which catalogue files hold their tasks back (listed), and once when one no
+// longer does.
+func (in *Ingester) logHeld(now map[uint64]string) {
+	for id, why := range now {
+		if in.holding[id] == why {
+			continue
+		}
+		in.opts.Logger.Warn("catalogue file "+why+"; the tasks it listed are not retired while it stays so (delete the file to retire them)",
+			"path", in.reg.byID[id].Path)
+		in.holding[id] = why
+	}
+	for id := range in.holding {
+		if _, ok := now[id]; !ok {
+			if f := in.reg.byID[id]; f != nil && !f.Gone {
+				in.opts.Logger.Info("catalogue file lists tasks again: its tasks are no longer held back", "path", f.Path)
+			}
+			delete(in.holding, id)
+		}
+	}
 }
 
 // catalogKeys calls keep with the key of every valid row of one catalogue file, as listed()
-// needs them, and reports whether the file could be read. A JSON lines file is read a line at a
-// time up to the offset reached and only the keys are kept, not the rows: at a million tasks the
-// rows' texts would be hundreds of megabytes held beside the task graph's build.
-func (in *Ingester) catalogKeys(f *storage.FileState, keep func(storage.TaskKey)) bool {
+// needs them, and reports how many rows were bad and whether the file could be read. A JSON
+// lines file is read a line at a time up to the offset reached and only the keys are kept, not
+// the rows: at a million tasks the rows' texts would be hundreds of megabytes held beside the
+// task graph's build.
+func (in *Ingester) catalogKeys(f *storage.FileState, keep func(storage.TaskKey)) (bad int, ok bool) {
 	add := func(t record.Task) {
 		if t.Env != "" && t.Task != "" && checkNames(t.Env, t.Task) == nil {
 			keep(storage.TaskKey{Env: t.Env, Task: t.Task})
+		} else {
+			bad++
 		}
 	}
 	if !isJSONL(f.Path) {
 		if in.opts.ReadCatalogFile == nil {
-			return true
+			return 0, true
 		}
 		rows, err := in.opts.ReadCatalogFile(in.abs(f.Path))
-		var bad *record.BadLineError
+		var badErr *record.BadLineError
 		if unreadableFile(err) {
 			in.unreadable[f.ID] = true
-			return false
+			return 0, false
 		}
-		if err != nil && !errors.As(err, &bad) {
-			return false
+		if err != nil && !errors.As(err, &badErr) {
+			return 0, false
 		}
+		in.noteWhole(f.ID, err)
 		for _, t := range rows {
 			add(t)
 		}
-		return true
+		return bad, true
 	}
 	file, err := fsutil.OpenRegular(in.abs(f.Path))
 	if err != nil {
-		return false
+		return 0, false
 	}
 	defer file.Close()
 	if isBolt(file) || compressedKind(file) != "" {
-		return true // quarantined whole (run.bolt, run.compressed): it lists no task
+		return 1, true // quarantined whole (run.bolt, run.compressed): it lists no task
 	}
 	lr := newLineReader(&fileSource{f: file, limit: f.Offset}, 0, in.opts.maxLine, 1<<16)
 	for lr.Offset() < f.Offset {
@@ -104,14 +175,33 @@ func (in *Ingester) catalogKeys(f *storage.FileState, keep func(storage.TaskKey)
 		if err != nil {
 			break // end of file: what was read is all there is
 		}
-		if kind == lineTooLong || record.IsBlank(line) {
+		if kind == lineTooLong {
+			bad++
+			continue
+		}
+		if record.IsBlank(line) {
 			continue
 		}
 		if t, err := record.ParseTask(line); err == nil {
 			add(t)
+		} else {
+			bad++
 		}
 	}
-	return true
+	return bad, true
+}
+
+// wholeNote is what listed() needs to know of the last read of a file read whole besides its
+// tasks: whether it is a stray file of another name (notes.txt: no catalogue, it holds nothing
+// back) and whether it had bad rows.
+type wholeNote struct{ stray, bad bool }
+
+// noteWhole notes err, from Options.ReadCatalogFile on the file id (nil, some bad rows, or a
+// stray file), for listed().
+func (in *Ingester) noteWhole(id uint64, err error) {
+	var u interface{ Unreadable() bool }
+	stray := errors.As(err, &u) && !u.Unreadable()
+	in.whole[id] = wholeNote{stray: stray, bad: err != nil && !stray}
 }
 
 // unreadableFile reports whether err, from Options.ReadCatalogFile, says the file could not be

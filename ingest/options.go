@@ -40,7 +40,8 @@ type Options struct {
 	// (size, modification time or first bytes); its rows are upserted. A *record.BadLineError
 	// quarantines the whole file; other errors stop the scan. Without it such files are skipped.
 	// An error with a method Unreadable() bool that returns true says the file could not be
-	// read as its format at all: it is quarantined, and no task is retired while it stays so.
+	// read as its format at all: it is quarantined, and none of the tasks it listed is retired
+	// while it stays so.
 	ReadCatalogFile func(path string) ([]record.Task, error)
 
 	// OnTasks, when set, is called inside each commit that adds tasks to the database or

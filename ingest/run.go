@@ -165,7 +165,7 @@ func (r *run) all(cands []candidate) error {
 		}
 	}
 	if r.catalogChanged {
-		r.batch.Listed = r.in.listed() // nil when a catalogue file cannot be read now: no change
+		r.batch.Listed, r.batch.Lists, r.batch.Held = r.in.listed() // nil when no catalogue file is left: no change
 	}
 	if r.inflight == nil && r.sum.Commits == 0 && r.in.opts.FinishEdges != nil && r.in.opts.OnTasks != nil {
 		r.batch.Adjacency = r.inline(r.batch) // the scan's only commit
@@ -925,6 +925,7 @@ func (r *run) readWhole(f *os.File, st *storage.FileState, size int64) error {
 		r.in.unreadable[st.ID] = true
 	} else {
 		delete(r.in.unreadable, st.ID)
+		r.in.noteWhole(st.ID, err)
 	}
 	var bad *record.BadLineError
 	switch {

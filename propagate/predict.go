@@ -523,6 +523,7 @@ func (pr *Predictor) prediction(p *Prediction, t *stats.Task, env int32, alpha, 
 	}
 	if s.cont {
 		p.degOff = float32(taskOffset(s.degOff, t))
+		p.graded = true
 	}
 	p.Var = min(clamp01(p.Var), 0.25)
 	if !pr.p.Lean {

@@ -28,6 +28,7 @@ type Prediction struct {
 	// Continuous is true when the node's rewards are not all 0 or 1; then PDeg and Var are
 	// approximations (see PDegenerate).
 	Continuous bool
+	graded     bool   // the node's environment has graded rewards (some task's not all 0 or 1)
 	preLogit   bool   // pre holds the logit of the mean after the offsets (see preMean)
 	stuck      bool   // took the stuck channel's correction (Params.DispersionStuck)
 	age        uint16 // rounds from the node's evidence to the call, at most 65535 (0 untried)
@@ -40,6 +41,12 @@ type Prediction struct {
 	pre                 float64 // the mean after the offsets, before the dispersion correction, or its logit
 	centre              float64 // the logit of the environment's mean
 }
+
+// Graded is true when the node's rewards or those of another task of its environment are not
+// all 0 or 1: then its mean does not tell how often its groups are all-equal (a task that
+// always scores 0.5 has mean ½ and no spread), and PDegenerate carries the measurement of
+// graded.go and gradedfit.go that the Beta-Binomial variance does not.
+func (p Prediction) Graded() bool { return p.Continuous || p.graded }
 
 // Count is the effective number of observations behind the prediction: prior, own and
 // borrowed evidence.

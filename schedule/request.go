@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/envsched/envsched/record"
@@ -43,6 +44,9 @@ type Request struct {
 	ExcludeEnvs  []string
 	AllowRepeats bool
 	Seed         *uint64
+	// Ignored are the body's top-level keys that are no request field and not a near miss of
+	// one (see ParseRequest), sorted: a trainer's own bookkeeping, such as "id" or "comment".
+	Ignored []string
 }
 
 // RequestError is a request that cannot be served as written; its message says what to change.
@@ -82,8 +86,10 @@ var fields = []string{"size", "group_size", "step", "envs", "exclude_envs", "all
 // ParseRequest parses a request body. An empty body (or only white space) and {} take every
 // default: size and groupSize are the defaults of size and group_size. A leading UTF-8 byte
 // order mark is skipped (as in catalogue and rollout lines); a UTF-16 body is refused saying
-// so. Unknown fields, values of the wrong type or out of range, and anything but one JSON
-// object are RequestErrors.
+// so. A key that is no field is ignored (Request.Ignored), as rollout lines' other keys are,
+// unless it looks like a misspelled field (nearField: "grup_size", "Size", "batch_size"),
+// which is refused: served with the defaults, a typo would pass unseen. Values of the wrong
+// type or out of range, and anything but one JSON object, are RequestErrors too.
 func ParseRequest(body []byte, size, groupSize int) (Request, error) {
 	req := Request{Size: size, GroupSize: groupSize}
 	body = bytes.TrimPrefix(body, utf8BOM)
@@ -100,13 +106,81 @@ func ParseRequest(body []byte, size, groupSize int) (Request, error) {
 	}
 	for _, k := range sortedKeys(raw) {
 		if !slices.Contains(fields, k) {
-			return req, badf("unknown field %q: the fields are %s", k, strings.Join(fields, ", "))
+			if f, ok := nearField(k); ok {
+				return req, badf("unknown field %s (did you mean %q?): the fields are %s", short(json.RawMessage(strconv.Quote(k))), f, strings.Join(fields, ", "))
+			}
+			req.Ignored = append(req.Ignored, k)
+			continue
 		}
 		if err := req.set(k, raw[k]); err != nil {
 			return req, err
 		}
 	}
 	return req, nil
+}
+
+// nearField is the request field that key k looks like a misspelling of, if any: the same
+// after case and separators ('-', ' ', '.' read as '_') are folded, or a field within two
+// edits of it (insertions, deletions, substitutions; "steps", "grup_size", "szie"), or a
+// field that the folded key holds or that holds it ("batch_size", "exclude"), with three
+// letters or more in common, or one whose first three letters or more it starts with
+// ("environments", "exclude_environments").
+func nearField(k string) (string, bool) {
+	folded := strings.Map(func(r rune) rune {
+		switch r {
+		case '-', ' ', '.':
+			return '_'
+		}
+		return unicode.ToLower(r)
+	}, k)
+	if len(folded) > 64 {
+		return "", false // a name this long is no typo of a field of at most 13 letters
+	}
+	for _, f := range fields {
+		if folded == f || editDistance(folded, f) <= 2 {
+			return f, true
+		}
+	}
+	for _, f := range fields {
+		if (len(folded) >= 3 && strings.Contains(f, folded)) || strings.Contains(folded, f) {
+			return f, true
+		}
+	}
+	for _, f := range fields {
+		if n := commonPrefix(folded, f); n >= 3 {
+			return f, true
+		}
+	}
+	return "", false
+}
+
+// commonPrefix is the length of the longest common prefix of a and b, bytes.
+func commonPrefix(a, b string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}
+
+// editDistance is the Levenshtein distance of a and b, bytes.
+func editDistance(a, b string) int {
+	prev, cur := make([]int, len(b)+1), make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			sub := prev[j-1]
+			if a[i-1] != b[j-1] {
+				sub++
+			}
+			cur[j] = min(sub, prev[j]+1, cur[j-1]+1)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 // The byte order marks ParseRequest knows.

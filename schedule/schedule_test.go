@@ -201,7 +201,7 @@ func TestBadRequests(t *testing.T) {
 	fill(t, db, 2, 10)
 	s := newScheduler(t, db, Options{})
 	cases := map[string]string{
-		`{"sise": 4}`:                          `unknown field "sise"`,
+		`{"sise": 4}`:                          `unknown field "sise" (did you mean "size"?)`,
 		`{"size": 0}`:                          "size is 0: want an integer from 1 to 100000",
 		`{"size": "8"}`:                        `size is "8"`,
 		`{"size": 2.5}`:                        "size is 2.5",

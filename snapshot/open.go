@@ -194,11 +194,14 @@ func answered(folder, name string) (path string, done bool, err error) {
 	return "", true, fmt.Errorf("%w: %s", ErrFailed, strings.TrimSpace(string(msg)))
 }
 
-// newName is a request name unique to this call.
+// newName is a request name unique to this call, naming this process (orphans.go).
 func newName() (string, error) {
 	var b [8]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", fmt.Errorf("snapshot request name: %w", err)
+	}
+	if start, ok := startOf(os.Getpid()); ok { // the daemon tells a live reader by it, not by file times
+		return fmt.Sprintf("r%d-s%d-%s", os.Getpid(), start, hex.EncodeToString(b[:])), nil
 	}
 	return fmt.Sprintf("r%d-%s", os.Getpid(), hex.EncodeToString(b[:])), nil
 }

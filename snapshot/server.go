@@ -126,6 +126,47 @@ func (s *server) hold() bool {
 	return true
 }
 
+// shown is err as a person reads it: the paths the pass names under /proc/self/fd/N (hold)
+// name the folder instead. Log lines and error files said "rename /proc/self/fd/7/.x.db.tmp-...
+// /proc/self/fd/7/x.db: ...", which tells a reader nothing; the folder is where the descriptor
+// was opened, unless it was swapped meanwhile (then the pass does not run: usable).
+func (s *server) shown(err error) error {
+	if err == nil || s.at == "" {
+		return err
+	}
+	return shownError{err: err, msg: replacePath(err.Error(), s.at, s.folder)}
+}
+
+// replacePath replaces every whole path element sequence from in msg (not /proc/self/fd/71 for
+// /proc/self/fd/7) with to.
+func replacePath(msg, from, to string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(msg, from)
+		if i < 0 {
+			b.WriteString(msg)
+			return b.String()
+		}
+		end := i + len(from)
+		b.WriteString(msg[:i])
+		if end < len(msg) && msg[end] >= '0' && msg[end] <= '9' {
+			b.WriteString(from)
+		} else {
+			b.WriteString(to)
+		}
+		msg = msg[end:]
+	}
+}
+
+// shownError is an error with another message (shown), unwrapping to the original.
+type shownError struct {
+	err error
+	msg string
+}
+
+func (e shownError) Error() string { return e.msg }
+func (e shownError) Unwrap() error { return e.err }
+
 // release closes the folder held by hold.
 func (s *server) release() {
 	s.dir.Close()
@@ -159,7 +200,7 @@ func (s *server) usable() bool {
 func (s *server) answerAll() {
 	entries, err := os.ReadDir(s.at)
 	if err != nil {
-		s.opts.Logger.Warn("list snapshot requests", "folder", s.folder, "error", err)
+		s.opts.Logger.Warn("list snapshot requests", "folder", s.folder, "error", s.shown(err))
 		return
 	}
 	swept, waiting := false, -1
@@ -225,10 +266,11 @@ func (s *server) answer(name string) bool {
 
 // refuse answers NAME.want with NAME.error saying err, then removes the request.
 func (s *server) refuse(name string, err error) {
+	err = s.shown(err)
 	s.opts.Logger.Warn("snapshot failed", "name", name, "error", err)
 	msg := []byte(err.Error() + "\n")
 	if werr := fsutil.WriteFileAtomic(filepath.Join(s.at, name+errorSuffix), msg, 0o644); werr != nil {
-		s.opts.Logger.Warn("snapshot error file", "name", name, "error", werr)
+		s.opts.Logger.Warn("snapshot error file", "name", name, "error", s.shown(werr))
 	}
 	s.done(name)
 }
@@ -236,7 +278,7 @@ func (s *server) refuse(name string, err error) {
 // done removes the request NAME.want once it is answered.
 func (s *server) done(name string) {
 	if err := os.Remove(filepath.Join(s.at, name+wantSuffix)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		s.opts.Logger.Warn("remove snapshot request", "name", name, "error", err)
+		s.opts.Logger.Warn("remove snapshot request", "name", name, "error", s.shown(err))
 	}
 }
 
@@ -257,9 +299,14 @@ func (s *server) write(name string) (int64, error) {
 
 // sweep removes every regular file in the folder older than MaxAge: requests nobody can
 // answer, copies and error files whose reader died, temporary files of crashed writers.
-// Readers unlink a copy as soon as they open it, so an old file is an orphan.
+// Readers unlink a copy as soon as they open it, so an old file is an orphan; except a file
+// whose name says which live reader it is for (with its start time, orphans.go): its age is
+// by the wall clock, which may have jumped forward.
 func (s *server) sweep(now time.Time) {
 	s.removeIn(func(name string, st *unix.Stat_t) bool {
+		if o, ok := ownerOf(name); ok && o.start != 0 && o.alive() {
+			return false
+		}
 		return now.Sub(time.Unix(st.Mtim.Unix())) >= s.opts.MaxAge
 	}, func(name string) { s.opts.Logger.Info("removed stale snapshot file", "file", name) })
 }

@@ -151,7 +151,7 @@ func (c *committer) apply(b *Batch, res *Result) error {
 		func() error { return c.upsertTasks(b.Tasks, res) },
 		func() error { return c.unretire(rowKeys(b.Tasks)) },
 		func() error {
-			n, err := c.retire(b.Listed)
+			n, err := c.retire(b.Listed, b.Lists, b.Held)
 			res.Retired = n
 			return err
 		},

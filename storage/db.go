@@ -121,7 +121,7 @@ func Open(path string, opts Options) (*DB, error) {
 		return nil, err
 	}
 	if errors.Is(err, berrors.ErrTimeout) {
-		return nil, lockedError{path}
+		return nil, lockedError{path: path, holders: fsutil.LockHolders(path)}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open db %s: %w", path, err)
@@ -200,6 +200,11 @@ func (db *DB) create(tx *bolt.Tx, opts Options) error {
 		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 			return fmt.Errorf("create bucket %s: %w", name, err)
 		}
+	}
+	// A new database knows every file's list from the start (retired.go): an older one gets the
+	// bucket with its first list.
+	if _, err := tx.CreateBucketIfNotExists(bucketFileLists); err != nil {
+		return fmt.Errorf("create bucket %s: %w", bucketFileLists, err)
 	}
 	meta := tx.Bucket(bucketMeta)
 	for k, v := range map[string]string{

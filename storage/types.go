@@ -139,8 +139,16 @@ type Batch struct {
 	Edges    []NodeEdges // adjacency lists to replace
 	// Listed, when not nil, is every task the catalogue files list now (after this batch's
 	// rows): each task with a catalogue row that is not in it is retired, each in it returned
-	// to service (see Reader.Retired). The rows of Tasks return their tasks to service anyway.
+	// to service (see Reader.Retired), except as Held says. The rows of Tasks return their tasks
+	// to service anyway.
 	Listed map[TaskKey]bool
+	// Lists are, with Listed, the tasks each catalogue file read well lists now, by FileState
+	// ID (a nil list is empty); the lists that changed are stored. Held are the IDs of the
+	// catalogue files that cannot be read now or list no task (and of the files they replaced at
+	// their path): a task one of them listed when it was last read well is not retired by this
+	// Listed (see retired.go). The stored lists of files in neither are dropped.
+	Lists map[uint64]*FileList
+	Held  []uint64
 
 	// Adjacency, when set, is called inside the transaction when this batch adds tasks or
 	// changes the description of known ones. added are the tasks new to the database: their
@@ -189,7 +197,7 @@ func (b *Batch) Reset() {
 	b.Files, b.Tasks, b.Rollouts = b.Files[:0], b.Tasks[:0], b.Rollouts[:0]
 	b.Quarantine, b.Edges = b.Quarantine[:0], b.Edges[:0]
 	b.Unstored = 0
-	b.Listed = nil
+	b.Listed, b.Lists, b.Held = nil, nil, nil
 	b.EdgesDone = false
 }
 

@@ -37,6 +37,7 @@ import random
 import re
 import time
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 __all__ = [
@@ -55,7 +56,7 @@ __all__ = [
 PROTOCOL_VERSION = 1
 STATE_VERSION = 1
 
-_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")  # whole string: fullmatch (re's $ allows a final "\n")
 
 log = logging.getLogger("envsched")
 
@@ -66,7 +67,7 @@ def valid_id(request_id: str) -> bool:
     1 to 128 characters from ``A-Z a-z 0-9 . _ -``, starting with a letter or digit, and not ending
     in ``.error`` (the answer ``ID.json`` of such an ID would be another ID's error file).
     """
-    return bool(_ID_RE.match(request_id)) and not request_id.endswith(".error")
+    return bool(_ID_RE.fullmatch(request_id)) and not request_id.endswith(".error")
 
 
 class BatchError(RuntimeError):
@@ -695,11 +696,42 @@ def _id_text(value: Any) -> Optional[str]:
         return value
     if isinstance(value, int):
         return str(value)
+    if getattr(getattr(value, "dtype", None), "kind", None) == "f":
+        # a numpy float other than float64 (a float32 column): the daemon reads its float64 value
+        try:
+            value = float(value)
+        except (TypeError, ValueError):
+            return None
     if isinstance(value, float):
         if value != value or value in (float("inf"), float("-inf")):
             return None
-        return str(int(value)) if value.is_integer() and abs(value) < 2**53 else repr(value)
+        return _float_text(value)
     try:  # numpy integers and the like
         return str(int(value)) if int(value) == value else None
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return None
+
+
+def _float_text(x: float) -> str:
+    """The task ID envsched makes of a number read as a float (PROTOCOL.md, "Numbers as ids").
+
+    An integral value below 1e21 is written without fraction or exponent (``3.0`` is ``"3"``,
+    ``1.5e16`` is ``"15000000000000000"``, ``1.2345678901234568e20`` is
+    ``"123456789012345680000"``: the shortest digits, never more); any other value in its
+    shortest digits, with an exponent of at least two digits when the exponent is below -4 or at
+    least 6 (``2.5``, ``0.0001``, ``1e-05``, ``1.2345675e+06``, ``1e+21``), as the daemon's Go
+    ``strconv.FormatFloat(x, 'g', -1, 64)`` writes it. (``repr`` differs from 1e6 to 1e16, and
+    ``str(int(x))`` from 2**53 on, so such ids did not map back to their rows.)
+    """
+    if x == 0:
+        return "0"
+    d = Decimal(repr(x)).normalize()  # repr: the shortest digits that read back as x
+    if x.is_integer() and abs(x) < 1e21:
+        return format(d, "f")
+    sign, digits, exp = d.as_tuple()
+    s = "".join(map(str, digits))
+    e = len(s) - 1 + int(exp)  # the decimal exponent of the first digit
+    if -4 <= e < 6:
+        return format(d, "f")
+    mantissa = s[0] + ("." + s[1:] if len(s) > 1 else "")
+    return ("-" if sign else "") + mantissa + "e" + ("-" if e < 0 else "+") + "%02d" % abs(e)

@@ -163,13 +163,17 @@ class IdsAndKeysTest(unittest.TestCase):
         self.assertTrue(ec.valid_id("a" * 128))
         self.assertTrue(ec.valid_id("step-1.errors") and ec.valid_id("error"))
         self.assertTrue(ec.valid_id("x.error.1"))
-        for bad in ("", "-x", ".x", "a/b", "a b", "a" * 129, "step-1.error", "x.error"):
+        # "step-1\n": re's $ matches before a final newline, so it passed, and the client wrote a
+        # request file the daemon refuses, and a prefix that made every ID such a name.
+        for bad in ("", "-x", ".x", "a/b", "a b", "a" * 129, "step-1.error", "x.error", "step-1\n", "a" * 128 + "\n"):
             self.assertFalse(ec.valid_id(bad), bad)
         client = ec.EnvschedClient(tempdir(self), prefix="p")
         with self.assertRaises(ValueError):
             client.ask("x.error", {})  # its batch file would be x's error file
         with self.assertRaises(ValueError):
             ec.EnvschedClient(tempdir(self), prefix="../x")
+        with self.assertRaises(ValueError):
+            ec.EnvschedClient(tempdir(self), prefix="run\n")
 
     def test_task_key_aliases(self) -> None:
         cases = [
@@ -184,6 +188,42 @@ class IdsAndKeysTest(unittest.TestCase):
         ]
         for row, want in cases:
             self.assertEqual(ec.task_key(row), want, row)
+
+    def test_float_ids_as_the_daemon_names_them(self) -> None:
+        # What the daemon's numberText (record/values.go) makes of these numbers, so that a row
+        # whose id is a float maps back from the batch's task_id (it did not from 1e6 to 1e21).
+        cases = [
+            (2.5, "2.5"), (3.0, "3"), (-0.0, "0"), (0.1, "0.1"), (0.0001, "0.0001"), (1e-05, "1e-05"),
+            (1.5e-07, "1.5e-07"), (123456.5, "123456.5"), (1234567.5, "1.2345675e+06"),
+            (-123456789.125, "-1.23456789125e+08"), (1.5e16, "15000000000000000"),
+            (9007199254740993.0, "9007199254740992"), (1.2345678901234568e20, "123456789012345680000"),
+            (1e21, "1e+21"), (1e22, "1e+22"), (-2.5e300, "-2.5e+300"), (5e-324, "5e-324"),
+            (1.7976931348623157e308, "1.7976931348623157e+308"),
+        ]
+        for x, want in cases:
+            self.assertEqual(ec.task_key({"env": "a", "task_id": x}), ("a", want), x)
+
+        class Float32:  # numpy.float32(2.1) as the client sees it: not a float, a dtype of kind "f"
+            class dtype:
+                kind = "f"
+
+            def __init__(self, x: float) -> None:
+                self.x = x
+
+            def __float__(self) -> float:
+                return self.x
+
+            def __int__(self) -> int:
+                return int(self.x)
+
+            def __eq__(self, other: object) -> bool:
+                return self.x == other
+
+        # The daemon reads a float32 parquet column as its float64 value (catalog/parquet.go);
+        # a non-integral one was no task at all, an integral one beyond 2**53 its exact digits.
+        for x, want in ((2.0999999046325684, "2.0999999046325684"), (3.0, "3"),
+                        (1.0000000200408773e20, "100000002004087730000")):
+            self.assertEqual(ec.task_key({"env": "a", "task_id": Float32(x)}), ("a", want), x)
 
     def test_state_version_checked(self) -> None:
         c = ec.EnvschedClient(tempdir(self))
@@ -263,6 +303,19 @@ class RealDaemonTest(unittest.TestCase):
         self.assertGreaterEqual(b2.raw["rollouts_seen"], 24)
         with self.assertRaises(ec.BatchError):
             c.next_batch(size=6, envs=["no-such-env"])
+
+    def test_float_ids_map_back(self) -> None:
+        # Catalogue rows whose ids are floats: each task the daemon answers is one task_key names.
+        d = tempdir(self)
+        rows = [{"env": "f", "task_id": x} for x in (2.5, 3.0, 1234567.5, 1.5e16, 1.2345678901234568e20, 1e22, 1e-05)]
+        os.makedirs(os.path.join(d, "catalog"))
+        with open(os.path.join(d, "catalog", "floats.jsonl"), "w") as f:
+            f.write("".join(json.dumps(r) + "\n" for r in rows))
+        daemon = Daemon(d)
+        self.addCleanup(daemon.stop)
+        c = ec.EnvschedClient(d, prefix="floats", timeout=30)
+        b = c.next_batch(size=len(rows), group_size=4)
+        self.assertEqual({t.key for t in b.tasks}, {ec.task_key(r) for r in rows})
 
 
 if __name__ == "__main__":
