@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -124,6 +125,28 @@ func exportFormat(flag, out string) (export.Format, error) {
 // in place of /dev/null for every program of the machine, and a link was replaced by a copy
 // while the file it named stayed as it was.
 func writeFileWith(path string, fn func(io.Writer) (int64, error)) (int64, error) {
+	if fd, ok, err := ownOut(path); err != nil {
+		return 0, err
+	} else if ok {
+		// This process's own open file (/dev/stdout, /dev/fd/3, /proc/self/fd/1): written through
+		// the descriptor, as a shell's `>` or `>>` opened it (its offset, its append mode), and left
+		// open. Resolved to its file and replaced, `--out /dev/stdout >> log` lost the log. A
+		// duplicate is written and closed: an *os.File made of the descriptor itself would close
+		// it when collected.
+		dup, err := syscall.Dup(fd)
+		if err != nil {
+			return 0, fmt.Errorf("write %s: %w", path, err)
+		}
+		f := os.NewFile(uintptr(dup), path)
+		n, err := fn(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return n, fmt.Errorf("write %s: %w", path, err)
+		}
+		return n, nil
+	}
 	target, into, err := outTarget(path)
 	if err != nil {
 		return 0, err
@@ -168,6 +191,46 @@ func outTarget(path string) (target string, into bool, err error) {
 		return "", false, fmt.Errorf("--out %s: %w", path, err)
 	}
 	return target, false, nil
+}
+
+// ownOut reports whether --out names one of this process's open descriptors (ownFD) that it may
+// write: one it was given (a shell's redirection), not one the Go runtime opened for itself
+// (anon_inode:[eventpoll], [eventfd]) nor one not open at all, which a file opened later (the
+// database) could take. It is checked before the database is opened (checkOutPlace) and again
+// before the write.
+func ownOut(path string) (int, bool, error) {
+	fd, ok := ownFD(path)
+	if !ok {
+		return 0, false, nil
+	}
+	target, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", fd))
+	if err != nil || strings.HasPrefix(target, "anon_inode:") {
+		return 0, false, fmt.Errorf("--out %s: descriptor %d is not a file this command was given", path, fd)
+	}
+	return fd, true, nil
+}
+
+// ownFD reports whether path names, itself or through up to eight symbolic links, one of this
+// process's open descriptors: /proc/self/fd/N or /dev/fd/N (so /dev/stdout, /dev/stderr).
+func ownFD(path string) (int, bool) {
+	for range 8 {
+		for _, prefix := range []string{"/proc/self/fd/", "/dev/fd/"} {
+			if rest, ok := strings.CutPrefix(filepath.Clean(path), prefix); ok {
+				if n, err := strconv.Atoi(rest); err == nil && n >= 0 {
+					return n, true
+				}
+			}
+		}
+		target, err := os.Readlink(path)
+		if err != nil {
+			return 0, false
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(path), target)
+		}
+		path = target
+	}
+	return 0, false
 }
 
 // writeInto writes fn's output into the device or pipe at path, opened for writing as a shell's

@@ -78,8 +78,14 @@ func daemonFile(dir, path string) (string, bool) {
 // renamed over it, and every rollout, statistic and stored answer was lost without a word.
 func checkOutPlace(dir, db, out string) error {
 	if out != "" {
-		if _, _, err := outTarget(out); err != nil {
+		_, own, err := ownOut(out)
+		if err != nil {
 			return err
+		}
+		if !own { // a descriptor given is checked below by the file it names now
+			if _, _, err := outTarget(out); err != nil {
+				return err
+			}
 		}
 	}
 	if out != "" && resolved(out) == resolved(db) {

@@ -541,6 +541,24 @@ func TestOutIntoPipeOrLink(t *testing.T) {
 					len(written), err, written[:min(len(written), 20)], len(data))
 			}
 
+			// A descriptor the command was given (`--out /dev/stdout >> log`, `/dev/fd/N`) is
+			// written through, at its offset and in its append mode; resolved to its file and
+			// replaced, the log lost what it held.
+			logPath := filepath.Join(tmp, "log")
+			if err := os.WriteFile(logPath, []byte("old\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			logFile, err := os.OpenFile(logPath, os.O_WRONLY|os.O_APPEND, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			code, _, errOut = opsApp(t, out(fmt.Sprintf("/dev/fd/%d", logFile.Fd()))...)
+			logFile.Close()
+			if got, _ := os.ReadFile(logPath); code != 0 || !bytes.HasPrefix(got, []byte("old\n")) || len(got) < 100 {
+				t.Errorf("--out /dev/fd/N of a file open to append: exit %d, %s; the file holds %q...; want old\n "+
+					"and the output after it", code, errOut, got[:min(len(got), 20)])
+			}
+
 			if code, _, errOut := opsApp(t, out(tmp)...); code != exitUsage || !strings.Contains(errOut, "is a folder") {
 				t.Errorf("--out a folder: exit %d, %q; want 2 saying it is a folder", code, errOut)
 			}
