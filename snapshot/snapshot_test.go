@@ -558,3 +558,32 @@ func TestServeLetsFewCopiesWait(t *testing.T) {
 		t.Errorf("a request after the copies were taken got no copy: %v", err)
 	}
 }
+
+// A reader meets DIR/snapshots replaced by a symbolic link (which the daemon never serves
+// through): it says so at once and writes nothing where the link leads. It wrote its request
+// there and waited the whole Wait (two minutes by default) for a copy that never came, then
+// asked whether the holder was `envsched ingest`.
+func TestReaderRefusesALinkedFolder(t *testing.T) {
+	dir, path, _ := held(t)
+	elsewhere := t.TempDir()
+	if err := os.Symlink(elsewhere, snapshot.Dir(dir)); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := snapshot.Open(context.Background(), dir, path, snapshot.Options{Wait: 20 * time.Second})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, snapshot.ErrNoServer) || !strings.Contains(err.Error(), "symbolic link") {
+			t.Errorf("Open with DIR/snapshots a link: %v; want ErrNoServer saying it is a link", err)
+		}
+	case <-time.After(10 * time.Second): // well before the Wait: the refusal is at once
+		t.Error("Open with DIR/snapshots a link waits for a copy that never comes")
+		<-done
+	}
+	if left, _ := os.ReadDir(elsewhere); len(left) != 0 {
+		t.Errorf("the reader wrote through the link: %v", left)
+	}
+}
