@@ -834,6 +834,17 @@ func (r *run) line(st *storage.FileState, line []byte, off int64, kind lineKind)
 		r.quarantine(st, off, record.ReasonTooLong, line)
 		return
 	}
+	if z := bytes.LastIndexByte(line, 0); z >= 0 {
+		// Zeros are a crash's unwritten bytes (record.IsBlank): what follows the last of them
+		// was written after the restart and is a line of its own; what precedes them is a line
+		// the crash cut short, set aside as such (it was "invalid JSON" together with the line
+		// after it, whose record was lost).
+		if torn := bytes.TrimRight(line[:z], "\x00"); !record.IsBlank(torn) {
+			r.quarantine(st, off, ReasonTorn, torn)
+			r.records++
+		}
+		line, off = line[z+1:], off+int64(z)+1
+	}
 	if record.IsBlank(line) {
 		r.records--
 		return
@@ -864,6 +875,10 @@ func (r *run) taskLine(st *storage.FileState, line []byte, off int64) {
 	}
 	r.batch.Tasks = append(r.batch.Tasks, t)
 }
+
+// ReasonTorn is the quarantine reason of the start of a line that zeros follow: a line that a
+// crash cut short, whose rest never reached the disk.
+const ReasonTorn = "line cut short by a crash (zeros follow it)"
 
 // ReasonNameTooLong is the quarantine reason of a record whose env or task name is longer than
 // storage.MaxNameLen.

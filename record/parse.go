@@ -136,11 +136,13 @@ func (d *doc) lists(t *Task) {
 	}
 }
 
-// IsBlank reports whether line holds only spaces, tabs, carriage returns and newlines. Readers
-// skip blank lines: they are neither records nor faults.
+// IsBlank reports whether line holds only spaces, tabs, carriage returns, newlines and NUL
+// bytes. Readers skip blank lines: they are neither records nor faults. NUL bytes are what a
+// file system leaves where a crash (a power loss, not a killed process) cut an append short: the
+// file's length moved on but its data did not reach the disk, so it reads back as zeros.
 func IsBlank(line []byte) bool {
 	for _, c := range line {
-		if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+		if c != ' ' && c != '\t' && c != '\r' && c != '\n' && c != 0 {
 			return false
 		}
 	}
@@ -177,7 +179,9 @@ func (d *doc) scan(line []byte) error {
 	if len(line) > MaxLine {
 		return &BadLineError{Reason: ReasonTooLong}
 	}
-	line = bytes.TrimPrefix(line, bom)
+	// Zeros before a line are a crash's unwritten bytes (see IsBlank): the line written after
+	// the restart follows them without a newline between, and is read as if they were not there.
+	line = bytes.TrimPrefix(bytes.TrimLeft(line, "\x00"), bom)
 	if IsBlank(line) {
 		return &BadLineError{Reason: ReasonEmpty}
 	}

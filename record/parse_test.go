@@ -73,12 +73,30 @@ func TestIsBlank(t *testing.T) {
 		want bool
 	}{
 		{"", true}, {"\n", true}, {"\r\n", true}, {" \t \r\n", true},
-		{"{}", false}, {" x ", false}, {"\x00", false}, {"\v", false}, {"\xc2\xa0", false},
+		{"\x00", true}, {"\x00\x00 \n", true}, // a crash's zeros (see IsBlank)
+		{"{}", false}, {" x ", false}, {"\x00x", false}, {"\v", false}, {"\xc2\xa0", false},
 	}
 	for _, tt := range tests {
 		if got := IsBlank([]byte(tt.line)); got != tt.want {
 			t.Errorf("IsBlank(%q) = %v; want %v", tt.line, got, tt.want)
 		}
+	}
+}
+
+// TestLineAfterACrashsZeros: a power loss can leave zeros where an append's bytes never reached
+// the disk, without a newline after them; the line written after the restart follows them and
+// is read as itself (it was "invalid JSON" and its rollout lost). Zeros inside a line are still
+// invalid JSON.
+func TestLineAfterACrashsZeros(t *testing.T) {
+	r, err := ParseRollout([]byte(strings.Repeat("\x00", 4096) + `{"env":"e","task":"t","reward":1}` + "\n"))
+	if err != nil || r.Env != "e" || r.Task != "t" || r.Reward != 1 {
+		t.Errorf("a rollout after zeros: %+v, %v", r, err)
+	}
+	if _, err := ParseTask([]byte("\x00\x00" + `{"env":"e","task":"t"}`)); err != nil {
+		t.Errorf("a catalogue row after zeros: %v", err)
+	}
+	if _, err := ParseRollout([]byte(`{"env":"e","task":"t",` + "\x00" + `"reward":1}`)); err == nil {
+		t.Error("a zero inside a line was read")
 	}
 }
 
