@@ -179,6 +179,10 @@ func (in *Ingester) catalogKeys(f *storage.FileState, keep func(storage.TaskKey)
 			bad++
 			continue
 		}
+		torn, line, _ := afterZeros(line) // as run.line reads it
+		if torn != nil {
+			bad++
+		}
 		if record.IsBlank(line) {
 			continue
 		}

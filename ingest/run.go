@@ -834,16 +834,12 @@ func (r *run) line(st *storage.FileState, line []byte, off int64, kind lineKind)
 		r.quarantine(st, off, record.ReasonTooLong, line)
 		return
 	}
-	if z := bytes.LastIndexByte(line, 0); z >= 0 {
-		// Zeros are a crash's unwritten bytes (record.IsBlank): what follows the last of them
-		// was written after the restart and is a line of its own; what precedes them is a line
-		// the crash cut short, set aside as such (it was "invalid JSON" together with the line
-		// after it, whose record was lost).
-		if torn := bytes.TrimRight(line[:z], "\x00"); !record.IsBlank(torn) {
+	if torn, rest, skip := afterZeros(line); skip > 0 {
+		if torn != nil {
 			r.quarantine(st, off, ReasonTorn, torn)
 			r.records++
 		}
-		line, off = line[z+1:], off+int64(z)+1
+		line, off = rest, off+int64(skip)
 	}
 	if record.IsBlank(line) {
 		r.records--
@@ -874,6 +870,23 @@ func (r *run) taskLine(st *storage.FileState, line []byte, off int64) {
 		return
 	}
 	r.batch.Tasks = append(r.batch.Tasks, t)
+}
+
+// afterZeros splits a line that holds NUL bytes. Zeros are a crash's unwritten bytes
+// (record.IsBlank): what follows the last of them was written after the restart and is a line
+// of its own (rest, which starts skip bytes into line); what precedes them, torn, is a line the
+// crash cut short (nil when there is none but blanks). skip is 0 for a line without zeros. Every
+// reader of catalogue and rollout lines splits them alike (run.line and listed), so that a row
+// written after zeros is both stored and listed.
+func afterZeros(line []byte) (torn, rest []byte, skip int) {
+	z := bytes.LastIndexByte(line, 0)
+	if z < 0 {
+		return nil, line, 0
+	}
+	if t := bytes.TrimRight(line[:z], "\x00"); !record.IsBlank(t) {
+		torn = t
+	}
+	return torn, line[z+1:], z + 1
 }
 
 // ReasonTorn is the quarantine reason of the start of a line that zeros follow: a line that a
