@@ -2,9 +2,11 @@ package cli
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -92,6 +94,13 @@ func checkOutPlace(dir, db, out string) error {
 		return fmt.Errorf("--out %s is the database %s: writing there would replace it, losing everything it "+
 			"holds; write the file elsewhere", out, db)
 	}
+	if out != "" && sameFile(out, db) {
+		// A hard link, a bind mount's alias or a descriptor opened on the database under another
+		// name (`--out /dev/stdout 1<>/backup/db`): a descriptor is written into in place, over
+		// the database's pages, and a path is renamed over, so the name is compared by identity.
+		return fmt.Errorf("--out %s is the database %s under another name: writing there would write over "+
+			"it, losing everything it holds; write the file elsewhere", out, db)
+	}
 	if what, ok := daemonFile(dir, out); ok {
 		return fmt.Errorf("--out %s is %s, which envsched run writes: the daemon would replace (or remove) it; "+
 			"write the file elsewhere", out, what)
@@ -104,20 +113,84 @@ func checkOutPlace(dir, db, out string) error {
 	return nil
 }
 
-// insideExchange reports whether path (resolved, see resolved) lies in one of DIR's folders
-// that envsched reads or publishes, and which.
+// exchangeFolders are DIR's folders that envsched reads or publishes.
+var exchangeFolders = []string{"catalog", "rollouts", "requests", "batches", "snapshots"}
+
+// insideExchange reports whether path lies in one of DIR's folders that envsched reads or
+// publishes, and which: by its path (resolved, see resolved), by the identity of the folders
+// that hold it (a bind mount's alias of DIR or of one of its folders names them under another
+// path), or, for a file with more than one name, by being one of the files in those folders (a
+// hard link: `--out /dev/stdout 1<>/tmp/link-of-a-rollout-file` writes into it in place).
 func insideExchange(dir, path string) (string, bool) {
 	if path == "" {
 		return "", false
 	}
 	rdir, rpath := resolved(dir), resolved(path)
-	for _, f := range []string{"catalog", "rollouts", "requests", "batches", "snapshots"} {
+	for _, f := range exchangeFolders {
 		if rel, err := filepath.Rel(filepath.Join(rdir, f), rpath); err == nil && rel != ".." &&
 			!strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 			return f, true
 		}
 	}
+	folders := make([]os.FileInfo, len(exchangeFolders))
+	for i, f := range exchangeFolders {
+		if fi, err := os.Stat(filepath.Join(dir, f)); err == nil && fi.IsDir() {
+			folders[i] = fi
+		}
+	}
+	for p := rpath; ; p = filepath.Dir(p) {
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			for i, f := range folders {
+				if f != nil && os.SameFile(fi, f) {
+					return exchangeFolders[i], true
+				}
+			}
+		}
+		if filepath.Dir(p) == p {
+			break
+		}
+	}
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() && links(fi) > 1 {
+		for i, f := range exchangeFolders {
+			if folders[i] != nil && holds(filepath.Join(dir, f), fi) {
+				return f, true
+			}
+		}
+	}
 	return "", false
+}
+
+// sameFile reports whether a and b, links and descriptors (/proc/self/fd/N) followed, are one
+// file.
+func sameFile(a, b string) bool {
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(fa, fb)
+}
+
+// links is fi's count of names (hard links), or 1 when the system does not say.
+func links(fi os.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Nlink)
+	}
+	return 1
+}
+
+// holds reports whether the tree under folder (links not followed) has the file fi among its
+// names.
+func holds(folder string, fi os.FileInfo) bool {
+	found := false
+	_ = filepath.WalkDir(folder, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.Type()&fs.ModeType != 0 {
+			return nil
+		}
+		if f, err := d.Info(); err == nil && os.SameFile(f, fi) {
+			found = true
+			return filepath.SkipAll
+		}
+		return nil
+	})
+	return found
 }
 
 // resolved is path made absolute with the symbolic links of its longest existing prefix resolved.
