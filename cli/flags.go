@@ -269,7 +269,7 @@ func schedulerFlags() []cli.Flag {
 		&cli.StringFlag{Name: "exploit", EnvVars: []string{"ENVSCHED_EXPLOIT"}, Value: bp.Exploit.String(),
 			Usage: "exploitation value: variance (4 × predicted within-group variance), informative (1 − chance of a degenerate group) spread (expected spread of the group's rewards, 2 × their standard deviation), lasting (expected share of informative groups over this step and the next when re-chosen only if informative: prefers tasks that stay informative once found) or matched (the chance of an informative group on the scale of variance: 4p(1 − p) of the 0/1 task whose groups are all-equal as often)"},
 		&cli.StringFlag{Name: "exploit-graded", EnvVars: []string{"ENVSCHED_EXPLOIT_GRADED"}, Value: bp.ExploitGraded.String(),
-			Usage: "exploitation value of the tasks of environments with graded rewards (some reward not 0 or 1), whose mean does not tell their spread (a task always scoring 0.5 has never an unequal group): variance, informative, spread or lasting, as --exploit"},
+			Usage: "exploitation value of the tasks of environments with graded rewards (some reward not 0 or 1), whose mean does not tell their spread (a task always scoring 0.5 has never an unequal group): variance, informative, spread, lasting or matched (the default), as --exploit"},
 		&cli.Float64Flag{Name: "coverage-weight", EnvVars: []string{"ENVSCHED_COVERAGE_WEIGHT"}, Value: bp.CoverageWeight,
 			Usage: "weight of the coverage value (uncertainty, staleness, novelty) against exploitation (0 to 1e6)"},
 		&cli.BoolFlag{Name: "coverage-return", EnvVars: []string{"ENVSCHED_COVERAGE_RETURN"}, Value: bp.CoverReturn,
