@@ -211,15 +211,19 @@ func resolved(path string) string {
 	}
 }
 
-// checkInputFolders refuses DIR/catalog or DIR/rollouts when it is there but not a folder (a
-// symbolic link to one elsewhere, a file): envsched never reads through a link out of DIR, so
-// `ingest` and `batch` read nothing from it, and said nothing of it ("0 files"). `run` refuses
-// it at start the same way.
-func checkInputFolders(dir string) error {
-	for _, f := range []string{ingest.CatalogDir, ingest.RolloutsDir} {
+// checkInputFolders refuses DIR/catalog or DIR/rollouts (or the folders named) when it is there
+// but not a folder (a symbolic link to one elsewhere, a file): envsched never reads through a
+// link out of DIR, so `ingest` and `batch` read nothing from it, and said nothing of it ("0
+// files"). `run` checks every folder of DIR the same way, so that all three exit 2 for it (run
+// exited 1, from the daemon's own refusal at start).
+func checkInputFolders(dir string, folders ...string) error {
+	if len(folders) == 0 {
+		folders = []string{ingest.CatalogDir, ingest.RolloutsDir}
+	}
+	for _, f := range folders {
 		path := filepath.Join(dir, f)
 		if fi, err := os.Lstat(path); err == nil && !fi.IsDir() {
-			return fmt.Errorf("%s is a %s, not a folder: envsched reads nothing through it; make it a real folder",
+			return fmt.Errorf("%s is a %s, not a folder: envsched reads and writes nothing through it; make it a real folder",
 				path, fsutil.TypeName(fi.Mode()))
 		}
 	}

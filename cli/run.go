@@ -163,6 +163,11 @@ func runConfig(c *cli.Context) (daemon.Config, error) {
 	if err := checkDBPlace(cfg.Dir, cfg.DB); err != nil {
 		return cfg, err
 	}
+	// A folder of DIR that is a link or a file exits 2, as for ingest and batch (daemon.New's
+	// refusal of it, exit 1, stays for a folder replaced between this check and the start).
+	if err := checkInputFolders(cfg.Dir, exchangeFolders...); err != nil {
+		return cfg, err
+	}
 	// The decay is the database's; the scheduler puts it in once the database is open.
 	p, err := schedulerParams(c)
 	if err != nil {
