@@ -106,6 +106,10 @@ type Dispersion struct {
 	// of tasks tried before (0: none measured): what makes the share of degenerate groups
 	// predicted for them match the share that came back (see Params.DispersionMatch).
 	RechosenFactor float64 `json:"rechosen_factor,omitempty"`
+	// NewFactor multiplies the count of the prediction of a task never tried that selection
+	// picked, in an environment whose rewards are 0 or 1 (0: none measured; see
+	// Params.NewMatch).
+	NewFactor float64 `json:"new_factor,omitempty"`
 	// NewSignal and ReSignal are the learning signal that groups of tasks never tried
 	// (exploration) and of tasks tried before returned (see State.ExplorationReturn).
 	NewSignal *Signal `json:"new_signal,omitempty"`
@@ -203,7 +207,7 @@ func (d Dispersion) clone() Dispersion {
 	out := Dispersion{Global: d.Global.clone(), Rechose: d.Rechose.clone(), Random: d.Random.clone(),
 		NewSignal: d.NewSignal.clone(), ReSignal: d.ReSignal.clone(), RandSignal: d.RandSignal.clone(),
 		CoverSignal: d.CoverSignal.clone(), ExploitSignal: d.ExploitSignal.clone(),
-		RechosenFactor: validFactor(d.RechosenFactor)}
+		RechosenFactor: validFactor(d.RechosenFactor), NewFactor: validFactor(d.NewFactor)}
 	if d.Trend != nil && d.Trend.valid() {
 		tr := *d.Trend
 		out.Trend = &tr

@@ -20,6 +20,14 @@ func validFactor(f float64) float64 {
 	return f
 }
 
+// newFactor is the stored never-tried factor, 1 when unset.
+func (d Dispersion) newFactor() float64 {
+	if f := validFactor(d.NewFactor); f > 0 {
+		return f
+	}
+	return 1
+}
+
 // rechosenFactor is the stored re-chosen factor, 1 when unset.
 func (d Dispersion) rechosenFactor() float64 {
 	if f := validFactor(d.RechosenFactor); f > 0 {
@@ -40,29 +48,61 @@ func (d *drift) matchRechosen(groups []group) {
 		}
 	}
 	k := correctionOf(d.disp.Rechose, nil, 0, d.byMean, d.byCount)
-	f, ok := matchFactor(picked, k)
+	f, ok := matchFactor(picked, func(group) correction { return k })
 	if !ok {
 		return
 	}
-	prev := d.disp.rechosenFactor()
+	d.disp.RechosenFactor = towards(d.disp.rechosenFactor(), f)
+}
+
+// matchNew moves the never-tried factor (Params.NewMatch) as matchRechosen moves the
+// re-chosen one, from the groups of tasks never tried that selection picked in environments
+// whose rewards are 0 or 1, each under the correction of its environment that the likelihoods
+// measured before this call's groups (what its prediction was made with). It must run before
+// they are added.
+func (d *drift) matchNew(groups []group) {
+	var picked []group
+	for _, gr := range groups {
+		if !gr.b.Tried && !gr.b.Random && !gr.graded {
+			picked = append(picked, gr)
+		}
+	}
+	byEnv := map[string]correction{}
+	f, ok := matchFactor(picked, func(gr group) correction {
+		k, seen := byEnv[gr.b.Env]
+		if !seen {
+			k = d.newCorrection(gr.b.Env)
+			byEnv[gr.b.Env] = k
+		}
+		return k
+	})
+	if !ok {
+		return
+	}
+	d.disp.NewFactor = towards(d.disp.newFactor(), f)
+}
+
+// towards is prev moved a share factorRate of the way to f on the log scale, within the
+// factor's bounds.
+func towards(prev, f float64) float64 {
 	next := math.Exp((1-factorRate)*math.Log(prev) + factorRate*math.Log(f))
-	d.disp.RechosenFactor = min(max(next, factorMin), factorMax)
+	return min(max(next, factorMin), factorMax)
 }
 
 // matchFactor returns the factor f of the count, within [factorMin, factorMax], under which
-// the mean chance of a degenerate group that correction k with its count times f predicts
-// for the groups equals the share of them that came back degenerate (all successes or all
+// the mean chance of a degenerate group that each group's correction k(group) with its count
+// times f predicts for the groups equals the share of them that came back degenerate (all successes or all
 // failures); false with fewer than minFactorGroups groups. The chance falls as the count
 // grows, so a bisection on log f finds it; a share outside what the bounds can predict
 // gives the nearer bound.
-func matchFactor(groups []group, k correction) (float64, bool) {
+func matchFactor(groups []group, k func(group) correction) (float64, bool) {
 	if len(groups) < minFactorGroups {
 		return 0, false
 	}
 	ms, ns := make([]float64, len(groups)), make([]float64, len(groups))
 	var deg float64
 	for i, gr := range groups {
-		ms[i], ns[i] = k.apply(gr.b.Pred, gr.b.Count, gr.b.Centre)
+		ms[i], ns[i] = k(gr).apply(gr.b.Pred, gr.b.Count, gr.b.Centre)
 		if gr.k == 0 || gr.k == gr.n {
 			deg++
 		}
