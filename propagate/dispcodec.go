@@ -22,7 +22,8 @@ import (
 //	cover, exploit signals: as the signals above (not in version 1)
 //	stuck map: as the trend, without its flag byte (only in version 3)
 //	version 4: the stuck map as the trend, with its flag byte; then the never-tried factor:
-//	float64
+//	float64, and its pending groups: uvarint count, count × (float64 mean, float64 count,
+//	uvarint n, uvarint k)
 //
 // where a likelihood is byte 0 (none) or 1, uvarint count, count × float32, float64 n; a name
 // a uvarint length and its bytes; numbers little-endian.
@@ -49,7 +50,7 @@ var errDispersion = errors.New("dispersion: bad binary encoding")
 func (d Dispersion) MarshalBinary() ([]byte, error) {
 	b := []byte{dispersionVersion}
 	switch {
-	case d.NewFactor != 0:
+	case d.NewFactor != 0 || len(d.NewPending) > 0:
 		b[0] = dispersionVersion4
 	case d.Stuck != nil:
 		b[0] = dispersionVersion3
@@ -87,7 +88,11 @@ func (d Dispersion) MarshalBinary() ([]byte, error) {
 		b = appendTrend(b, d.Stuck)
 	}
 	if b[0] == dispersionVersion4 {
-		b = appendF64(b, d.NewFactor)
+		b = binary.AppendUvarint(appendF64(b, d.NewFactor), uint64(len(d.NewPending)))
+		for _, g := range d.NewPending {
+			b = appendF64(appendF64(b, g.Mean), g.Count)
+			b = binary.AppendUvarint(binary.AppendUvarint(b, uint64(g.N)), uint64(g.K))
+		}
 	}
 	if !d.finite() {
 		return nil, fmt.Errorf("dispersion: a number is not finite")
@@ -98,6 +103,9 @@ func (d Dispersion) MarshalBinary() ([]byte, error) {
 // finite reports whether every number of d but the log-likelihoods is finite.
 func (d Dispersion) finite() bool {
 	xs := []float64{d.RechosenFactor, d.NewFactor}
+	for _, g := range d.NewPending {
+		xs = append(xs, g.Mean, g.Count)
+	}
 	for _, l := range d.Env {
 		if l != nil {
 			xs = append(xs, l.N)
@@ -212,6 +220,15 @@ func (d *Dispersion) UnmarshalBinary(data []byte) error {
 	}
 	if v == dispersionVersion4 {
 		out.NewFactor = r.float64()
+		n := r.uvarint()
+		if n > uint64(len(r.b)) {
+			return errDispersion
+		}
+		for range n {
+			g := MatchGroup{Mean: r.float64(), Count: r.float64()}
+			g.N, g.K = int64(min(r.uvarint(), 1<<20)), int64(min(r.uvarint(), 1<<20))
+			out.NewPending = append(out.NewPending, g)
+		}
 	}
 	if r.bad || len(r.b) != 0 || !out.finite() {
 		return errDispersion

@@ -110,6 +110,9 @@ type Dispersion struct {
 	// picked, in an environment whose rewards are 0 or 1 (0: none measured; see
 	// Params.NewMatch).
 	NewFactor float64 `json:"new_factor,omitempty"`
+	// NewPending are the groups of such picks that came back, as predicted, while too few to
+	// measure the factor (fewer than minFactorGroups): measured with the next ones.
+	NewPending []MatchGroup `json:"new_pending,omitempty"`
 	// NewSignal and ReSignal are the learning signal that groups of tasks never tried
 	// (exploration) and of tasks tried before returned (see State.ExplorationReturn).
 	NewSignal *Signal `json:"new_signal,omitempty"`
@@ -208,6 +211,11 @@ func (d Dispersion) clone() Dispersion {
 		NewSignal: d.NewSignal.clone(), ReSignal: d.ReSignal.clone(), RandSignal: d.RandSignal.clone(),
 		CoverSignal: d.CoverSignal.clone(), ExploitSignal: d.ExploitSignal.clone(),
 		RechosenFactor: validFactor(d.RechosenFactor), NewFactor: validFactor(d.NewFactor)}
+	for _, g := range d.NewPending {
+		if g.valid() && len(out.NewPending) < minFactorGroups-1 {
+			out.NewPending = append(out.NewPending, g)
+		}
+	}
 	if d.Trend != nil && d.Trend.valid() {
 		tr := *d.Trend
 		out.Trend = &tr

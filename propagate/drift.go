@@ -184,7 +184,7 @@ func (d *drift) start(st State, p Params) {
 		d.disp.Stuck = nil // what an earlier run measured, kept only while measured
 	}
 	if !d.matchUntried {
-		d.disp.NewFactor = 0 // as the stuck map
+		d.disp.NewFactor, d.disp.NewPending = 0, nil // as the stuck map
 	}
 }
 

@@ -29,11 +29,12 @@ type untriedCurseWorld struct {
 	rng   *rand.Rand
 	next  int // a tasks rolled out so far
 	pairs int
+	picks int // b tasks picked a round
 }
 
 func newUntriedCurseWorld() *untriedCurseWorld {
 	const pairs = 600
-	w := &untriedCurseWorld{rng: rand.New(rand.NewPCG(7, 11)), pairs: pairs}
+	w := &untriedCurseWorld{rng: rand.New(rand.NewPCG(7, 11)), pairs: pairs, picks: 16}
 	nodes := make([]graph.Node, 2*pairs)
 	adj := make([][]graph.Edge, 2*pairs)
 	for i := range pairs { // a_i is node 2i, b_i node 2i+1: sorted by task name
@@ -69,7 +70,7 @@ func (w *untriedCurseWorld) round(round int64, preds []Prediction) (picked []int
 		}
 	}
 	slices.SortStableFunc(cands, func(x, y int) int { return cmp.Compare(preds[y].Var, preds[x].Var) })
-	picked = cands[:min(16, len(cands))]
+	picked = cands[:min(w.picks, len(cands))]
 	random = map[int]bool{}
 	for range 16 {
 		if w.next < w.pairs {
@@ -226,6 +227,55 @@ func TestNeverTriedFactorSkipsGradedEnvironments(t *testing.T) {
 	}
 }
 
+// TestNeverTriedFactorFromFewPicksARequest: with 3 untried picks a request, fewer than a
+// factor needs, the groups are kept in the state until enough have come back, and the factor
+// is measured from them; at most minFactorGroups−1 wait at any time.
+func TestNeverTriedFactorFromFewPicksARequest(t *testing.T) {
+	w := newUntriedCurseWorld()
+	w.picks = 3
+	c := newChain(t, DefaultParams())
+	measured := 0
+	for round := int64(1); round <= 20; round++ {
+		preds, next, err := c.pr.Predict(w.g, w.tasks, round, c.st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(next.Dispersion.NewPending); n >= minFactorGroups {
+			t.Fatalf("round %d: %d groups pending, want fewer than %d", round, n, minFactorGroups)
+		}
+		if next.Dispersion.NewFactor != c.st.Dispersion.NewFactor {
+			measured++
+		}
+		preds = clonePreds(preds)
+		before := append([]stats.Task(nil), w.tasks...)
+		_, random := w.round(round, preds)
+		next.Baseline = Baselines(w.g, before, preds, nil)
+		for j := range next.Baseline {
+			next.Baseline[j].Random = random[j]
+		}
+		c.st = roundTrip(t, next)
+	}
+	if measured < 4 || c.st.Dispersion.NewFactor == 0 {
+		t.Errorf("3 picks a request for 20 requests: the factor moved %d times, now %v; want it measured every 3 requests or so",
+			measured, c.st.Dispersion.NewFactor)
+	}
+}
+
+// roundTrip is st after its dispersion's binary form, as a scheduler reads it back.
+func roundTrip(t *testing.T, st State) State {
+	t.Helper()
+	b, err := st.Dispersion.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d Dispersion
+	if err := d.UnmarshalBinary(b); err != nil {
+		t.Fatal(err)
+	}
+	st.Dispersion = d
+	return st
+}
+
 // TestNeverTriedFactorStored: the factor survives the binary form (version 4, the stuck map
 // with or without), and a Dispersion without it keeps the bytes of the build before.
 func TestNeverTriedFactorStored(t *testing.T) {
@@ -240,6 +290,7 @@ func TestNeverTriedFactorStored(t *testing.T) {
 	for _, stuck := range []*Trend{nil, {N: 2, Beta: [4]float64{1, 2, 3, 4}}} {
 		d := base
 		d.NewFactor, d.Stuck = 0.3, stuck
+		d.NewPending = []MatchGroup{{Mean: 0.4, Count: 3.5, N: 8, K: 0}, {Mean: 0.9, Count: 12, N: 4, K: 3}}
 		b, err := d.MarshalBinary()
 		if err != nil {
 			t.Fatal(err)
@@ -248,7 +299,7 @@ func TestNeverTriedFactorStored(t *testing.T) {
 		if err := back.UnmarshalBinary(b); err != nil {
 			t.Fatalf("stuck %v: %v", stuck != nil, err)
 		}
-		if back.NewFactor != 0.3 || (back.Stuck == nil) != (stuck == nil) {
+		if back.NewFactor != 0.3 || (back.Stuck == nil) != (stuck == nil) || !slices.Equal(back.NewPending, d.NewPending) {
 			t.Errorf("stuck %v: decoded factor %v, stuck %v", stuck != nil, back.NewFactor, back.Stuck)
 		}
 		again, _ := back.MarshalBinary()
