@@ -92,6 +92,27 @@ func (w *untriedCurseWorld) group(i int, round int64) {
 	}
 }
 
+// step makes one request of chain c on the world: the predictions, the round's groups and
+// the state the next request takes (its baselines those of every node, the a tasks marked as
+// random slots). It returns the predictions, the statistics before the round, the b tasks
+// picked and the state the predictions were made with (what Pick reads).
+func (w *untriedCurseWorld) step(t *testing.T, c *chain, round int64) (preds []Prediction, before []stats.Task, picked []int, st State) {
+	t.Helper()
+	preds, next, err := c.pr.Predict(w.g, w.tasks, round, c.st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	preds = clonePreds(preds)
+	before = append([]stats.Task(nil), w.tasks...)
+	picked, random := w.round(round, preds)
+	next.Baseline = Baselines(w.g, before, preds, nil)
+	for j := range next.Baseline {
+		next.Baseline[j].Random = random[j]
+	}
+	c.st = next
+	return preds, before, picked, next
+}
+
 // untriedCurseGap runs the world for 30 rounds and returns the mean predicted chance of a
 // degenerate group of selection's untried picks in rounds 11-30, as Pick answers them, minus
 // the share of them that came back degenerate; and the factor stored at the end.
@@ -100,19 +121,7 @@ func untriedCurseGap(t *testing.T, p Params) (gap, factor float64) {
 	c := newChain(t, p)
 	var pred, real, n float64
 	for round := int64(1); round <= 30; round++ {
-		preds, next, err := c.pr.Predict(w.g, w.tasks, round, c.st)
-		if err != nil {
-			t.Fatal(err)
-		}
-		preds = clonePreds(preds)
-		before := append([]stats.Task(nil), w.tasks...)
-		picked, random := w.round(round, preds)
-		next.Baseline = Baselines(w.g, before, preds, nil)
-		for j := range next.Baseline {
-			next.Baseline[j].Random = random[j]
-		}
-		st := next
-		c.st = next
+		preds, before, picked, st := w.step(t, c, round)
 		if round <= 10 {
 			continue
 		}
@@ -204,18 +213,7 @@ func TestNeverTriedFactorSkipsGradedEnvironments(t *testing.T) {
 		}
 		c := newChain(t, DefaultParams())
 		for round := int64(1); round <= 12; round++ {
-			preds, next, err := c.pr.Predict(w.g, w.tasks, round, c.st)
-			if err != nil {
-				t.Fatal(err)
-			}
-			preds = clonePreds(preds)
-			before := append([]stats.Task(nil), w.tasks...)
-			_, random := w.round(round, preds)
-			next.Baseline = Baselines(w.g, before, preds, nil)
-			for j := range next.Baseline {
-				next.Baseline[j].Random = random[j]
-			}
-			c.st = next
+			w.step(t, c, round)
 		}
 		return c.st.Dispersion.NewFactor
 	}
@@ -236,24 +234,15 @@ func TestNeverTriedFactorFromFewPicksARequest(t *testing.T) {
 	c := newChain(t, DefaultParams())
 	measured := 0
 	for round := int64(1); round <= 20; round++ {
-		preds, next, err := c.pr.Predict(w.g, w.tasks, round, c.st)
-		if err != nil {
-			t.Fatal(err)
-		}
+		prev := c.st.Dispersion.NewFactor
+		_, _, _, next := w.step(t, c, round)
 		if n := len(next.Dispersion.NewPending); n >= minFactorGroups {
 			t.Fatalf("round %d: %d groups pending, want fewer than %d", round, n, minFactorGroups)
 		}
-		if next.Dispersion.NewFactor != c.st.Dispersion.NewFactor {
+		if next.Dispersion.NewFactor != prev {
 			measured++
 		}
-		preds = clonePreds(preds)
-		before := append([]stats.Task(nil), w.tasks...)
-		_, random := w.round(round, preds)
-		next.Baseline = Baselines(w.g, before, preds, nil)
-		for j := range next.Baseline {
-			next.Baseline[j].Random = random[j]
-		}
-		c.st = roundTrip(t, next)
+		c.st = roundTrip(t, c.st)
 	}
 	if measured < 4 || c.st.Dispersion.NewFactor == 0 {
 		t.Errorf("3 picks a request for 20 requests: the factor moved %d times, now %v; want it measured every 3 requests or so",
