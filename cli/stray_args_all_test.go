@@ -31,3 +31,12 @@ func TestStrayArgumentRefusedByTheOtherCommands(t *testing.T) {
 		}
 	}
 }
+
+// TestCatalogImportHelpAfterFile (fix11): `catalog import FILE --help`, read by its own parser
+// after FILE, exited 2 with "flag: help requested"; it prints the command's help, exit 0.
+func TestCatalogImportHelpAfterFile(t *testing.T) {
+	code, out, msg := runApp("catalog", "import", "x.jsonl", "--help")
+	if code != exitOK || !strings.Contains(out, "catalog import") {
+		t.Errorf("catalog import FILE --help: exit %d %q, stdout %.80q; want the help, exit 0", code, msg, out)
+	}
+}
