@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -178,10 +179,36 @@ func (db *DB) init(opts Options) error {
 	return db.update(func(tx *bolt.Tx) error {
 		meta := tx.Bucket(bucketMeta)
 		if meta == nil || meta.Get([]byte("schema")) == nil {
+			if err := notOurs(tx); err != nil {
+				return err
+			}
 			return db.create(tx, opts)
 		}
 		return db.loadConfig(tx, opts)
 	})
+}
+
+// notOurs refuses a bbolt file without envsched's schema that holds anything: another
+// program's bbolt database. envsched creates its buckets and its schema in one transaction, so
+// a database of its own is either empty (bbolt's new file) or has a schema. Such a file was
+// taken for a new database: envsched's buckets were written into it beside the other
+// program's, and its ingest and answers went on there.
+func notOurs(tx *bolt.Tx) error {
+	var names []string
+	tx.ForEach(func(name []byte, _ *bolt.Bucket) error {
+		if len(names) < 5 {
+			names = append(names, strconv.Quote(string(name)))
+		} else if len(names) == 5 {
+			names = append(names, "...")
+		}
+		return nil
+	})
+	if len(names) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: a bbolt file without envsched's schema, holding buckets %s "+
+		"(another program's database?); left unchanged: give --db a new path", ErrNotEnvsched,
+		strings.Join(names, ", "))
 }
 
 func (db *DB) create(tx *bolt.Tx, opts Options) error {
@@ -236,8 +263,11 @@ func (c Config) validate() error {
 
 func (db *DB) loadConfig(tx *bolt.Tx, opts Options) error {
 	meta := tx.Bucket(bucketMeta)
-	if meta == nil {
-		return fmt.Errorf("not an envsched database (no meta bucket)")
+	if meta == nil || meta.Get([]byte("schema")) == nil {
+		if err := notOurs(tx); err != nil {
+			return err
+		}
+		return fmt.Errorf("%w: an empty bbolt file", ErrNotEnvsched)
 	}
 	cfg, err := readConfig(meta)
 	if err != nil {
