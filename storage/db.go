@@ -276,6 +276,11 @@ func (db *DB) loadConfig(tx *bolt.Tx, opts Options) error {
 	if cfg.Schema > SchemaVersion {
 		return fmt.Errorf("schema %d, this envsched reads %d: %w", cfg.Schema, SchemaVersion, ErrSchemaNewer)
 	}
+	// A stored range or decay no build writes (damaged, or edited by hand) is refused: a NaN
+	// reward_max made every statistic NaN, and `envsched batch` then spun at full CPU for ever.
+	if err := cfg.validate(); err != nil {
+		return fmt.Errorf("stored configuration: %v: %w", err, ErrCorrupt)
+	}
 	if opts.Reward != nil && *opts.Reward != cfg.Reward {
 		return fmt.Errorf("reward range [%g, %g] asked, database has [%g, %g]: %w",
 			opts.Reward.Min, opts.Reward.Max, cfg.Reward.Min, cfg.Reward.Max, ErrConfigMismatch)

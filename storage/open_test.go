@@ -152,3 +152,29 @@ func TestOpenRefusesAnotherProgramsBoltFile(t *testing.T) {
 	}
 	must(t, db.Close())
 }
+
+// A stored configuration no build writes (a reward range or decay damaged, or edited by hand)
+// is refused as corrupt. A NaN reward_max was read as it was: every statistic became NaN, and
+// choosing a batch (`envsched batch`, the daemon's first answer) spun at full CPU for ever,
+// its lazy greedy taking a NaN gain for one that had changed.
+func TestOpenRefusesADamagedConfiguration(t *testing.T) {
+	for _, kv := range [][2]string{{"reward_max", "NaN"}, {"reward_min", "2"}, {"reward_max", "+Inf"}, {"decay", "0"}, {"decay", "NaN"}} {
+		path := filepath.Join(t.TempDir(), "envsched.db")
+		db, err := storage.Open(path, storage.Options{})
+		must(t, err)
+		must(t, db.Close())
+		bdb, err := bolt.Open(path, 0o600, nil)
+		must(t, err)
+		must(t, bdb.Update(func(tx *bolt.Tx) error { return tx.Bucket([]byte("meta")).Put([]byte(kv[0]), []byte(kv[1])) }))
+		must(t, bdb.Close())
+		for _, ro := range []bool{false, true} {
+			db, err := storage.Open(path, storage.Options{ReadOnly: ro})
+			if err == nil {
+				db.Close()
+			}
+			if !errors.Is(err, storage.ErrCorrupt) {
+				t.Errorf("Open with %s = %s stored (read-only %v) = %v; want ErrCorrupt", kv[0], kv[1], ro, err)
+			}
+		}
+	}
+}
