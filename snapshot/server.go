@@ -32,7 +32,7 @@ type ServeOptions struct {
 	// DefaultTakeTime. While fewer than MaxWaiting of the copies waiting are older, a further
 	// request waits for a later pass instead of being refused (see answerAll).
 	TakeTime time.Duration
-	Logger        *slog.Logger // nil discards
+	Logger   *slog.Logger // nil discards
 }
 
 func (o ServeOptions) withDefaults() ServeOptions {
