@@ -264,6 +264,9 @@ func openForReading(c *cli.Context) (*snapshot.DB, error) {
 		return nil, fmt.Errorf("no database at %s: start `envsched run --dir %s` (or `envsched ingest`) first",
 			path, c.String("dir"))
 	}
+	if err := storage.NotStdio(path); err != nil { // the copy would pass; the file is the daemon's
+		return nil, err
+	}
 	ctx := c.Context
 	if ctx == nil {
 		ctx = context.Background()

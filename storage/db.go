@@ -18,6 +18,7 @@ import (
 
 	"github.com/envsched/envsched/fsutil"
 	"github.com/envsched/envsched/stats"
+	"golang.org/x/sys/unix"
 )
 
 // SchemaVersion is the newest layout this package reads and writes. A database is created with
@@ -158,7 +159,44 @@ func checkFile(path string, readOnly bool) error {
 		return fmt.Errorf("open db %s: the file is empty, not a database (envsched run, ingest or batch "+
 			"makes a new one)", path)
 	}
-	return nil
+	return notStdio(path, fi)
+}
+
+// NotStdio refuses a database file at path that is this process's standard output or standard
+// error (see notStdio), for commands that read a copy of it (the daemon holds it) and write
+// what they read to standard output. A path that cannot be stated passes.
+func NotStdio(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil
+	}
+	return notStdio(path, fi)
+}
+
+// notStdio refuses a database that is this process's standard output or standard error under
+// any name (`1<> DB`, `2>> DB`, a hard link of it): what the command prints or logs would be
+// written into the database's pages, over its meta pages at offset 0 (`export 1<>
+// hardlink-of-the-db` left "invalid database").
+// The descriptor is pointed at /dev/null first, so that the refusal itself, said on standard
+// error, is not written into the database either.
+func notStdio(path string, fi fs.FileInfo) error {
+	var err error
+	for _, fd := range []int{1, 2} {
+		sfi, serr := os.Stat(fmt.Sprintf("/dev/fd/%d", fd))
+		if serr != nil || !os.SameFile(fi, sfi) {
+			continue
+		}
+		if null, nerr := os.OpenFile(os.DevNull, os.O_WRONLY, 0); nerr == nil {
+			unix.Dup2(int(null.Fd()), fd)
+			null.Close()
+		}
+		if err == nil {
+			name := map[int]string{1: "standard output", 2: "standard error"}[fd]
+			err = fmt.Errorf("open db %s: the database is this command's %s: what it writes there would "+
+				"overwrite the database; redirect it to another file", path, name)
+		}
+	}
+	return err
 }
 
 // init creates the buckets and meta of a new database, or checks those of an existing one. An

@@ -1,0 +1,82 @@
+package e2e
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// The database as a command's standard output or error, or as the descriptor --out names,
+// under another name (a hard link: `export 1<> LINK`, `stats 2<> LINK`, `export --out /dev/fd/3
+// 3<> LINK`) is refused and left byte for byte as it was, whether the command opens it or reads
+// the running daemon's copy. The export was written over the database's first pages
+// ("invalid database" afterwards); --out was compared with the database by its path alone.
+func TestDatabaseAsOutputIsRefused(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "x")
+	ids := writeRollouts(t, dir, "a.jsonl", "a", 300)
+	ensureCatalog(t, dir)
+	if out, err := execCommand([]string{"ingest", "--dir", dir}).CombinedOutput(); err != nil {
+		t.Fatalf("ingest: %v\n%s", err, out)
+	}
+	db := filepath.Join(dir, "envsched.db")
+	link := filepath.Join(t.TempDir(), "other-name.db")
+	must(t, os.Link(db, link))
+	before, err := os.ReadFile(db)
+	must(t, err)
+
+	type place int
+	const (
+		stdout place = iota
+		stderr
+		fd3
+	)
+	cases := []struct {
+		name  string
+		args  []string
+		where place
+	}{
+		{"export 1<>", []string{"export", "--dir", dir, "--what", "rollouts"}, stdout},
+		{"stats 1<>", []string{"stats", "--dir", dir}, stdout},
+		{"stats 2<>", []string{"stats", "--dir", dir}, stderr},
+		{"export --out /dev/fd/3", []string{"export", "--dir", dir, "--what", "rollouts", "--out", "/dev/fd/3"}, fd3},
+		{"report --out /dev/fd/3", []string{"report", "--dir", dir, "--out", "/dev/fd/3"}, fd3},
+	}
+	try := func(running bool) {
+		for _, c := range cases {
+			f, err := os.OpenFile(link, os.O_RDWR, 0) // as a shell's <> opens it: no truncation
+			must(t, err)
+			cmd := execCommand(c.args)
+			var msg bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &msg, &msg
+			switch c.where {
+			case stdout:
+				cmd.Stdout = f
+			case stderr:
+				cmd.Stderr = f
+			case fd3:
+				cmd.ExtraFiles = []*os.File{f}
+			}
+			err = cmd.Run()
+			f.Close()
+			if err == nil {
+				t.Errorf("%s (daemon running %v): exit 0; want a refusal\n%s", c.name, running, msg.String())
+			}
+			if !running {
+				if after, err := os.ReadFile(db); err != nil || !bytes.Equal(after, before) {
+					t.Fatalf("%s: the database was written (%v)", c.name, err)
+				}
+			}
+		}
+	}
+	try(false)
+	d := start(t, dir, opts{})
+	d.waitReady()
+	try(true)
+	writeRequest(t, dir, "after", `{"size": 2}`)
+	waitBatch(t, d, "after")
+	if code := d.signal(os.Interrupt); code != 0 {
+		t.Errorf("SIGINT: exit %d\n%s", code, tail(d.stderr.String(), 2000))
+	}
+	checkExactlyOnce(t, dir, ids)
+}
