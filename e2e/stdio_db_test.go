@@ -3,8 +3,11 @@ package e2e
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 )
 
 // The database as a command's standard output or error, or as the descriptor --out names,
@@ -80,3 +83,41 @@ func TestDatabaseAsOutputIsRefused(t *testing.T) {
 	}
 	checkExactlyOnce(t, dir, ids)
 }
+
+// The daemon's own log written into DIR/rollouts (`run --log-format json 2>>
+// DIR/rollouts/envsched.jsonl`) is refused once, never read. Read as rollouts, every log line
+// was quarantined ("missing env"), and each quarantine logged a line into the file, which was
+// read and quarantined in turn: a line a second, the quarantined count growing for as long as
+// the daemon ran.
+func TestOwnLogInRolloutsIsNotRead(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "x")
+	ensureCatalog(t, dir)
+	must(t, os.MkdirAll(filepath.Join(dir, "rollouts"), 0o755))
+	logFile := filepath.Join(dir, "rollouts", "envsched.jsonl")
+	args := []string{"run", "--dir", dir, "--poll-interval", "20ms", "--status-interval", "100ms",
+		"--rescan-interval", "100ms", "--log-format", "json", "--log-level", "debug"}
+	d := startCmd(t, dir, "", nil, execShell(`exec "$0" "$@" 2>>`+shellQuote(logFile), args))
+	d.waitReady()
+	ids := writeRollouts(t, dir, "a.jsonl", "a", 50)
+	writeRequest(t, dir, "r1", `{"size": 2}`)
+	waitBatch(t, d, "r1")
+	time.Sleep(3 * time.Second) // thirty rescans
+	st, err := readStatus(dir)
+	must(t, err)
+	if st.Quarantined > 1 {
+		log, _ := os.ReadFile(logFile)
+		t.Errorf("%d quarantined; want the log file alone, once\nlog:\n%s", st.Quarantined, tail(string(log), 3000))
+	}
+	if code := d.signal(os.Interrupt); code != 0 {
+		t.Errorf("SIGINT: exit %d", code)
+	}
+	checkExactlyOnce(t, dir, ids)
+}
+
+// execShell is /bin/sh running script with args ($0 the binary, then args).
+func execShell(script string, args []string) *exec.Cmd {
+	return exec.Command("/bin/sh", append([]string{"-c", script, binary}, args...)...)
+}
+
+// shellQuote quotes s for sh.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
