@@ -46,6 +46,12 @@ func (d *Daemon) handle(name string, tm timing) (bool, error) {
 	switch {
 	case errors.Is(err, errRequestGone):
 		return false, nil
+	case errors.Is(err, errOwnOutput):
+		if d.faults.once(filepath.Join(d.dirs.requests, name), err.Error()) {
+			d.log.Warn("request file refused, never answered: it is envsched's own log (its standard output or error)",
+				"file", name)
+		}
+		return false, nil
 	case isBadRequest(err):
 		return false, d.reject(id, err.Error(), name, read)
 	case err != nil:

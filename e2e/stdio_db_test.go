@@ -121,3 +121,32 @@ func execShell(script string, args []string) *exec.Cmd {
 
 // shellQuote quotes s for sh.
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// The daemon's log written into DIR/requests under a request's name (`2>>
+// DIR/requests/log.json`) is never read nor answered. Refused as a bad request, its error was
+// logged into it, which made it a request written again, refused and logged again: 140 lines a
+// second for as long as the daemon ran.
+func TestOwnLogInRequestsIsNotRead(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "x")
+	ensureCatalog(t, dir)
+	must(t, os.MkdirAll(filepath.Join(dir, "requests"), 0o755))
+	logFile := filepath.Join(dir, "requests", "log.json")
+	args := []string{"run", "--dir", dir, "--poll-interval", "20ms", "--status-interval", "100ms",
+		"--rescan-interval", "100ms"}
+	d := startCmd(t, dir, "", nil, execShell(`exec "$0" "$@" 2>>`+shellQuote(logFile), args))
+	d.waitReady()
+	writeRequest(t, dir, "r1", `{"size": 2}`)
+	waitBatch(t, d, "r1")
+	time.Sleep(2 * time.Second)
+	log, err := os.ReadFile(logFile)
+	must(t, err)
+	if n := bytes.Count(log, []byte("\n")); n > 10 {
+		t.Errorf("%d log lines in 2 s; want a few\n%s", n, tail(string(log), 2000))
+	}
+	if _, err := os.Stat(filepath.Join(dir, "batches", "log.error.json")); err == nil {
+		t.Error("the log was answered as a request")
+	}
+	if code := d.signal(os.Interrupt); code != 0 {
+		t.Errorf("SIGINT: exit %d", code)
+	}
+}
