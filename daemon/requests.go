@@ -139,6 +139,8 @@ func listRequests(dir string) (names, near []string, err error) {
 			names = append(names, e.Name())
 		} else if !e.IsDir() && nearRequest(e.Name()) {
 			near = append(near, e.Name())
+		} else if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+			near = append(near, e.Name()+"/") // requests/run1/ID.json is never read: no subfolder is
 		}
 	}
 	return names, near, nil

@@ -258,6 +258,13 @@ func (d *Daemon) pendingRequests() ([]string, error) {
 	}
 	delete(d.faults, d.dirs.requests+" listing")
 	for _, name := range near {
+		if strings.HasSuffix(name, "/") {
+			if d.faults.once(filepath.Join(d.dirs.requests, name), "a subfolder") {
+				d.log.Warn("folder in requests/ is never read: a request is requests/ID.json, directly in "+
+					"requests/ (no subfolders); write the requests there", "path", "requests/"+name)
+			}
+			continue
+		}
 		if d.faults.once(filepath.Join(d.dirs.requests, name), "not a request") {
 			d.log.Warn("file in requests/ is not a request and is never answered: a request is "+
 				"requests/ID.json (the name ending in lower-case .json); rename it", "path", "requests/"+name)
