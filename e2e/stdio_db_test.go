@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -147,6 +148,48 @@ func TestOwnLogInRequestsIsNotRead(t *testing.T) {
 		t.Error("the log was answered as a request")
 	}
 	if code := d.signal(os.Interrupt); code != 0 {
+		t.Errorf("SIGINT: exit %d", code)
+	}
+}
+
+// A reader of the daemon's standard error that stops reading (a terminal paused with Ctrl-S,
+// `| less` left open, a stuck log shipper) does not stop it answering. Each log line was
+// written by the goroutine that logged it: once the pipe's 64 KiB were full, the daemon
+// answered no further request (461 answered, then none, at --log-level debug).
+func TestLogReaderThatStopsReadingDoesNotStopTheDaemon(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "x")
+	ensureCatalog(t, dir)
+	r, w, err := os.Pipe()
+	must(t, err)
+	defer r.Close() // open, never read
+	cmd := execCommand([]string{"run", "--dir", dir, "--poll-interval", "20ms", "--status-interval", "100ms",
+		"--log-format", "json", "--log-level", "debug"})
+	cmd.Stderr = w
+	must(t, cmd.Start())
+	w.Close()
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	t.Cleanup(func() { cmd.Process.Kill(); <-exited })
+	waitUntil(t, "status.json", func() bool { _, err := readStatus(dir); return err == nil })
+	for i := range 700 { // about 150 bytes of log each, at debug: the pipe is full by 460
+		id := fmt.Sprintf("q%d", i)
+		writeRequest(t, dir, id, `{"size": 2}`)
+		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(2 * time.Millisecond) {
+			if _, err := os.Stat(filepath.Join(dir, "batches", id+".json")); err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("request %d unanswered after 20 s, the log unread", i)
+			}
+		}
+	}
+	cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-exited:
+	case <-time.After(30 * time.Second):
+		t.Fatal("SIGINT did not stop it with its log unread")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 0 {
 		t.Errorf("SIGINT: exit %d", code)
 	}
 }
