@@ -5,10 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"sync"
-	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -96,30 +92,10 @@ func catalogImportAction(c *cli.Context) error {
 	// An interrupt (Ctrl-C, SIGTERM, SIGHUP) removes the temporary copy being written and checked
 	// in DIR/catalog: killed by the signal, the import left it there for good, as large as the
 	// source (a dot name, never read, never swept).
-	var mu sync.Mutex
-	tmp, finished := "", false
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
-	go func() {
-		sig := <-sigs
-		mu.Lock() // held to the exit: no other copy is named meanwhile
-		if finished {
-			mu.Unlock()
-			return // the import is done; the command ends on its own
-		}
-		msg := ""
-		if tmp != "" && os.Remove(tmp) == nil {
-			msg = ": nothing imported, its partial copy removed"
-		}
-		fmt.Fprintf(c.App.ErrWriter, "envsched: catalog import of %s interrupted (%v)%s\n", src, sig, msg)
-		os.Exit(1)
-	}()
+	onTemp, done := removeOnInterrupt("catalog import of " + src)
 	res, err := catalog.Import(src, a.dir, catalog.ImportOptions{SkipBad: a.skipBad, Name: a.name,
-		Replace: a.replace, OnTemp: func(p string) { mu.Lock(); tmp = p; mu.Unlock() }})
-	mu.Lock() // an interrupt from here on finds the import done
-	finished = true
-	mu.Unlock()
+		Replace: a.replace, OnTemp: onTemp})
+	done()
 	if res != nil && res.Report != nil {
 		printBadRows(c.App.ErrWriter, res.Report.Bad)
 	}

@@ -63,3 +63,45 @@ func TestInterruptedImportLeavesNoCopy(t *testing.T) {
 		t.Errorf("exit %d, %q; want 1 saying it was interrupted", code, msg.String())
 	}
 }
+
+// `export --out FILE` interrupted while it writes removes its temporary file beside FILE and
+// exits 1; killed by the signal, it left `.FILE.tmp-X` there for good (`report` likewise).
+func TestInterruptedExportLeavesNoFile(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "x")
+	writeRollouts(t, dir, "a.jsonl", "a", 200000)
+	ensureCatalog(t, dir)
+	if out, err := execCommand([]string{"ingest", "--dir", dir}).CombinedOutput(); err != nil {
+		t.Fatalf("ingest: %v\n%s", err, out)
+	}
+	outDir := t.TempDir()
+	cmd := execCommand([]string{"export", "--dir", dir, "--what", "rollouts", "--out", filepath.Join(outDir, "r.jsonl")})
+	var msg lockedBuffer
+	cmd.Stdout, cmd.Stderr = &msg, &msg
+	must(t, cmd.Start())
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	for {
+		if m, _ := filepath.Glob(filepath.Join(outDir, ".r.jsonl.tmp-*")); len(m) > 0 {
+			break
+		}
+		select {
+		case <-exited:
+			t.Skipf("the export was done before its file was seen (%s)", msg.String())
+		case <-time.After(time.Millisecond):
+		}
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-exited:
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("the interrupted export did not end")
+	}
+	entries, err := os.ReadDir(outDir)
+	must(t, err)
+	for _, e := range entries {
+		if e.Name() != "r.jsonl" { // done just before the signal: the whole file
+			t.Errorf("left beside --out after the interrupt: %s (exit %d: %s)", e.Name(), cmd.ProcessState.ExitCode(), msg.String())
+		}
+	}
+}
