@@ -21,6 +21,9 @@ import (
 //	trend: byte 0 (none) or 1, then its beta, info and n as float64s
 //	cover, exploit signals: as the signals above (not in version 1)
 //	stuck map: as the trend, without its flag byte (only in version 3)
+//	version 4: the stuck map as the trend, with its flag byte; then the never-tried factor:
+//	float64, and its pending groups: uvarint count, count × (float64 mean, float64 count,
+//	uvarint n, uvarint k)
 //
 // where a likelihood is byte 0 (none) or 1, uvarint count, count × float32, float64 n; a name
 // a uvarint length and its bytes; numbers little-endian.
@@ -29,8 +32,11 @@ import (
 // and exploit signals; it is still read, without them. Version 3 adds the stuck map
 // (Params.DispersionStuck) at the end, and is written only when there is one: a Dispersion
 // without it is written as version 2, the very bytes of the build before, so that a
-// database whose scheduler does not measure it stores what it stored.
+// database whose scheduler does not measure it stores what it stored. Version 4 adds the
+// never-tried factor (Params.NewMatch) and writes the stuck map behind a flag byte; it too is
+// written only when there is a factor, so that a state without one keeps its bytes.
 const (
+	dispersionVersion4 = 4
 	dispersionVersion3 = 3
 	dispersionVersion  = 2
 	dispersionVersion1 = 1
@@ -43,7 +49,10 @@ var errDispersion = errors.New("dispersion: bad binary encoding")
 // log-likelihood that is not finite.
 func (d Dispersion) MarshalBinary() ([]byte, error) {
 	b := []byte{dispersionVersion}
-	if d.Stuck != nil {
+	switch {
+	case d.NewFactor != 0 || len(d.NewPending) > 0:
+		b[0] = dispersionVersion4
+	case d.Stuck != nil:
 		b[0] = dispersionVersion3
 	}
 	if len(d.Env) == 0 { // as JSON's omitempty: decodes to none
@@ -70,8 +79,20 @@ func (d Dispersion) MarshalBinary() ([]byte, error) {
 		b = appendTrend(append(b, 1), d.Trend)
 	}
 	b = appendSignals(b, d.CoverSignal, d.ExploitSignal)
-	if d.Stuck != nil {
+	switch {
+	case b[0] == dispersionVersion4 && d.Stuck == nil:
+		b = append(b, 0)
+	case b[0] == dispersionVersion4:
+		b = appendTrend(append(b, 1), d.Stuck)
+	case d.Stuck != nil:
 		b = appendTrend(b, d.Stuck)
+	}
+	if b[0] == dispersionVersion4 {
+		b = binary.AppendUvarint(appendF64(b, d.NewFactor), uint64(len(d.NewPending)))
+		for _, g := range d.NewPending {
+			b = appendF64(appendF64(b, g.Mean), g.Count)
+			b = binary.AppendUvarint(binary.AppendUvarint(b, uint64(g.N)), uint64(g.K))
+		}
 	}
 	if !d.finite() {
 		return nil, fmt.Errorf("dispersion: a number is not finite")
@@ -81,7 +102,10 @@ func (d Dispersion) MarshalBinary() ([]byte, error) {
 
 // finite reports whether every number of d but the log-likelihoods is finite.
 func (d Dispersion) finite() bool {
-	xs := []float64{d.RechosenFactor}
+	xs := []float64{d.RechosenFactor, d.NewFactor}
+	for _, g := range d.NewPending {
+		xs = append(xs, g.Mean, g.Count)
+	}
 	for _, l := range d.Env {
 		if l != nil {
 			xs = append(xs, l.N)
@@ -165,7 +189,7 @@ func appendLikelihood(b []byte, l *Likelihood) []byte {
 func (d *Dispersion) UnmarshalBinary(data []byte) error {
 	r := wsDecoder{b: data}
 	v := r.byte()
-	if v != dispersionVersion3 && v != dispersionVersion && v != dispersionVersion1 {
+	if v != dispersionVersion4 && v != dispersionVersion3 && v != dispersionVersion && v != dispersionVersion1 {
 		return errDispersion
 	}
 	var out Dispersion
@@ -191,8 +215,20 @@ func (d *Dispersion) UnmarshalBinary(data []byte) error {
 	if v != dispersionVersion1 {
 		r.signals(&out.CoverSignal, &out.ExploitSignal)
 	}
-	if v == dispersionVersion3 {
+	if v == dispersionVersion3 || v == dispersionVersion4 && r.flag() {
 		out.Stuck = r.trend()
+	}
+	if v == dispersionVersion4 {
+		out.NewFactor = r.float64()
+		n := r.uvarint()
+		if n > uint64(len(r.b)) {
+			return errDispersion
+		}
+		for range n {
+			g := MatchGroup{Mean: r.float64(), Count: r.float64()}
+			g.N, g.K = int64(min(r.uvarint(), 1<<20)), int64(min(r.uvarint(), 1<<20))
+			out.NewPending = append(out.NewPending, g)
+		}
 	}
 	if r.bad || len(r.b) != 0 || !out.finite() {
 		return errDispersion

@@ -138,6 +138,7 @@ type drift struct {
 	byMean        bool    // the count may depend on the predicted mean (η of the grid)
 	byCount       bool    // the counts may be drawn together (θ of the grid)
 	match         bool    // the re-chosen factor is measured (Params.DispersionMatch)
+	matchUntried  bool    // the never-tried factor is measured (Params.NewMatch)
 	stuck         bool    // stuck tasks are a channel of their own (Params.DispersionStuck)
 	scale         []correction
 	scaleRe       correction
@@ -173,7 +174,7 @@ func (d *drift) start(st State, p Params) {
 	}
 	d.memory, d.prior = p.DispersionMemory, p.DispersionPrior
 	d.startScale, d.byMean, d.byCount = p.DispersionStart, p.DispersionByMean, p.DispersionByCount
-	d.match = p.DispersionMatch
+	d.match, d.matchUntried = p.DispersionMatch, p.NewMatch
 	d.stuck = p.DispersionStuck && p.DispersionMemory > 0
 	d.disp = Dispersion{}
 	if d.memory > 0 {
@@ -181,6 +182,9 @@ func (d *drift) start(st State, p Params) {
 	}
 	if !d.stuck {
 		d.disp.Stuck = nil // what an earlier run measured, kept only while measured
+	}
+	if !d.matchUntried {
+		d.disp.NewFactor, d.disp.NewPending = 0, nil // as the stuck map
 	}
 }
 
@@ -214,6 +218,7 @@ func (d *drift) measure(g *graph.Graph, tasks []stats.Task, base []Baseline, hin
 	var reReal, rePred float64
 	var reCount int64
 	var groups []group
+	var graded gradedEnvs
 	var obs []trendObs
 	var retries []retry
 	for _, nb := range baselineNodes(g, base, hints) {
@@ -228,7 +233,11 @@ func (d *drift) measure(g *graph.Graph, tasks []stats.Task, base []Baseline, hin
 		dn := tasks[i].Rollouts - b.Rollouts
 		real, pred := tasks[i].Sum-b.Sum, float64(dn)*b.Mean
 		if k, ok := binaryGroup(real, dn); ok && d.memory > 0 && b.Count > 0 && b.Pred > 0 && b.Pred < 1 {
-			groups = append(groups, group{b: b, k: k, n: dn})
+			gr := group{b: b, k: k, n: dn}
+			if d.matchUntried && !b.Tried && !b.Random {
+				gr.graded = graded.of(g, tasks, nd.Env)
+			}
+			groups = append(groups, gr)
 		}
 		if d.trendMem > 0 && b.Tried && b.Own > 0 && b.Own < 1 && b.Mean > 0 && b.Mean < 1 {
 			x := trendFeatures(b.Own, b.Mean, b.Rollouts, d.groupSize, b.Stale)
@@ -256,6 +265,28 @@ func (d *drift) measure(g *graph.Graph, tasks []stats.Task, base []Baseline, hin
 	}
 	d.measureDispersion(groups)
 	d.measureRetries(retries)
+}
+
+// gradedEnvs tells, for the environments a call asks about, whether some task of theirs has
+// graded rewards (not all 0 or 1) now, each found once by a pass over its tasks.
+type gradedEnvs map[int32]bool
+
+// of reports whether environment e of g has a task with graded rewards; tasks are indexed
+// like g.Nodes, which are sorted by environment.
+func (m *gradedEnvs) of(g *graph.Graph, tasks []stats.Task, e int32) bool {
+	if v, ok := (*m)[e]; ok {
+		return v
+	}
+	if *m == nil {
+		*m = gradedEnvs{}
+	}
+	lo, _ := slices.BinarySearchFunc(g.Nodes, e, func(nd graph.Node, e int32) int { return cmp.Compare(nd.Env, e) })
+	v := false
+	for i := lo; i < len(g.Nodes) && g.Nodes[i].Env == e && !v; i++ {
+		v = continuous(&tasks[i])
+	}
+	(*m)[e] = v
+	return v
 }
 
 // nodeBaseline is a baseline and the node it names.
@@ -352,6 +383,9 @@ func baselineNodesByScan(g *graph.Graph, base []Baseline) []nodeBaseline {
 type group struct {
 	b    Baseline
 	k, n int64
+	// graded says some task of b's environment has graded rewards (not all 0 or 1): the
+	// never-tried factor does not measure it (Params.NewMatch).
+	graded bool
 }
 
 // measureDispersion forgets a share 1 − DispersionMemory of what was measured before and
@@ -382,6 +416,9 @@ func (d *drift) measureDispersion(groups []group) {
 	}
 	if d.match {
 		d.matchRechosen(groups)
+	}
+	if d.matchUntried {
+		d.matchNew(groups)
 	}
 	// the re-chosen correction the stuck groups were predicted with: measured before this
 	// call's groups, as matchRechosen's
