@@ -90,16 +90,11 @@ func checkOutPlace(dir, db, out string) error {
 			}
 		}
 	}
-	if out != "" && resolved(out) == resolved(db) {
+	ofi, oerr := os.Stat(out) // a descriptor given (/dev/fd/3): the file it has open
+	dfi, derr := os.Stat(db)
+	if out != "" && (resolved(out) == resolved(db) || oerr == nil && derr == nil && os.SameFile(ofi, dfi)) {
 		return fmt.Errorf("--out %s is the database %s: writing there would replace it, losing everything it "+
 			"holds; write the file elsewhere", out, db)
-	}
-	if out != "" && sameFile(out, db) {
-		// A hard link, a bind mount's alias or a descriptor opened on the database under another
-		// name (`--out /dev/stdout 1<>/backup/db`): a descriptor is written into in place, over
-		// the database's pages, and a path is renamed over, so the name is compared by identity.
-		return fmt.Errorf("--out %s is the database %s under another name: writing there would write over "+
-			"it, losing everything it holds; write the file elsewhere", out, db)
 	}
 	if what, ok := daemonFile(dir, out); ok {
 		return fmt.Errorf("--out %s is %s, which envsched run writes: the daemon would replace (or remove) it; "+
@@ -158,14 +153,6 @@ func insideExchange(dir, path string) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-// sameFile reports whether a and b, links and descriptors (/proc/self/fd/N) followed, are one
-// file.
-func sameFile(a, b string) bool {
-	fa, errA := os.Stat(a)
-	fb, errB := os.Stat(b)
-	return errA == nil && errB == nil && os.SameFile(fa, fb)
 }
 
 // links is fi's count of names (hard links), or 1 when the system does not say.
