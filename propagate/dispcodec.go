@@ -21,6 +21,8 @@ import (
 //	trend: byte 0 (none) or 1, then its beta, info and n as float64s
 //	cover, exploit signals: as the signals above (not in version 1)
 //	stuck map: as the trend, without its flag byte (only in version 3)
+//	stuck map: as the trend, with its flag byte (version 4)
+//	graded maps (version 4): never tried, re-chosen, random slot, each as the trend
 //
 // where a likelihood is byte 0 (none) or 1, uvarint count, count × float32, float64 n; a name
 // a uvarint length and its bytes; numbers little-endian.
@@ -29,8 +31,11 @@ import (
 // and exploit signals; it is still read, without them. Version 3 adds the stuck map
 // (Params.DispersionStuck) at the end, and is written only when there is one: a Dispersion
 // without it is written as version 2, the very bytes of the build before, so that a
-// database whose scheduler does not measure it stores what it stored.
+// database whose scheduler does not measure it stores what it stored. Version 4 adds the
+// graded calibration's maps (Params.GradedCal) and is likewise written only when there are
+// some: a database of 0/1 rewards never measures one.
 const (
+	dispersionVersion4 = 4
 	dispersionVersion3 = 3
 	dispersionVersion  = 2
 	dispersionVersion1 = 1
@@ -43,7 +48,10 @@ var errDispersion = errors.New("dispersion: bad binary encoding")
 // log-likelihood that is not finite.
 func (d Dispersion) MarshalBinary() ([]byte, error) {
 	b := []byte{dispersionVersion}
-	if d.Stuck != nil {
+	switch {
+	case d.Graded != nil:
+		b[0] = dispersionVersion4
+	case d.Stuck != nil:
 		b[0] = dispersionVersion3
 	}
 	if len(d.Env) == 0 { // as JSON's omitempty: decodes to none
@@ -70,7 +78,11 @@ func (d Dispersion) MarshalBinary() ([]byte, error) {
 		b = appendTrend(append(b, 1), d.Trend)
 	}
 	b = appendSignals(b, d.CoverSignal, d.ExploitSignal)
-	if d.Stuck != nil {
+	if d.Graded != nil {
+		for _, tr := range []*Trend{d.Stuck, d.Graded.Untried, d.Graded.Rechosen, d.Graded.Random} {
+			b = appendTrendFlag(b, tr)
+		}
+	} else if d.Stuck != nil {
 		b = appendTrend(b, d.Stuck)
 	}
 	if !d.finite() {
@@ -97,7 +109,11 @@ func (d Dispersion) finite() bool {
 			xs = append(xs, s.Sum, s.N)
 		}
 	}
-	for _, tr := range []*Trend{d.Trend, d.Stuck} {
+	trends := []*Trend{d.Trend, d.Stuck}
+	if d.Graded != nil {
+		trends = append(trends, d.Graded.Untried, d.Graded.Rechosen, d.Graded.Random)
+	}
+	for _, tr := range trends {
 		if tr != nil {
 			xs = append(append(append(xs, tr.Beta[:]...), tr.Info[:]...), tr.N)
 		}
@@ -133,6 +149,22 @@ func appendTrend(b []byte, tr *Trend) []byte {
 	return appendF64(b, tr.N)
 }
 
+// appendTrendFlag appends byte 0 for no trend, else 1 and the trend as appendTrend does.
+func appendTrendFlag(b []byte, tr *Trend) []byte {
+	if tr == nil {
+		return append(b, 0)
+	}
+	return appendTrend(append(b, 1), tr)
+}
+
+// trendFlag reads a trend as appendTrendFlag wrote it.
+func (d *wsDecoder) trendFlag() *Trend {
+	if !d.flag() {
+		return nil
+	}
+	return d.trend()
+}
+
 // trend reads a trend as appendTrend wrote it.
 func (d *wsDecoder) trend() *Trend {
 	tr := new(Trend)
@@ -165,7 +197,7 @@ func appendLikelihood(b []byte, l *Likelihood) []byte {
 func (d *Dispersion) UnmarshalBinary(data []byte) error {
 	r := wsDecoder{b: data}
 	v := r.byte()
-	if v != dispersionVersion3 && v != dispersionVersion && v != dispersionVersion1 {
+	if v != dispersionVersion4 && v != dispersionVersion3 && v != dispersionVersion && v != dispersionVersion1 {
 		return errDispersion
 	}
 	var out Dispersion
@@ -191,8 +223,15 @@ func (d *Dispersion) UnmarshalBinary(data []byte) error {
 	if v != dispersionVersion1 {
 		r.signals(&out.CoverSignal, &out.ExploitSignal)
 	}
-	if v == dispersionVersion3 {
+	switch v {
+	case dispersionVersion3:
 		out.Stuck = r.trend()
+	case dispersionVersion4:
+		out.Stuck = r.trendFlag()
+		out.Graded = &GradedCal{Untried: r.trendFlag(), Rechosen: r.trendFlag(), Random: r.trendFlag()}
+		if *out.Graded == (GradedCal{}) {
+			out.Graded = nil
+		}
 	}
 	if r.bad || len(r.b) != 0 || !out.finite() {
 		return errDispersion

@@ -78,6 +78,12 @@ type Baseline struct {
 	// the re-chosen trend measures (see Trend).
 	Own   float64 `json:"own,omitempty"`
 	Stale float64 `json:"stale,omitempty"`
+	// Graded is, for a pick of an environment with graded rewards, the chance of an
+	// all-equal group its answer gave before the graded calibration's map
+	// (Prediction.GradedBase): the groups that arrive after measure its channel's map
+	// (Params.GradedCal). 0 for other tasks, which measure none. Baselines leaves it 0; the
+	// caller that knows the answer's predictions sets it.
+	Graded float64 `json:"graded,omitempty"`
 }
 
 // Baselines returns the baselines of the given nodes for a later call, from the statistics
@@ -139,6 +145,7 @@ type drift struct {
 	byCount       bool    // the counts may be drawn together (θ of the grid)
 	match         bool    // the re-chosen factor is measured (Params.DispersionMatch)
 	stuck         bool    // stuck tasks are a channel of their own (Params.DispersionStuck)
+	graded        bool    // graded picks' maps are measured (Params.GradedCal)
 	scale         []correction
 	scaleRe       correction
 	stuckOn       bool      // stuck is on and its map has measured enough (minStuckGroups)
@@ -182,6 +189,10 @@ func (d *drift) start(st State, p Params) {
 	if !d.stuck {
 		d.disp.Stuck = nil // what an earlier run measured, kept only while measured
 	}
+	d.graded = p.GradedCal && p.DispersionMemory > 0
+	if !d.graded {
+		d.disp.Graded = nil // likewise
+	}
 }
 
 // state is the State after the call, without baselines (the caller chooses them).
@@ -216,11 +227,16 @@ func (d *drift) measure(g *graph.Graph, tasks []stats.Task, base []Baseline, hin
 	var groups []group
 	var obs []trendObs
 	var retries []retry
+	var graded [3][]trendObs
 	for _, nb := range baselineNodes(g, base, hints) {
 		i, b := nb.node, nb.b
 		nd := g.Nodes[i]
 		if r, ok := retryOf(b, &tasks[i]); ok && d.memory > 0 {
 			retries = append(retries, r)
+		}
+		if o, ok := gradedObs(b, &tasks[i]); ok && d.graded {
+			k := gradedChannel(b.Tried, b.Random)
+			graded[k] = append(graded[k], o)
 		}
 		if tasks[i].Rollouts <= b.Rollouts {
 			continue
@@ -256,6 +272,7 @@ func (d *drift) measure(g *graph.Graph, tasks []stats.Task, base []Baseline, hin
 	}
 	d.measureDispersion(groups)
 	d.measureRetries(retries)
+	d.measureGraded(graded)
 }
 
 // nodeBaseline is a baseline and the node it names.
