@@ -143,9 +143,13 @@ func writeStatusText(w io.Writer, s daemon.Status, age time.Duration, ok, fresh 
 	fmt.Fprintf(tw, "  requests\t%d answered, last %s\n", s.RequestsAnswered, last)
 	writeCalibStatus(tw, s.Calibration)
 	if c := s.Corrections; c != nil { // a status.json of an older daemon has none
+		newFactor := "" // a status.json of a daemon before the factor has none
+		if c.NeverTriedFactor > 0 {
+			newFactor = fmt.Sprintf("never_tried_factor %.4f, ", c.NeverTriedFactor)
+		}
 		fmt.Fprintf(tw, "  corrections	exploration_return %.4f, random_return %.4f, coverage_return %.4f, rechosen_factor %.4f, "+
-			"never_tried scale %.4g (see envsched stats)\n", c.ExplorationReturn.Factor, c.RandomReturn.Factor,
-			c.CoverageReturn.Factor, c.RechosenFactor, c.Dispersion["never_tried"].Scale)
+			"%snever_tried scale %.4g (see envsched stats)\n", c.ExplorationReturn.Factor, c.RandomReturn.Factor,
+			c.CoverageReturn.Factor, c.RechosenFactor, newFactor, c.Dispersion["never_tried"].Scale)
 		if note := summary.CorrectionsNote(c.State); note != "" {
 			fmt.Fprintf(tw, "  \t(%s)\n", note)
 		}

@@ -22,6 +22,9 @@ type Corrections struct {
 	// RechosenFactor multiplies the re-chosen correction's count for selection's re-chosen
 	// picks (Dispersion.RechosenFactor; 1 while unmeasured).
 	RechosenFactor float64 `json:"rechosen_factor"`
+	// NeverTriedFactor multiplies the count of selection's picks of tasks never tried, in
+	// environments whose rewards are 0 or 1 (Dispersion.NewFactor; 1 while unmeasured).
+	NeverTriedFactor float64 `json:"never_tried_factor"`
 	// RechosenOffset is the one re-chosen logit offset (State.Rechosen).
 	RechosenOffset float64 `json:"rechosen_offset"`
 	// RechosenTrend is the re-chosen offset's fit as a function of the task; nil while none.
@@ -119,7 +122,7 @@ func (s State) Corrections() Corrections {
 			"rechosen":    shown(fit(d.Rechose, nil, 0), groupsOf(d.Rechose)),
 			"random_slot": shown(random, groupsOf(d.Random)),
 		},
-		RechosenFactor: r4(d.rechosenFactor()),
+		RechosenFactor: r4(d.rechosenFactor()), NeverTriedFactor: r4(d.newFactor()),
 		RechosenOffset: r4(s.Rechosen),
 		ExplorationReturn: Return{Factor: r4(s.ExplorationReturn()), Groups: signalN(d.NewSignal),
 			ReferenceGroups: signalN(d.ReSignal)},

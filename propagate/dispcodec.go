@@ -21,8 +21,11 @@ import (
 //	trend: byte 0 (none) or 1, then its beta, info and n as float64s
 //	cover, exploit signals: as the signals above (not in version 1)
 //	stuck map: as the trend, without its flag byte (only in version 3)
-//	stuck map: as the trend, with its flag byte (version 4)
-//	graded maps (version 4): never tried, re-chosen, random slot, each as the trend
+//	version 4: the stuck map as the trend, with its flag byte; then the never-tried factor:
+//	float64, and its pending groups: uvarint count, count × (float64 mean, float64 count,
+//	uvarint n, uvarint k)
+//	version 5: version 4's, then the graded maps: never tried, re-chosen, random slot, each
+//	byte 0 (none) or 1 and the trend
 //
 // where a likelihood is byte 0 (none) or 1, uvarint count, count × float32, float64 n; a name
 // a uvarint length and its bytes; numbers little-endian.
@@ -32,9 +35,12 @@ import (
 // (Params.DispersionStuck) at the end, and is written only when there is one: a Dispersion
 // without it is written as version 2, the very bytes of the build before, so that a
 // database whose scheduler does not measure it stores what it stored. Version 4 adds the
-// graded calibration's maps (Params.GradedCal) and is likewise written only when there are
-// some: a database of 0/1 rewards never measures one.
+// never-tried factor (Params.NewMatch) and writes the stuck map behind a flag byte; it too is
+// written only when there is a factor, so that a state without one keeps its bytes. Version 5
+// adds the graded calibration's maps (Params.GradedCal) after version 4's fields and is
+// likewise written only when there are some: a database of 0/1 rewards never measures one.
 const (
+	dispersionVersion5 = 5
 	dispersionVersion4 = 4
 	dispersionVersion3 = 3
 	dispersionVersion  = 2
@@ -50,6 +56,8 @@ func (d Dispersion) MarshalBinary() ([]byte, error) {
 	b := []byte{dispersionVersion}
 	switch {
 	case d.Graded != nil:
+		b[0] = dispersionVersion5
+	case d.NewFactor != 0 || len(d.NewPending) > 0:
 		b[0] = dispersionVersion4
 	case d.Stuck != nil:
 		b[0] = dispersionVersion3
@@ -78,12 +86,24 @@ func (d Dispersion) MarshalBinary() ([]byte, error) {
 		b = appendTrend(append(b, 1), d.Trend)
 	}
 	b = appendSignals(b, d.CoverSignal, d.ExploitSignal)
+	v4 := b[0] >= dispersionVersion4 // version 4's fields, in version 5 too
+	switch {
+	case v4:
+		b = appendTrendFlag(b, d.Stuck)
+	case d.Stuck != nil:
+		b = appendTrend(b, d.Stuck)
+	}
+	if v4 {
+		b = binary.AppendUvarint(appendF64(b, d.NewFactor), uint64(len(d.NewPending)))
+		for _, g := range d.NewPending {
+			b = appendF64(appendF64(b, g.Mean), g.Count)
+			b = binary.AppendUvarint(binary.AppendUvarint(b, uint64(g.N)), uint64(g.K))
+		}
+	}
 	if d.Graded != nil {
-		for _, tr := range []*Trend{d.Stuck, d.Graded.Untried, d.Graded.Rechosen, d.Graded.Random} {
+		for _, tr := range []*Trend{d.Graded.Untried, d.Graded.Rechosen, d.Graded.Random} {
 			b = appendTrendFlag(b, tr)
 		}
-	} else if d.Stuck != nil {
-		b = appendTrend(b, d.Stuck)
 	}
 	if !d.finite() {
 		return nil, fmt.Errorf("dispersion: a number is not finite")
@@ -93,7 +113,10 @@ func (d Dispersion) MarshalBinary() ([]byte, error) {
 
 // finite reports whether every number of d but the log-likelihoods is finite.
 func (d Dispersion) finite() bool {
-	xs := []float64{d.RechosenFactor}
+	xs := []float64{d.RechosenFactor, d.NewFactor}
+	for _, g := range d.NewPending {
+		xs = append(xs, g.Mean, g.Count)
+	}
 	for _, l := range d.Env {
 		if l != nil {
 			xs = append(xs, l.N)
@@ -197,7 +220,7 @@ func appendLikelihood(b []byte, l *Likelihood) []byte {
 func (d *Dispersion) UnmarshalBinary(data []byte) error {
 	r := wsDecoder{b: data}
 	v := r.byte()
-	if v != dispersionVersion4 && v != dispersionVersion3 && v != dispersionVersion && v != dispersionVersion1 {
+	if v != dispersionVersion5 && v != dispersionVersion4 && v != dispersionVersion3 && v != dispersionVersion && v != dispersionVersion1 {
 		return errDispersion
 	}
 	var out Dispersion
@@ -223,11 +246,23 @@ func (d *Dispersion) UnmarshalBinary(data []byte) error {
 	if v != dispersionVersion1 {
 		r.signals(&out.CoverSignal, &out.ExploitSignal)
 	}
-	switch v {
-	case dispersionVersion3:
+	v4 := v == dispersionVersion4 || v == dispersionVersion5 // version 4's fields, in version 5 too
+	if v == dispersionVersion3 || v4 && r.flag() {
 		out.Stuck = r.trend()
-	case dispersionVersion4:
-		out.Stuck = r.trendFlag()
+	}
+	if v4 {
+		out.NewFactor = r.float64()
+		n := r.uvarint()
+		if n > uint64(len(r.b)) {
+			return errDispersion
+		}
+		for range n {
+			g := MatchGroup{Mean: r.float64(), Count: r.float64()}
+			g.N, g.K = int64(min(r.uvarint(), 1<<20)), int64(min(r.uvarint(), 1<<20))
+			out.NewPending = append(out.NewPending, g)
+		}
+	}
+	if v == dispersionVersion5 {
 		out.Graded = &GradedCal{Untried: r.trendFlag(), Rechosen: r.trendFlag(), Random: r.trendFlag()}
 		if *out.Graded == (GradedCal{}) {
 			out.Graded = nil

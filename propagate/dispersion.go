@@ -106,6 +106,13 @@ type Dispersion struct {
 	// of tasks tried before (0: none measured): what makes the share of degenerate groups
 	// predicted for them match the share that came back (see Params.DispersionMatch).
 	RechosenFactor float64 `json:"rechosen_factor,omitempty"`
+	// NewFactor multiplies the count of the prediction of a task never tried that selection
+	// picked, in an environment whose rewards are 0 or 1 (0: none measured; see
+	// Params.NewMatch).
+	NewFactor float64 `json:"new_factor,omitempty"`
+	// NewPending are the groups of such picks that came back, as predicted, while too few to
+	// measure the factor (fewer than minFactorGroups): measured with the next ones.
+	NewPending []MatchGroup `json:"new_pending,omitempty"`
 	// NewSignal and ReSignal are the learning signal that groups of tasks never tried
 	// (exploration) and of tasks tried before returned (see State.ExplorationReturn).
 	NewSignal *Signal `json:"new_signal,omitempty"`
@@ -206,7 +213,12 @@ func (d Dispersion) clone() Dispersion {
 	out := Dispersion{Global: d.Global.clone(), Rechose: d.Rechose.clone(), Random: d.Random.clone(),
 		NewSignal: d.NewSignal.clone(), ReSignal: d.ReSignal.clone(), RandSignal: d.RandSignal.clone(),
 		CoverSignal: d.CoverSignal.clone(), ExploitSignal: d.ExploitSignal.clone(),
-		RechosenFactor: validFactor(d.RechosenFactor)}
+		RechosenFactor: validFactor(d.RechosenFactor), NewFactor: validFactor(d.NewFactor)}
+	for _, g := range d.NewPending {
+		if g.valid() && len(out.NewPending) < minFactorGroups-1 {
+			out.NewPending = append(out.NewPending, g)
+		}
+	}
 	if d.Trend != nil && d.Trend.valid() {
 		tr := *d.Trend
 		out.Trend = &tr

@@ -144,6 +144,7 @@ type drift struct {
 	byMean        bool    // the count may depend on the predicted mean (η of the grid)
 	byCount       bool    // the counts may be drawn together (θ of the grid)
 	match         bool    // the re-chosen factor is measured (Params.DispersionMatch)
+	matchUntried  bool    // the never-tried factor is measured (Params.NewMatch)
 	stuck         bool    // stuck tasks are a channel of their own (Params.DispersionStuck)
 	graded        bool    // graded picks' maps are measured (Params.GradedCal)
 	scale         []correction
@@ -180,7 +181,7 @@ func (d *drift) start(st State, p Params) {
 	}
 	d.memory, d.prior = p.DispersionMemory, p.DispersionPrior
 	d.startScale, d.byMean, d.byCount = p.DispersionStart, p.DispersionByMean, p.DispersionByCount
-	d.match = p.DispersionMatch
+	d.match, d.matchUntried = p.DispersionMatch, p.NewMatch
 	d.stuck = p.DispersionStuck && p.DispersionMemory > 0
 	d.disp = Dispersion{}
 	if d.memory > 0 {
@@ -188,6 +189,9 @@ func (d *drift) start(st State, p Params) {
 	}
 	if !d.stuck {
 		d.disp.Stuck = nil // what an earlier run measured, kept only while measured
+	}
+	if !d.matchUntried {
+		d.disp.NewFactor, d.disp.NewPending = 0, nil // as the stuck map
 	}
 	d.graded = p.GradedCal && p.DispersionMemory > 0
 	if !d.graded {
@@ -225,9 +229,10 @@ func (d *drift) measure(g *graph.Graph, tasks []stats.Task, base []Baseline, hin
 	var reReal, rePred float64
 	var reCount int64
 	var groups []group
+	var graded gradedEnvs
 	var obs []trendObs
 	var retries []retry
-	var graded [3][]trendObs
+	var gradedObsOf [3][]trendObs // graded picks' groups by channel (Params.GradedCal)
 	for _, nb := range baselineNodes(g, base, hints) {
 		i, b := nb.node, nb.b
 		nd := g.Nodes[i]
@@ -236,7 +241,7 @@ func (d *drift) measure(g *graph.Graph, tasks []stats.Task, base []Baseline, hin
 		}
 		if o, ok := gradedObs(b, &tasks[i]); ok && d.graded {
 			k := gradedChannel(b.Tried, b.Random)
-			graded[k] = append(graded[k], o)
+			gradedObsOf[k] = append(gradedObsOf[k], o)
 		}
 		if tasks[i].Rollouts <= b.Rollouts {
 			continue
@@ -244,7 +249,11 @@ func (d *drift) measure(g *graph.Graph, tasks []stats.Task, base []Baseline, hin
 		dn := tasks[i].Rollouts - b.Rollouts
 		real, pred := tasks[i].Sum-b.Sum, float64(dn)*b.Mean
 		if k, ok := binaryGroup(real, dn); ok && d.memory > 0 && b.Count > 0 && b.Pred > 0 && b.Pred < 1 {
-			groups = append(groups, group{b: b, k: k, n: dn})
+			gr := group{b: b, k: k, n: dn}
+			if d.matchUntried && !b.Tried && !b.Random {
+				gr.graded = graded.of(g, tasks, nd.Env)
+			}
+			groups = append(groups, gr)
 		}
 		if d.trendMem > 0 && b.Tried && b.Own > 0 && b.Own < 1 && b.Mean > 0 && b.Mean < 1 {
 			x := trendFeatures(b.Own, b.Mean, b.Rollouts, d.groupSize, b.Stale)
@@ -272,7 +281,29 @@ func (d *drift) measure(g *graph.Graph, tasks []stats.Task, base []Baseline, hin
 	}
 	d.measureDispersion(groups)
 	d.measureRetries(retries)
-	d.measureGraded(graded)
+	d.measureGraded(gradedObsOf)
+}
+
+// gradedEnvs tells, for the environments a call asks about, whether some task of theirs has
+// graded rewards (not all 0 or 1) now, each found once by a pass over its tasks.
+type gradedEnvs map[int32]bool
+
+// of reports whether environment e of g has a task with graded rewards; tasks are indexed
+// like g.Nodes, which are sorted by environment.
+func (m *gradedEnvs) of(g *graph.Graph, tasks []stats.Task, e int32) bool {
+	if v, ok := (*m)[e]; ok {
+		return v
+	}
+	if *m == nil {
+		*m = gradedEnvs{}
+	}
+	lo, _ := slices.BinarySearchFunc(g.Nodes, e, func(nd graph.Node, e int32) int { return cmp.Compare(nd.Env, e) })
+	v := false
+	for i := lo; i < len(g.Nodes) && g.Nodes[i].Env == e && !v; i++ {
+		v = continuous(&tasks[i])
+	}
+	(*m)[e] = v
+	return v
 }
 
 // nodeBaseline is a baseline and the node it names.
@@ -369,6 +400,9 @@ func baselineNodesByScan(g *graph.Graph, base []Baseline) []nodeBaseline {
 type group struct {
 	b    Baseline
 	k, n int64
+	// graded says some task of b's environment has graded rewards (not all 0 or 1): the
+	// never-tried factor does not measure it (Params.NewMatch).
+	graded bool
 }
 
 // measureDispersion forgets a share 1 − DispersionMemory of what was measured before and
@@ -399,6 +433,9 @@ func (d *drift) measureDispersion(groups []group) {
 	}
 	if d.match {
 		d.matchRechosen(groups)
+	}
+	if d.matchUntried {
+		d.matchNew(groups)
 	}
 	// the re-chosen correction the stuck groups were predicted with: measured before this
 	// call's groups, as matchRechosen's

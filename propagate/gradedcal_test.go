@@ -201,8 +201,8 @@ func TestGradedMapsRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if data[0] != dispersionVersion4 {
-		t.Errorf("version %d, want %d", data[0], dispersionVersion4)
+	if data[0] != dispersionVersion5 {
+		t.Errorf("version %d, want %d", data[0], dispersionVersion5)
 	}
 	var back Dispersion
 	if err := back.UnmarshalBinary(data); err != nil {

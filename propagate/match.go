@@ -20,6 +20,14 @@ func validFactor(f float64) float64 {
 	return f
 }
 
+// newFactor is the stored never-tried factor, 1 when unset.
+func (d Dispersion) newFactor() float64 {
+	if f := validFactor(d.NewFactor); f > 0 {
+		return f
+	}
+	return 1
+}
+
 // rechosenFactor is the stored re-chosen factor, 1 when unset.
 func (d Dispersion) rechosenFactor() float64 {
 	if f := validFactor(d.RechosenFactor); f > 0 {
@@ -33,46 +41,98 @@ func (d Dispersion) rechosenFactor() float64 {
 // (matchFactor), under the re-chosen correction those groups were predicted with: the one
 // the likelihood measured before this call's groups. It must run before they are added.
 func (d *drift) matchRechosen(groups []group) {
-	var picked []group
+	k := correctionOf(d.disp.Rechose, nil, 0, d.byMean, d.byCount)
+	var obs []MatchGroup
 	for _, gr := range groups {
 		if gr.b.Tried && !gr.b.Random && !(d.stuck && stuckBaseline(gr.b)) {
-			picked = append(picked, gr)
+			obs = append(obs, matchGroup(gr, k))
 		}
 	}
-	k := correctionOf(d.disp.Rechose, nil, 0, d.byMean, d.byCount)
-	f, ok := matchFactor(picked, k)
+	if f, ok := matchFactor(obs); ok {
+		d.disp.RechosenFactor = towards(d.disp.rechosenFactor(), f)
+	}
+}
+
+// matchNew moves the never-tried factor (Params.NewMatch) as matchRechosen moves the
+// re-chosen one, from the groups of tasks never tried that selection picked in environments
+// whose rewards are 0 or 1, each under the correction of its environment that the likelihoods
+// measured before this call's groups (what its prediction was made with). It must run before
+// they are added. Such picks can be few a request (one or two once most of a small catalogue
+// is tried): while fewer than minFactorGroups have come back, they are kept, as predicted,
+// in the state (Dispersion.NewPending) and measured with the next ones.
+func (d *drift) matchNew(groups []group) {
+	obs := d.disp.NewPending
+	byEnv := map[string]correction{}
+	for _, gr := range groups {
+		if gr.b.Tried || gr.b.Random || gr.graded {
+			continue
+		}
+		k, seen := byEnv[gr.b.Env]
+		if !seen {
+			k = d.newCorrection(gr.b.Env)
+			byEnv[gr.b.Env] = k
+		}
+		obs = append(obs, matchGroup(gr, k))
+	}
+	f, ok := matchFactor(obs)
 	if !ok {
+		d.disp.NewPending = obs
 		return
 	}
-	prev := d.disp.rechosenFactor()
+	d.disp.NewPending = nil
+	d.disp.NewFactor = towards(d.disp.newFactor(), f)
+}
+
+// MatchGroup is a group that measures a count factor: the mean and count predicted for its
+// task under its channel's correction then, its size and its successes.
+type MatchGroup struct {
+	Mean  float64 `json:"mean"`
+	Count float64 `json:"count"`
+	N     int64   `json:"n"`
+	K     int64   `json:"k"`
+}
+
+// matchGroup is group gr as predicted under correction k.
+func matchGroup(gr group, k correction) MatchGroup {
+	m, n := k.apply(gr.b.Pred, gr.b.Count, gr.b.Centre)
+	return MatchGroup{Mean: m, Count: n, N: gr.n, K: gr.k}
+}
+
+// valid reports whether g is a group matchFactor can use, as a state stored by another
+// version may hold others.
+func (g MatchGroup) valid() bool {
+	return g.Mean > 0 && g.Mean < 1 && g.Count > 0 && finite(g.Count) && g.N >= 2 && g.N <= 1024 && g.K >= 0 && g.K <= g.N
+}
+
+// towards is prev moved a share factorRate of the way to f on the log scale, within the
+// factor's bounds.
+func towards(prev, f float64) float64 {
 	next := math.Exp((1-factorRate)*math.Log(prev) + factorRate*math.Log(f))
-	d.disp.RechosenFactor = min(max(next, factorMin), factorMax)
+	return min(max(next, factorMin), factorMax)
 }
 
 // matchFactor returns the factor f of the count, within [factorMin, factorMax], under which
-// the mean chance of a degenerate group that correction k with its count times f predicts
-// for the groups equals the share of them that came back degenerate (all successes or all
+// the mean chance of a degenerate group that each group's prediction with its count times f
+// gives equals the share of them that came back degenerate (all successes or all
 // failures); false with fewer than minFactorGroups groups. The chance falls as the count
 // grows, so a bisection on log f finds it; a share outside what the bounds can predict
 // gives the nearer bound.
-func matchFactor(groups []group, k correction) (float64, bool) {
+func matchFactor(groups []MatchGroup) (float64, bool) {
 	if len(groups) < minFactorGroups {
 		return 0, false
 	}
-	ms, ns := make([]float64, len(groups)), make([]float64, len(groups))
 	var deg float64
-	for i, gr := range groups {
-		ms[i], ns[i] = k.apply(gr.b.Pred, gr.b.Count, gr.b.Centre)
-		if gr.k == 0 || gr.k == gr.n {
+	for _, gr := range groups {
+		if gr.K == 0 || gr.K == gr.N {
 			deg++
 		}
 	}
 	realised := deg / float64(len(groups))
 	predicted := func(lf float64) float64 {
 		f, s := math.Exp(lf), 0.0
-		for i, gr := range groups {
-			c := ns[i] * f
-			s += BetaBinomialDegenerate(ms[i]*c, (1-ms[i])*c, int(gr.n))
+		for _, gr := range groups {
+			c := gr.Count * f
+			s += BetaBinomialDegenerate(gr.Mean*c, (1-gr.Mean)*c, int(gr.N))
 		}
 		return s / float64(len(groups))
 	}

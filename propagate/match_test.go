@@ -39,7 +39,7 @@ func TestMatchFactorMatchesTheRealisedShare(t *testing.T) {
 		{"none degenerate", mk(0, 40), factorMax},
 		{"all degenerate", mk(40, 40), factorMin},
 	} {
-		f, ok := matchFactor(c.groups, k)
+		f, ok := matchFactor(matchGroups(c.groups, k))
 		if !ok {
 			t.Fatalf("%s: not measured", c.name)
 		}
@@ -61,7 +61,7 @@ func TestMatchFactorMatchesTheRealisedShare(t *testing.T) {
 			t.Errorf("%s: factor %v predicts %v degenerate groups for %v realised", c.name, f, pred, real)
 		}
 	}
-	if _, ok := matchFactor(mk(2, minFactorGroups-1), k); ok {
+	if _, ok := matchFactor(matchGroups(mk(2, minFactorGroups-1), k)); ok {
 		t.Errorf("%d groups measured a factor", minFactorGroups-1)
 	}
 }
@@ -183,6 +183,15 @@ func BenchmarkMatchFactor(b *testing.B) {
 	}
 	k := correction{0.5, 0.7, 0.5, 1}
 	for b.Loop() {
-		matchFactor(groups, k)
+		matchFactor(matchGroups(groups, k))
 	}
+}
+
+// matchGroups is groups as predicted under correction k.
+func matchGroups(groups []group, k correction) []MatchGroup {
+	out := make([]MatchGroup, len(groups))
+	for i, gr := range groups {
+		out[i] = matchGroup(gr, k)
+	}
+	return out
 }

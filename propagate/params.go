@@ -134,6 +134,19 @@ type Params struct {
 	// a winner's curse that the likelihood over every re-chosen group does not see and the
 	// factor does. Selection itself reads the predictions without it. false measures nothing.
 	DispersionMatch bool
+	// NewMatch does for selection's picks of tasks never tried what DispersionMatch does for
+	// re-chosen ones: each call finds the factor of the count under which the share of
+	// degenerate groups predicted for the never-tried tasks that selection picked (not random
+	// slots; 0/1 environments only) equals the share that came back, each group under its
+	// environment's correction then, and moves the stored factor (Dispersion.NewFactor) a
+	// fifth of the way there on the log scale; Predictor.Pick answers such a pick with its
+	// count multiplied by it. Selection ranks the untried tasks by predictions that the
+	// environment's correction made right on average over the environment's groups, and
+	// takes those that look the most informative: the same winner's curse. In the acceptance
+	// harness's 0/1 worlds such picks came back all-equal 5 to 15 points more often than
+	// predicted (BENCHMARKS.md, "Never-tried picks: the winner's curse measured"). Selection
+	// reads the predictions without it. It needs DispersionMemory > 0; false measures nothing.
+	NewMatch bool
 	// DispersionStuck predicts the tasks tried before whose every group so far was
 	// all-equal ("stuck": always or never solved, rewards 0 or 1) by a calibration map of
 	// their own (Dispersion.Stuck): the logit of the chance that such a task's next group is
@@ -218,6 +231,7 @@ func DefaultParams() Params {
 		DispersionByCount: true,
 		DispersionMatch:   true,
 		GradedCal:         true,
+		NewMatch:          true,
 		GroupSize:         8,
 	}
 }

@@ -17,6 +17,11 @@ package propagate
 //     multiplied by the re-chosen factor (Params.DispersionMatch), which makes the share of
 //     degenerate groups predicted for such picks match the share that came back.
 //
+//   - A task never tried that selection chose, in an environment whose rewards are 0 or 1,
+//     is one whose prediction looked the most informative of the untried (the same curse):
+//     its count, under its environment's correction already, is multiplied by the
+//     never-tried factor (Params.NewMatch).
+//
 //   - A pick of an environment with graded rewards then takes the graded calibration's map of
 //     its channel (Params.GradedCal, gradedcal.go), which moves its chance of an all-equal
 //     group alone: Prediction.GradedBase is that chance before the map, what the channel
@@ -24,10 +29,10 @@ package propagate
 //
 // Only what the answer says of the task changes (Alpha, Beta, Mean, Var, SD, PDeg); what the
 // dispersion and drift measurements read of p (its mean and count before the correction)
-// does not, so the baselines of a pick are those of its task. p is returned unchanged for a
-// task never tried that selection chose, while nothing is measured for its kind of pick,
-// with the corrections off, and for a task with continuous rewards (which the dispersion
-// corrections never measure) but for the graded calibration's map.
+// does not, so the baselines of a pick are those of its task. p is returned unchanged while
+// nothing is measured for its kind of pick, with the corrections off, for a task with
+// continuous rewards (which they never measure) and for a task never tried of an environment
+// with graded rewards, but for the graded calibration's map.
 func (pr *Predictor) Pick(st State, p Prediction, tried, random bool) Prediction {
 	return pr.Picker(st)(p, tried, random)
 }
@@ -52,6 +57,9 @@ func (pr *Predictor) Picker(st State) func(p Prediction, tried, random bool) Pre
 		if pr.p.DispersionMemory == 0 || p.Continuous || !(p.count > 0) || p.stuck && !random {
 			return p
 		}
+		if !tried && !random {
+			return pr.untried(st.Dispersion, p)
+		}
 		m := &kinds[b2i(tried)][b2i(random)]
 		if !m.worked {
 			m.k, m.ok = pr.pickCorrection(st.Dispersion, tried, random)
@@ -62,6 +70,24 @@ func (pr *Predictor) Picker(st State) func(p Prediction, tried, random bool) Pre
 		}
 		return pr.corrected(p, m.k)
 	}
+}
+
+// untried is the pick of a task never tried that selection chose: its posterior's count
+// multiplied by the never-tried factor, its mean kept (see Pick); p itself when the factor is
+// off or unmeasured, or p's environment has graded rewards.
+func (pr *Predictor) untried(d Dispersion, p Prediction) Prediction {
+	f := validFactor(d.NewFactor)
+	if !pr.p.NewMatch || f == 0 || p.graded {
+		return p
+	}
+	q := p
+	q.Alpha, q.Beta = p.Alpha*f, p.Beta*f
+	q.SD = betaSD(q.Alpha, q.Beta)
+	if old := BetaVariance(p.Alpha, p.Beta); old > 0 {
+		q.Var = min(clamp01(p.Var*BetaVariance(q.Alpha, q.Beta)/old), 0.25)
+	}
+	q.PDeg = q.PDegenerate(pr.p.GroupSize)
+	return q
 }
 
 func b2i(b bool) int {

@@ -497,7 +497,8 @@ def batch_metrics(batch: Batch, status: Optional[Mapping[str, Any]] = None) -> D
     * ``envsched/exploration_return``, ``envsched/random_return``, ``envsched/coverage_return``:
       the measured factors of the coverage weight, the random share and the coverage of re-tries
       (``corrections.<name>.factor``);
-    * ``envsched/rechosen_factor``: the count factor of re-chosen picks.
+    * ``envsched/rechosen_factor``, ``envsched/never_tried_factor``: the count factors of
+      re-chosen picks and of selection's picks of tasks never tried.
 
     Every value is a finite float; a figure that cannot be computed is left out.
     """
@@ -535,6 +536,7 @@ def batch_metrics(batch: Batch, status: Optional[Mapping[str, Any]] = None) -> D
             if isinstance(ret, Mapping):
                 _put(out, name, ret.get("factor"))
         _put(out, "rechosen_factor", corr.get("rechosen_factor"))
+        _put(out, "never_tried_factor", corr.get("never_tried_factor"))
     return out
 
 
