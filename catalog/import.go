@@ -43,6 +43,10 @@ type ImportOptions struct {
 	// Replace lets the import replace a file of that name in DIR/catalog that holds other bytes
 	// (an ExistsError otherwise). The same bytes imported again are never refused.
 	Replace bool
+	// OnTemp, when set, is told the temporary file's path in DIR/catalog before the copy is
+	// written there, so that a command interrupted meanwhile can remove it (Import removes it
+	// itself on any error).
+	OnTemp func(tmp string)
 }
 
 // ExistsError: DIR/catalog already holds another file under the name an import would write.
@@ -117,6 +121,9 @@ func Import(src, dir string, opts ImportOptions) (*ImportResult, error) {
 	var rep *Report
 	path := filepath.Join(folder, name)
 	err = fsutil.Replace(path, func(tmp string) error {
+		if opts.OnTemp != nil {
+			opts.OnTemp(tmp)
+		}
 		if err := copySource(tmp, in, src, format); err != nil {
 			return err
 		}

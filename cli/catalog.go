@@ -89,8 +89,13 @@ func catalogImportAction(c *cli.Context) error {
 		return usageError{err}
 	}
 	src := a.file
+	// An interrupt (Ctrl-C, SIGTERM, SIGHUP) removes the temporary copy being written and checked
+	// in DIR/catalog: killed by the signal, the import left it there for good, as large as the
+	// source (a dot name, never read, never swept).
+	onTemp, done := removeOnInterrupt("catalog import of " + src)
 	res, err := catalog.Import(src, a.dir, catalog.ImportOptions{SkipBad: a.skipBad, Name: a.name,
-		Replace: a.replace})
+		Replace: a.replace, OnTemp: onTemp})
+	done()
 	if res != nil && res.Report != nil {
 		printBadRows(c.App.ErrWriter, res.Report.Bad)
 	}

@@ -155,11 +155,17 @@ func writeFileWith(path string, fn func(io.Writer) (int64, error)) (int64, error
 	if into {
 		n, err = writeInto(target, fn)
 	} else {
-		err = fsutil.WriteAtomic(target, 0o644, func(w io.Writer) error {
-			var err error
-			n, err = fn(w)
-			return err
+		// An interrupt removes the temporary file (it was left beside the target for good).
+		set, done := removeOnInterrupt("writing " + path)
+		err = fsutil.Replace(target, func(tmp string) error {
+			set(tmp)
+			return fsutil.WriteNew(tmp, 0o644, func(w io.Writer) error {
+				var err error
+				n, err = fn(w)
+				return err
+			})
 		}, fsutil.Hooks{})
+		done()
 	}
 	if err != nil {
 		return n, fmt.Errorf("write %s: %w", path, err)
@@ -263,6 +269,9 @@ func openForReading(c *cli.Context) (*snapshot.DB, error) {
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("no database at %s: start `envsched run --dir %s` (or `envsched ingest`) first",
 			path, c.String("dir"))
+	}
+	if err := storage.NotStdio(path); err != nil { // the copy would pass; the file is the daemon's
+		return nil, err
 	}
 	ctx := c.Context
 	if ctx == nil {

@@ -88,7 +88,9 @@ func checkOutPlace(dir, db, out string) error {
 			}
 		}
 	}
-	if out != "" && resolved(out) == resolved(db) {
+	ofi, oerr := os.Stat(out) // a descriptor given (/dev/fd/3): the file it has open
+	dfi, derr := os.Stat(db)
+	if out != "" && (resolved(out) == resolved(db) || oerr == nil && derr == nil && os.SameFile(ofi, dfi)) {
 		return fmt.Errorf("--out %s is the database %s: writing there would replace it, losing everything it "+
 			"holds; write the file elsewhere", out, db)
 	}

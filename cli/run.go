@@ -83,10 +83,11 @@ func runAction(c *cli.Context) error {
 		return usageError{fmt.Errorf("envsched run takes no arguments, only flags: %q and everything after it were not read "+
 			"(the exchange directory is --dir DIR)", c.Args().First())}
 	}
-	logger, err := runLogger(c.String("log-format"), c.String("log-level"), os.Stderr)
+	logger, logw, err := runLogger(c.String("log-format"), c.String("log-level"), os.Stderr)
 	if err != nil {
 		return usageError{err}
 	}
+	defer logw.Close(2 * time.Second) // the last lines, unless nobody reads them
 	cfg, err := runConfig(c)
 	if err != nil {
 		return usageError{err}
@@ -198,19 +199,23 @@ func runConfig(c *cli.Context) (daemon.Config, error) {
 	return cfg, cfg.Validate()
 }
 
-// runLogger builds the logger of `envsched run`.
-func runLogger(format, level string, w io.Writer) (*slog.Logger, error) {
+// runLogger builds the logger of `envsched run`, which writes w through a logWriter (a reader
+// of w that stops reading never stops the daemon); close the writer when done.
+func runLogger(format, level string, w io.Writer) (*slog.Logger, *logWriter, error) {
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(level)); err != nil {
-		return nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", level)
+		return nil, nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", level)
 	}
 	opts := &slog.HandlerOptions{Level: lv}
+	var mk func(io.Writer) slog.Handler
 	switch strings.ToLower(format) {
 	case "text":
-		return slog.New(slog.NewTextHandler(w, opts)), nil
+		mk = func(w io.Writer) slog.Handler { return slog.NewTextHandler(w, opts) }
 	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
+		mk = func(w io.Writer) slog.Handler { return slog.NewJSONHandler(w, opts) }
 	default:
-		return nil, fmt.Errorf("--log-format %q: use text or json", format)
+		return nil, nil, fmt.Errorf("--log-format %q: use text or json", format)
 	}
+	lw := newLogWriter(w, droppedNotice(mk))
+	return slog.New(mk(lw)), lw, nil
 }

@@ -52,6 +52,12 @@ func (d *Daemon) readyRequest(path string) bool {
 // errRequestGone means the request file went away before it was read: nothing to answer.
 var errRequestGone = errors.New("request file is gone")
 
+// errOwnOutput means the request file is the daemon's own standard output or error (`2>>
+// DIR/requests/log.json`): never read nor answered. Refused as a bad request, its error was
+// logged into it, which made it a request written again, refused and logged again: 140 log
+// lines a second for as long as the daemon ran.
+var errOwnOutput = errors.New("request file is envsched's own standard output or error (its log)")
+
 // readRequest reads a request file of at most MaxRequestBytes. A larger file is a bad request.
 // Only a regular file is read: a symbolic link is not followed, and a FIFO (or anything else)
 // is refused without blocking (fsutil.OpenRegular), as a bad request.
@@ -65,6 +71,9 @@ func readRequest(path string) ([]byte, error) {
 			"plain file (not a link), as .ID.json.tmp then rename to ID.json", err)}
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fsutil.IsOwnOutput(fi) {
+		return nil, errOwnOutput
+	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxRequestBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("read request %s: %w", path, err)
@@ -130,6 +139,8 @@ func listRequests(dir string) (names, near []string, err error) {
 			names = append(names, e.Name())
 		} else if !e.IsDir() && nearRequest(e.Name()) {
 			near = append(near, e.Name())
+		} else if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+			near = append(near, e.Name()+"/") // requests/run1/ID.json is never read: no subfolder is
 		}
 	}
 	return names, near, nil

@@ -46,6 +46,12 @@ func (d *Daemon) handle(name string, tm timing) (bool, error) {
 	switch {
 	case errors.Is(err, errRequestGone):
 		return false, nil
+	case errors.Is(err, errOwnOutput):
+		if d.faults.once(filepath.Join(d.dirs.requests, name), err.Error()) {
+			d.log.Warn("request file refused, never answered: it is envsched's own log (its standard output or error)",
+				"file", name)
+		}
+		return false, nil
 	case isBadRequest(err):
 		return false, d.reject(id, err.Error(), name, read)
 	case err != nil:
@@ -252,6 +258,13 @@ func (d *Daemon) pendingRequests() ([]string, error) {
 	}
 	delete(d.faults, d.dirs.requests+" listing")
 	for _, name := range near {
+		if strings.HasSuffix(name, "/") {
+			if d.faults.once(filepath.Join(d.dirs.requests, name), "a subfolder") {
+				d.log.Warn("folder in requests/ is never read: a request is requests/ID.json, directly in "+
+					"requests/ (no subfolders); write the requests there", "path", "requests/"+name)
+			}
+			continue
+		}
 		if d.faults.once(filepath.Join(d.dirs.requests, name), "not a request") {
 			d.log.Warn("file in requests/ is not a request and is never answered: a request is "+
 				"requests/ID.json (the name ending in lower-case .json); rename it", "path", "requests/"+name)

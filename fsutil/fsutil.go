@@ -130,6 +130,13 @@ func call(f func()) {
 	}
 }
 
+// WriteNew creates path anew (never through a symbolic link, never over an existing file),
+// writes it through fill, fsyncs, closes and chmods it to perm: what WriteAtomic does to its
+// temporary file, for a Replace whose caller must know that file's name.
+func WriteNew(path string, perm os.FileMode, fill func(io.Writer) error) error {
+	return writeNew(path, perm, fill)
+}
+
 // writeNew creates path anew (never through a symbolic link, never over an existing file),
 // writes it through fill, fsyncs, closes and chmods it to perm.
 func writeNew(path string, perm os.FileMode, fill func(io.Writer) error) error {

@@ -145,3 +145,15 @@ func ReadRegularMax(path string, max int64) ([]byte, error) {
 	}
 	return data, nil
 }
+
+// IsOwnOutput reports whether fi (of an open file) is this process's standard output or
+// standard error: a log redirected into a folder envsched reads. Read as input, each of its
+// lines is refused and logged, which writes a line into the file, read in turn, without end.
+func IsOwnOutput(fi fs.FileInfo) bool {
+	for _, fd := range []string{"/dev/fd/1", "/dev/fd/2"} {
+		if sfi, err := os.Stat(fd); err == nil && sfi.Mode().IsRegular() && os.SameFile(fi, sfi) {
+			return true
+		}
+	}
+	return false
+}

@@ -106,12 +106,18 @@ func TestFilesAheadOfTheClockSettle(t *testing.T) {
 	if strings.Join(read, ",") != "rollouts/b.jsonl" {
 		t.Fatalf("a scan after two checks opened %v; want b only (changed between them)", read)
 	}
+	// b settles at the first check 20 ms after the one that saw its new stamp: the scan just
+	// made when it came 20 ms or more later (a slow or loaded machine), else the next one
 	time.Sleep(40 * time.Millisecond)
 	read = nil
 	e.scan() // b: the same stamp since the last scan
+	if len(read) > 1 || len(read) == 1 && read[0] != "rollouts/b.jsonl" {
+		t.Fatalf("opened %v; want at most b once more", read)
+	}
+	read = nil
 	e.scan()
-	if strings.Join(read, ",") != "rollouts/b.jsonl" {
-		t.Fatalf("opened %v; want b once more, then nothing", read)
+	if len(read) != 0 {
+		t.Fatalf("opened %v after b settled; want nothing", read)
 	}
 	if got := strings.Join(e.tasks(), ","); got != "e/a=1,e/b=1,e/c=1" {
 		t.Fatalf("stored %s", got)

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -45,6 +46,9 @@ type run struct {
 	// dbID is the identity of the database file (zero when it cannot be had): a name of it in
 	// the folders is refused (database).
 	dbID ident
+	// outIDs are the identities of this process's standard output and error when they are
+	// regular files: a log written into the folders is refused (ownOutput).
+	outIDs []ident
 	// catalogChanged says a catalogue file was rewritten, replaced, found again, read whole or
 	// gone in this scan: the scan's last commit carries the tasks listed now (Batch.Listed).
 	catalogChanged bool
@@ -70,6 +74,13 @@ func (in *Ingester) scan(ctx context.Context, cands []candidate, full bool) (Sum
 	r.progress.Total, r.progress.Files = in.backlog(cands)
 	if fi, err := os.Stat(in.db.Path()); err == nil {
 		r.dbID, _ = identOf(fi)
+	}
+	for _, fd := range []string{"/dev/fd/1", "/dev/fd/2"} {
+		if fi, err := os.Stat(fd); err == nil && fi.Mode().IsRegular() {
+			if id, err := identOf(fi); err == nil {
+				r.outIDs = append(r.outIDs, id)
+			}
+		}
 	}
 	go r.commitLoop()
 	err := r.all(cands)
@@ -346,6 +357,17 @@ func (r *run) database(c candidate) {
 	r.refuseAs(c, ReasonDatabase, "file refused: it is envsched's own database under another name")
 }
 
+// ownOutput refuses this process's own standard output or error found in the folders (`run
+// --log-format json 2>> DIR/rollouts/envsched.jsonl`), as refuse does: read as input, every
+// log line was quarantined ("missing env", or "invalid JSON" for text), and each quarantine
+// logged a line into the file that was read next, a line a second for as long as it ran.
+func (r *run) ownOutput(c candidate) {
+	r.refuseAs(c, ReasonOwnOutput, "file refused: it is envsched's own standard output or error (its log)")
+}
+
+// ReasonOwnOutput is the quarantine reason of the process's own log file in the folders.
+const ReasonOwnOutput = "envsched's own log (its standard output or error)"
+
 // ReasonDatabase is the quarantine reason of a name of the database file in the folders.
 const ReasonDatabase = "envsched's own database (another name of its file)"
 
@@ -409,6 +431,10 @@ func (r *run) file(c candidate) error {
 	}
 	if id == r.dbID {
 		r.database(c)
+		return nil
+	}
+	if slices.Contains(r.outIDs, id) {
+		r.ownOutput(c)
 		return nil
 	}
 	if r.seen[id] {

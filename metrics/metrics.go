@@ -105,9 +105,10 @@ func (m *Metrics) Serve(ctx context.Context, ln net.Listener) error {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "envsched serves its metrics at /metrics", http.StatusNotFound)
 	})
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: IOTimeout,
+		WriteTimeout: IOTimeout, IdleTimeout: IdleTimeout}
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
+	go func() { done <- srv.Serve(limitConns(ln, MaxConns)) }()
 	m.log.Info("serving metrics", "addr", "http://"+ln.Addr().String()+"/metrics")
 	select {
 	case err := <-done:

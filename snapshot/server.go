@@ -28,7 +28,11 @@ type ServeOptions struct {
 	MaxAge       time.Duration // leftovers older than this are removed; 0 means DefaultMaxAge
 	// SweepInterval is how often leftovers older than MaxAge are looked for; 0 means a minute.
 	SweepInterval time.Duration
-	Logger        *slog.Logger // nil discards
+	// TakeTime is how long a copy this server wrote counts as being taken by its reader; 0 means
+	// DefaultTakeTime. While fewer than MaxWaiting of the copies waiting are older, a further
+	// request waits for a later pass instead of being refused (see answerAll).
+	TakeTime time.Duration
+	Logger   *slog.Logger // nil discards
 }
 
 func (o ServeOptions) withDefaults() ServeOptions {
@@ -40,6 +44,9 @@ func (o ServeOptions) withDefaults() ServeOptions {
 	}
 	if o.SweepInterval <= 0 {
 		o.SweepInterval = time.Minute
+	}
+	if o.TakeTime <= 0 {
+		o.TakeTime = DefaultTakeTime
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -58,7 +65,7 @@ func Serve(ctx context.Context, src Source, dir string, opts ServeOptions) error
 	if err := ensureFolder(folder); err != nil {
 		return err
 	}
-	s := &server{src: src, folder: folder, opts: opts}
+	s := &server{src: src, folder: folder, opts: opts, written: map[string]time.Time{}}
 	if s.hold() {
 		s.sweepOrphans()
 		s.release()
@@ -111,6 +118,9 @@ type server struct {
 	// folder, so that a folder swapped for a link while the pass runs is not followed.
 	dir *os.File
 	at  string
+	// written is when (by the monotonic clock) this server wrote each copy still waiting for
+	// its reader, so that a copy being taken is told from one nobody takes (unread).
+	written map[string]time.Time
 }
 
 // hold opens the folder for one pass without following a link; a folder that became a link
@@ -203,7 +213,7 @@ func (s *server) answerAll() {
 		s.opts.Logger.Warn("list snapshot requests", "folder", s.folder, "error", s.shown(err))
 		return
 	}
-	swept, waiting := false, -1
+	swept, waiting, stale := false, -1, 0
 	for _, e := range entries {
 		name, ok := strings.CutSuffix(e.Name(), wantSuffix)
 		if !ok || !e.Type().IsRegular() || !validName(name) {
@@ -214,7 +224,10 @@ func (s *server) answerAll() {
 			swept = true
 		}
 		if waiting < 0 {
-			waiting = s.unread()
+			waiting, stale = s.unread()
+		}
+		if waiting >= MaxWaiting && stale < MaxWaiting {
+			continue // copies being taken: served at a later pass, as readers take theirs
 		}
 		if waiting >= MaxWaiting {
 			s.refuse(name, fmt.Errorf("%d copies of the database wait in %s, not yet taken by their readers "+
@@ -228,26 +241,43 @@ func (s *server) answerAll() {
 	}
 }
 
-// MaxWaiting is how many copies Serve lets wait in the folder for their readers at once;
-// further requests are answered with an error file until readers take theirs. A reader takes
-// its copy as soon as it appears, so only requests nobody reads pile up: a thousand NAME.want
-// files put there made a thousand whole copies of the database, enough to fill the disk
-// (and then the daemon stopped on its own full disk).
+// MaxWaiting is how many copies Serve lets wait in the folder for their readers at once. A
+// reader takes its copy as soon as it appears, so only requests nobody reads pile up: a
+// thousand NAME.want files put there made a thousand whole copies of the database, enough to
+// fill the disk (and then the daemon stopped on its own full disk). While MaxWaiting copies
+// wait, further requests wait too, for a later pass, as long as fewer than MaxWaiting of the
+// copies are older than TakeTime (being taken); once that many are older (nobody takes them),
+// further requests are answered with an error file. Refused at once, nine readers started
+// together (a dashboard and a few scripts) failed, one in two of sixteen.
 const MaxWaiting = 8
 
-// unread counts the copies in the folder (NAME.db, a regular file) that no reader has taken yet.
-func (s *server) unread() int {
+// DefaultTakeTime is ServeOptions.TakeTime's default.
+const DefaultTakeTime = 10 * time.Second
+
+// unread counts the copies in the folder (NAME.db, a regular file) that no reader has taken yet,
+// and how many of them are stale: written by this server longer than TakeTime ago, or by an
+// earlier one. It forgets the copies that are gone.
+func (s *server) unread() (n, stale int) {
 	entries, err := os.ReadDir(s.at)
 	if err != nil {
-		return 0
+		return 0, 0
 	}
-	n := 0
+	present := map[string]bool{}
 	for _, e := range entries {
 		if name, ok := strings.CutSuffix(e.Name(), dbSuffix); ok && e.Type().IsRegular() && validName(name) {
 			n++
+			present[name] = true
+			if t, ok := s.written[name]; !ok || time.Since(t) >= s.opts.TakeTime {
+				stale++
+			}
 		}
 	}
-	return n
+	for name := range s.written {
+		if !present[name] {
+			delete(s.written, name)
+		}
+	}
+	return n, stale
 }
 
 // answer writes NAME.db (or NAME.error) and then removes NAME.want; it reports whether the
@@ -260,6 +290,7 @@ func (s *server) answer(name string) bool {
 		return false
 	}
 	s.opts.Logger.Info("snapshot written", "name", name, "bytes", n, "ms", time.Since(start).Milliseconds())
+	s.written[name] = time.Now()
 	s.done(name)
 	return true
 }

@@ -527,7 +527,8 @@ func TestServeLetsFewCopiesWait(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	onePass()
+	onePass() // MaxWaiting copies written, the other requests wait while they may be taken
+	onePass() // nobody took them (a new server did not write them: stale at once): refused
 	count := func(suffix string) []string {
 		m, err := filepath.Glob(filepath.Join(folder, "*"+suffix))
 		if err != nil {
@@ -556,6 +557,58 @@ func TestServeLetsFewCopiesWait(t *testing.T) {
 	onePass()
 	if _, err := os.Stat(filepath.Join(folder, "late.db")); err != nil {
 		t.Errorf("a request after the copies were taken got no copy: %v", err)
+	}
+}
+
+// TestServeLetsManyReadersWait: more readers at once than MaxWaiting all get their copies. A
+// reader takes its copy as soon as it sees it; while the MaxWaiting copies written are being
+// taken, the other requests wait for a later pass. They were refused at once: of sixteen
+// `envsched stats` started together, seven exited 1 ("8 copies of the database wait").
+func TestServeLetsManyReadersWait(t *testing.T) {
+	dir, _, db := held(t)
+	folder := snapshot.Dir(dir)
+	if err := os.MkdirAll(folder, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const readers = 2*snapshot.MaxWaiting + 3
+	for i := range readers {
+		if err := os.WriteFile(filepath.Join(folder, fmt.Sprintf("reader%02d.want", i)), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() {
+		served <- snapshot.Serve(ctx, db, dir, snapshot.ServeOptions{PollInterval: 5 * time.Millisecond})
+	}()
+	defer func() {
+		cancel()
+		if err := <-served; err != nil {
+			t.Error(err)
+		}
+	}()
+	taken := map[string]bool{}
+	for deadline := time.Now().Add(60 * time.Second); len(taken) < readers && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond) // slow readers: each takes its copy some passes after it appears
+		entries, err := os.ReadDir(folder)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if strings.HasSuffix(e.Name(), ".error") {
+				msg, _ := os.ReadFile(filepath.Join(folder, e.Name()))
+				t.Fatalf("a reader was refused: %s: %s", e.Name(), msg)
+			}
+			if name, ok := strings.CutSuffix(e.Name(), ".db"); ok {
+				if err := os.Remove(filepath.Join(folder, e.Name())); err != nil {
+					t.Fatal(err)
+				}
+				taken[name] = true
+			}
+		}
+	}
+	if len(taken) != readers {
+		t.Errorf("%d of %d readers got their copy", len(taken), readers)
 	}
 }
 

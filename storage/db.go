@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 
 	"github.com/envsched/envsched/fsutil"
 	"github.com/envsched/envsched/stats"
+	"golang.org/x/sys/unix"
 )
 
 // SchemaVersion is the newest layout this package reads and writes. A database is created with
@@ -157,7 +159,44 @@ func checkFile(path string, readOnly bool) error {
 		return fmt.Errorf("open db %s: the file is empty, not a database (envsched run, ingest or batch "+
 			"makes a new one)", path)
 	}
-	return nil
+	return notStdio(path, fi)
+}
+
+// NotStdio refuses a database file at path that is this process's standard output or standard
+// error (see notStdio), for commands that read a copy of it (the daemon holds it) and write
+// what they read to standard output. A path that cannot be stated passes.
+func NotStdio(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil
+	}
+	return notStdio(path, fi)
+}
+
+// notStdio refuses a database that is this process's standard output or standard error under
+// any name (`1<> DB`, `2>> DB`, a hard link of it): what the command prints or logs would be
+// written into the database's pages, over its meta pages at offset 0 (`export 1<>
+// hardlink-of-the-db` left "invalid database").
+// The descriptor is pointed at /dev/null first, so that the refusal itself, said on standard
+// error, is not written into the database either.
+func notStdio(path string, fi fs.FileInfo) error {
+	var err error
+	for _, fd := range []int{1, 2} {
+		sfi, serr := os.Stat(fmt.Sprintf("/dev/fd/%d", fd))
+		if serr != nil || !os.SameFile(fi, sfi) {
+			continue
+		}
+		if null, nerr := os.OpenFile(os.DevNull, os.O_WRONLY, 0); nerr == nil {
+			unix.Dup2(int(null.Fd()), fd)
+			null.Close()
+		}
+		if err == nil {
+			name := map[int]string{1: "standard output", 2: "standard error"}[fd]
+			err = fmt.Errorf("open db %s: the database is this command's %s: what it writes there would "+
+				"overwrite the database; redirect it to another file", path, name)
+		}
+	}
+	return err
 }
 
 // init creates the buckets and meta of a new database, or checks those of an existing one. An
@@ -178,10 +217,36 @@ func (db *DB) init(opts Options) error {
 	return db.update(func(tx *bolt.Tx) error {
 		meta := tx.Bucket(bucketMeta)
 		if meta == nil || meta.Get([]byte("schema")) == nil {
+			if err := notOurs(tx); err != nil {
+				return err
+			}
 			return db.create(tx, opts)
 		}
 		return db.loadConfig(tx, opts)
 	})
+}
+
+// notOurs refuses a bbolt file without envsched's schema that holds anything: another
+// program's bbolt database. envsched creates its buckets and its schema in one transaction, so
+// a database of its own is either empty (bbolt's new file) or has a schema. Such a file was
+// taken for a new database: envsched's buckets were written into it beside the other
+// program's, and its ingest and answers went on there.
+func notOurs(tx *bolt.Tx) error {
+	var names []string
+	tx.ForEach(func(name []byte, _ *bolt.Bucket) error {
+		if len(names) < 5 {
+			names = append(names, strconv.Quote(string(name)))
+		} else if len(names) == 5 {
+			names = append(names, "...")
+		}
+		return nil
+	})
+	if len(names) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: a bbolt file without envsched's schema, holding buckets %s "+
+		"(another program's database?); left unchanged: give --db a new path", ErrNotEnvsched,
+		strings.Join(names, ", "))
 }
 
 func (db *DB) create(tx *bolt.Tx, opts Options) error {
@@ -236,8 +301,11 @@ func (c Config) validate() error {
 
 func (db *DB) loadConfig(tx *bolt.Tx, opts Options) error {
 	meta := tx.Bucket(bucketMeta)
-	if meta == nil {
-		return fmt.Errorf("not an envsched database (no meta bucket)")
+	if meta == nil || meta.Get([]byte("schema")) == nil {
+		if err := notOurs(tx); err != nil {
+			return err
+		}
+		return fmt.Errorf("%w: an empty bbolt file", ErrNotEnvsched)
 	}
 	cfg, err := readConfig(meta)
 	if err != nil {
@@ -245,6 +313,11 @@ func (db *DB) loadConfig(tx *bolt.Tx, opts Options) error {
 	}
 	if cfg.Schema > SchemaVersion {
 		return fmt.Errorf("schema %d, this envsched reads %d: %w", cfg.Schema, SchemaVersion, ErrSchemaNewer)
+	}
+	// A stored range or decay no build writes (damaged, or edited by hand) is refused: a NaN
+	// reward_max made every statistic NaN, and `envsched batch` then spun at full CPU for ever.
+	if err := cfg.validate(); err != nil {
+		return fmt.Errorf("stored configuration: %v: %w", err, ErrCorrupt)
 	}
 	if opts.Reward != nil && *opts.Reward != cfg.Reward {
 		return fmt.Errorf("reward range [%g, %g] asked, database has [%g, %g]: %w",

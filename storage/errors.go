@@ -14,6 +14,8 @@ var (
 	ErrLocked = errors.New("database file is locked by another process")
 	// ErrSchemaNewer means the database was written by a newer envsched.
 	ErrSchemaNewer = errors.New("database schema is newer than this envsched")
+	// ErrNotEnvsched means the file is a bbolt database but not envsched's: it has no schema.
+	ErrNotEnvsched = errors.New("not an envsched database")
 	// ErrNotFound means a key that was asked for is not stored.
 	ErrNotFound = errors.New("not found")
 )

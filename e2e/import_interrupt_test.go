@@ -1,0 +1,107 @@
+package e2e
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// `catalog import` interrupted (SIGTERM; Ctrl-C's SIGINT likewise) while it copies and checks
+// the source removes its temporary copy in DIR/catalog and exits 1 saying nothing was imported.
+// Killed by the signal, it left `.NAME.tmp-X`, as large as the source, for good: a dot name no
+// envsched reads, removes or reports.
+func TestInterruptedImportLeavesNoCopy(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "big.jsonl")
+	f, err := os.Create(src)
+	must(t, err)
+	w := bufio.NewWriter(f)
+	for i := range 400000 {
+		fmt.Fprintf(w, `{"env": "env-%d", "task_id": %d, "text": "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu"}`+"\n", i%20, i)
+	}
+	must(t, w.Flush())
+	must(t, f.Close())
+	dir := filepath.Join(t.TempDir(), "x")
+	cmd := execCommand([]string{"catalog", "import", "--dir", dir, src})
+	var msg lockedBuffer
+	cmd.Stdout, cmd.Stderr = &msg, &msg
+	must(t, cmd.Start())
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	temp := func() bool {
+		m, _ := filepath.Glob(filepath.Join(dir, "catalog", ".big.jsonl.tmp-*"))
+		return len(m) > 0
+	}
+	for !temp() {
+		select {
+		case <-exited:
+			t.Skipf("the import was done before its copy was seen (%s): the machine is too fast for this source", msg.String())
+		case <-time.After(time.Millisecond):
+		}
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-exited:
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("the interrupted import did not end")
+	}
+	entries, err := os.ReadDir(filepath.Join(dir, "catalog"))
+	must(t, err)
+	var left []string
+	for _, e := range entries {
+		left = append(left, e.Name())
+	}
+	if len(left) != 0 {
+		t.Errorf("left in DIR/catalog after the interrupt: %v (exit %d: %s)", left, cmd.ProcessState.ExitCode(), msg.String())
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(msg.String(), "interrupted") {
+		t.Errorf("exit %d, %q; want 1 saying it was interrupted", code, msg.String())
+	}
+}
+
+// `export --out FILE` interrupted while it writes removes its temporary file beside FILE and
+// exits 1; killed by the signal, it left `.FILE.tmp-X` there for good (`report` likewise).
+func TestInterruptedExportLeavesNoFile(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "x")
+	writeRollouts(t, dir, "a.jsonl", "a", 200000)
+	ensureCatalog(t, dir)
+	if out, err := execCommand([]string{"ingest", "--dir", dir}).CombinedOutput(); err != nil {
+		t.Fatalf("ingest: %v\n%s", err, out)
+	}
+	outDir := t.TempDir()
+	cmd := execCommand([]string{"export", "--dir", dir, "--what", "rollouts", "--out", filepath.Join(outDir, "r.jsonl")})
+	var msg lockedBuffer
+	cmd.Stdout, cmd.Stderr = &msg, &msg
+	must(t, cmd.Start())
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	for {
+		if m, _ := filepath.Glob(filepath.Join(outDir, ".r.jsonl.tmp-*")); len(m) > 0 {
+			break
+		}
+		select {
+		case <-exited:
+			t.Skipf("the export was done before its file was seen (%s)", msg.String())
+		case <-time.After(time.Millisecond):
+		}
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-exited:
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("the interrupted export did not end")
+	}
+	entries, err := os.ReadDir(outDir)
+	must(t, err)
+	for _, e := range entries {
+		if e.Name() != "r.jsonl" { // done just before the signal: the whole file
+			t.Errorf("left beside --out after the interrupt: %s (exit %d: %s)", e.Name(), cmd.ProcessState.ExitCode(), msg.String())
+		}
+	}
+}
