@@ -63,7 +63,8 @@ func (e Exploit) valid() bool {
 	return e == ExploitVariance || e == ExploitInformative || e == ExploitSpread || e == ExploitLasting || e == ExploitMatched
 }
 
-// ParseExploit returns the measure named s: "variance", "informative", "spread" or "lasting".
+// ParseExploit returns the measure named s: "variance", "informative", "spread", "lasting" or
+// "matched" (the default of Params.ExploitGraded).
 func ParseExploit(s string) (Exploit, error) {
 	switch s {
 	case "variance":

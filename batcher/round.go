@@ -416,6 +416,18 @@ func (s *selector) pick(i int, random, repeat bool) {
 // ReasonRandom is the reason of every random slot, and of nothing else.
 const ReasonRandom = "random slot"
 
+// exploitReasons are the reasons of a pick chosen for its exploitation value, by the measure
+// that valued it (values.measure): a high value (0.5 or more), and the best value left. A
+// graded task valued by its chance of an informative group was said to have "high predicted
+// variance" beside a predicted variance of 0.002.
+var exploitReasons = map[Exploit][2]string{
+	ExploitVariance:    {"high predicted variance", "best predicted variance left"},
+	ExploitInformative: {"likely informative group", "best informative chance left"},
+	ExploitMatched:     {"likely informative group", "best informative chance left"},
+	ExploitSpread:      {"high predicted spread", "best predicted spread left"},
+	ExploitLasting:     {"likely to stay informative", "best lasting chance left"},
+}
+
 // reason says in a few words what made the task worth its slot.
 func reason(v values, p Pick, beta float64) string {
 	switch {
@@ -430,9 +442,9 @@ func reason(v values, p Pick, beta float64) string {
 	case v.neverTried:
 		return "never tried; env prior"
 	case p.Exploit >= p.Coverage && p.Exploit >= 0.5:
-		return "high predicted variance"
+		return exploitReasons[v.measure][0]
 	case p.Exploit >= p.Coverage:
-		return "best predicted variance left"
+		return exploitReasons[v.measure][1]
 	case beta*0.25*v.stale >= beta*0.5*v.uncertain && !v.chosenBefore:
 		return "not chosen before"
 	case beta*0.25*v.stale >= beta*0.5*v.uncertain:

@@ -374,6 +374,11 @@ type values struct {
 	roundsSinceChosen  int64
 	neverTried, newEnv bool
 	borrowed           bool
+	// measure names, in the pick's reason, what exploit valued: Params.ExploitGraded for a task
+	// of an environment with graded rewards; for a 0/1 task always ExploitVariance, whatever
+	// Params.Exploit (for 0/1 rewards every measure ranks by the same p(1 − p), and the reasons
+	// of 0/1 answers stay as they were)
+	measure Exploit
 }
 
 // coverage is the coverage value in [0, 1]: half uncertainty, a quarter staleness, a quarter
@@ -391,7 +396,7 @@ func (s *selector) values(i int) values {
 	}
 	exploit := s.p.Exploit
 	if pr.Graded() {
-		exploit = s.p.ExploitGraded
+		exploit, v.measure = s.p.ExploitGraded, s.p.ExploitGraded
 	}
 	switch exploit {
 	case ExploitInformative:

@@ -5,6 +5,8 @@ package cli
 
 import (
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -59,13 +61,40 @@ func NewApp() *cli.App {
 	return app
 }
 
-// markUsage makes a bad flag of every command (and subcommand) a usageError, exit code 2.
+// markUsage makes a bad flag of every command (and subcommand) a usageError, exit code 2, and
+// an argument that is not a flag one too for every command that takes only flags (onlyFlags).
 func markUsage(cmds []*cli.Command) {
 	for _, c := range cmds {
 		if c.OnUsageError == nil {
 			c.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return usageError{err} }
 		}
+		onlyFlags(c)
 		markUsage(c.Subcommands)
+	}
+}
+
+// onlyFlags refuses, as a bad command line (exit 2), an argument that is not a flag given to
+// a command that takes none (one without ArgsUsage, such as `catalog import FILE`): urfave/cli
+// stops reading flags at the first such word, so every flag after it was dropped unread and the
+// command ran with their defaults (`batch --dir D x --size 6` chose 64 tasks, `ingest --dir D x
+// --db OTHER` wrote into DIR/envsched.db, `compact --dir D x --db OTHER` compacted the wrong
+// database).
+func onlyFlags(c *cli.Command) {
+	if c.Action == nil || c.ArgsUsage != "" {
+		return
+	}
+	action, hint := c.Action, ""
+	for _, f := range c.Flags {
+		if slices.Contains(f.Names(), "dir") {
+			hint = " (the exchange directory is --dir DIR)"
+		}
+	}
+	c.Action = func(ctx *cli.Context) error {
+		if ctx.NArg() > 0 {
+			return usageError{fmt.Errorf("envsched %s takes no arguments, only flags: %q and everything after it "+
+				"were not read%s", ctx.Command.FullName(), ctx.Args().First(), hint)}
+		}
+		return action(ctx)
 	}
 }
 

@@ -85,6 +85,13 @@ func parseImportArgs(c *cli.Context) (importArgs, error) {
 
 func catalogImportAction(c *cli.Context) error {
 	a, err := parseImportArgs(c)
+	if errors.Is(err, flag.ErrHelp) {
+		// --help after FILE (`catalog import FILE --help`), which urfave/cli leaves unread: it
+		// exited 2 with "flag: help requested".
+		if l := c.Lineage(); len(l) > 1 {
+			return cli.ShowCommandHelp(l[1], c.Command.Name)
+		}
+	}
 	if err != nil {
 		return usageError{err}
 	}

@@ -2,9 +2,11 @@ package cli
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -106,20 +108,76 @@ func checkOutPlace(dir, db, out string) error {
 	return nil
 }
 
-// insideExchange reports whether path (resolved, see resolved) lies in one of DIR's folders
-// that envsched reads or publishes, and which.
+// exchangeFolders are DIR's folders that envsched reads or publishes.
+var exchangeFolders = []string{"catalog", "rollouts", "requests", "batches", "snapshots"}
+
+// insideExchange reports whether path lies in one of DIR's folders that envsched reads or
+// publishes, and which: by its path (resolved, see resolved), by the identity of the folders
+// that hold it (a bind mount's alias of DIR or of one of its folders names them under another
+// path), or, for a file with more than one name, by being one of the files in those folders (a
+// hard link: `--out /dev/stdout 1<>/tmp/link-of-a-rollout-file` writes into it in place).
 func insideExchange(dir, path string) (string, bool) {
 	if path == "" {
 		return "", false
 	}
 	rdir, rpath := resolved(dir), resolved(path)
-	for _, f := range []string{"catalog", "rollouts", "requests", "batches", "snapshots"} {
+	for _, f := range exchangeFolders {
 		if rel, err := filepath.Rel(filepath.Join(rdir, f), rpath); err == nil && rel != ".." &&
 			!strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 			return f, true
 		}
 	}
+	folders := make([]os.FileInfo, len(exchangeFolders))
+	for i, f := range exchangeFolders {
+		if fi, err := os.Stat(filepath.Join(dir, f)); err == nil && fi.IsDir() {
+			folders[i] = fi
+		}
+	}
+	for p := rpath; ; p = filepath.Dir(p) {
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			for i, f := range folders {
+				if f != nil && os.SameFile(fi, f) {
+					return exchangeFolders[i], true
+				}
+			}
+		}
+		if filepath.Dir(p) == p {
+			break
+		}
+	}
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() && links(fi) > 1 {
+		for i, f := range exchangeFolders {
+			if folders[i] != nil && holds(filepath.Join(dir, f), fi) {
+				return f, true
+			}
+		}
+	}
 	return "", false
+}
+
+// links is fi's count of names (hard links), or 1 when the system does not say.
+func links(fi os.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Nlink)
+	}
+	return 1
+}
+
+// holds reports whether the tree under folder (links not followed) has the file fi among its
+// names.
+func holds(folder string, fi os.FileInfo) bool {
+	found := false
+	_ = filepath.WalkDir(folder, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.Type()&fs.ModeType != 0 {
+			return nil
+		}
+		if f, err := d.Info(); err == nil && os.SameFile(f, fi) {
+			found = true
+			return filepath.SkipAll
+		}
+		return nil
+	})
+	return found
 }
 
 // resolved is path made absolute with the symbolic links of its longest existing prefix resolved.
@@ -140,15 +198,19 @@ func resolved(path string) string {
 	}
 }
 
-// checkInputFolders refuses DIR/catalog or DIR/rollouts when it is there but not a folder (a
-// symbolic link to one elsewhere, a file): envsched never reads through a link out of DIR, so
-// `ingest` and `batch` read nothing from it, and said nothing of it ("0 files"). `run` refuses
-// it at start the same way.
-func checkInputFolders(dir string) error {
-	for _, f := range []string{ingest.CatalogDir, ingest.RolloutsDir} {
+// checkInputFolders refuses DIR/catalog or DIR/rollouts (or the folders named) when it is there
+// but not a folder (a symbolic link to one elsewhere, a file): envsched never reads through a
+// link out of DIR, so `ingest` and `batch` read nothing from it, and said nothing of it ("0
+// files"). `run` checks every folder of DIR the same way, so that all three exit 2 for it (run
+// exited 1, from the daemon's own refusal at start).
+func checkInputFolders(dir string, folders ...string) error {
+	if len(folders) == 0 {
+		folders = []string{ingest.CatalogDir, ingest.RolloutsDir}
+	}
+	for _, f := range folders {
 		path := filepath.Join(dir, f)
 		if fi, err := os.Lstat(path); err == nil && !fi.IsDir() {
-			return fmt.Errorf("%s is a %s, not a folder: envsched reads nothing through it; make it a real folder",
+			return fmt.Errorf("%s is a %s, not a folder: envsched reads and writes nothing through it; make it a real folder",
 				path, fsutil.TypeName(fi.Mode()))
 		}
 	}
@@ -202,7 +264,7 @@ func schedulerFlags() []cli.Flag {
 		&cli.StringFlag{Name: "exploit", EnvVars: []string{"ENVSCHED_EXPLOIT"}, Value: bp.Exploit.String(),
 			Usage: "exploitation value: variance (4 × predicted within-group variance), informative (1 − chance of a degenerate group) spread (expected spread of the group's rewards, 2 × their standard deviation), lasting (expected share of informative groups over this step and the next when re-chosen only if informative: prefers tasks that stay informative once found) or matched (the chance of an informative group on the scale of variance: 4p(1 − p) of the 0/1 task whose groups are all-equal as often)"},
 		&cli.StringFlag{Name: "exploit-graded", EnvVars: []string{"ENVSCHED_EXPLOIT_GRADED"}, Value: bp.ExploitGraded.String(),
-			Usage: "exploitation value of the tasks of environments with graded rewards (some reward not 0 or 1), whose mean does not tell their spread (a task always scoring 0.5 has never an unequal group): variance, informative, spread or lasting, as --exploit"},
+			Usage: "exploitation value of the tasks of environments with graded rewards (some reward not 0 or 1), whose mean does not tell their spread (a task always scoring 0.5 has never an unequal group): variance, informative, spread, lasting or matched (the default), as --exploit"},
 		&cli.Float64Flag{Name: "coverage-weight", EnvVars: []string{"ENVSCHED_COVERAGE_WEIGHT"}, Value: bp.CoverageWeight,
 			Usage: "weight of the coverage value (uncertainty, staleness, novelty) against exploitation (0 to 1e6)"},
 		&cli.BoolFlag{Name: "coverage-return", EnvVars: []string{"ENVSCHED_COVERAGE_RETURN"}, Value: bp.CoverReturn,

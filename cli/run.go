@@ -76,13 +76,6 @@ func runFlags() []cli.Flag {
 
 // runAction builds the Config, starts the daemon and serves until SIGINT, SIGTERM or SIGHUP.
 func runAction(c *cli.Context) error {
-	if c.NArg() > 0 {
-		// Flag parsing stops at the first argument that is not a flag, so every flag after a
-		// stray word (envsched run --dir D extra --batch-size 16) was dropped without a word and
-		// the daemon served with the defaults: a bad command line is exit code 2.
-		return usageError{fmt.Errorf("envsched run takes no arguments, only flags: %q and everything after it were not read "+
-			"(the exchange directory is --dir DIR)", c.Args().First())}
-	}
 	logger, logw, err := runLogger(c.String("log-format"), c.String("log-level"), os.Stderr)
 	if err != nil {
 		return usageError{err}
@@ -169,6 +162,11 @@ func runConfig(c *cli.Context) (daemon.Config, error) {
 		return cfg, err
 	}
 	if err := checkDBPlace(cfg.Dir, cfg.DB); err != nil {
+		return cfg, err
+	}
+	// A folder of DIR that is a link or a file exits 2, as for ingest and batch (daemon.New's
+	// refusal of it, exit 1, stays for a folder replaced between this check and the start).
+	if err := checkInputFolders(cfg.Dir, exchangeFolders...); err != nil {
 		return cfg, err
 	}
 	// The decay is the database's; the scheduler puts it in once the database is open.

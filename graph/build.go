@@ -73,6 +73,13 @@ func (b *Builder) fullBuild() {
 	}
 	b.lsh = newLSHIndex()
 	order := b.allSorted()
+	lengths := map[int]int{}
+	for _, id := range order {
+		if d := b.doc(id); d.emb != nil {
+			lengths[len(d.emb)]++
+		}
+	}
+	b.lsh.reserve(lengths)
 	b.weightBlock(order)
 	for _, id := range order {
 		d := b.doc(id)

@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -242,6 +243,17 @@ func (b *Builder) DropIndex() {
 
 // Staged reports whether tasks were staged since the last Flush.
 func (b *Builder) Staged() bool { return b.dirty != nil }
+
+// Unbucketed returns the embedding lengths the hyperplane bound (maxPlaneFloats) left out of
+// the LSH index since its last full build, each with the rows of it added: their embeddings are
+// compared only with the candidates text, tools and tags find. Nil when every length is
+// bucketed (or the index was dropped).
+func (b *Builder) Unbucketed() map[int]int {
+	if len(b.lsh.leftOut) == 0 {
+		return nil
+	}
+	return maps.Clone(b.lsh.leftOut)
+}
 
 // Flush scores what Stage registered since the last Flush (see Add) and returns the keys, sorted
 // by environment then task, of every new node and of every node whose adjacency changed.

@@ -26,9 +26,13 @@ type lshKey struct {
 // of a few thousand: 768 takes 1.2 MB). Each length takes lshBands·lshBits·length values, so
 // a 4 MB catalogue of ten rows whose embeddings had ten lengths of about 200,000 made the
 // builder hold 3 GB of hyperplanes (twenty such rows of a million: 30 GB, the process killed
-// at every start). Embeddings of a length met once the bound is reached are not bucketed: they
-// are still compared exactly with the candidates text, tools and tags find. Which lengths are
-// bucketed depends only on the order docs are indexed (key order in a full build).
+// at every start). Embeddings of a length left out of the bound are not bucketed: they are
+// still compared exactly with the candidates text, tools and tags find, and the builder lists
+// them (Builder.Unbucketed) for its caller to log. A full build gives the bound to the most
+// common lengths first (reserve): first come, first served in key order, one stray row of
+// another length in an environment sorting first took the bound from the catalogue's own length,
+// whose near-duplicates were then no longer found, silently. Between full builds a length new
+// to the builder is served if the bound still has room.
 var maxPlaneFloats = 1 << 25
 
 // lshIndex holds the hyperplanes per embedding length and the buckets. The hyperplanes are
@@ -36,11 +40,30 @@ var maxPlaneFloats = 1 << 25
 type lshIndex struct {
 	planes  map[int][]float64
 	buckets map[lshKey][]int32
-	held    int // values in planes
+	held    int         // values in planes
+	leftOut map[int]int // rows added of each length the bound left out
 }
 
 func newLSHIndex() lshIndex {
-	return lshIndex{planes: map[int][]float64{}, buckets: map[lshKey][]int32{}}
+	return lshIndex{planes: map[int][]float64{}, buckets: map[lshKey][]int32{}, leftOut: map[int]int{}}
+}
+
+// reserve draws the hyperplanes of the lengths of rows (length -> rows of it), the most
+// common first (of as many, the shorter first), each that still fits in the bound.
+func (x *lshIndex) reserve(rows map[int]int) {
+	dims := make([]int, 0, len(rows))
+	for d := range rows {
+		dims = append(dims, d)
+	}
+	slices.SortFunc(dims, func(a, b int) int {
+		if rows[a] != rows[b] {
+			return rows[b] - rows[a]
+		}
+		return a - b
+	})
+	for _, d := range dims {
+		x.hyperplanes(d)
+	}
 }
 
 // hyperplanes returns the hyperplanes of embeddings of length dim, drawn when first needed, or
@@ -86,7 +109,13 @@ func (x *lshIndex) keys(emb []float64) []lshKey {
 }
 
 func (x *lshIndex) add(id int32, emb []float64) {
-	x.hyperplanes(len(emb))
+	if x.hyperplanes(len(emb)) == nil {
+		if x.leftOut == nil {
+			x.leftOut = map[int]int{}
+		}
+		x.leftOut[len(emb)]++
+		return
+	}
 	for _, k := range x.keys(emb) {
 		x.buckets[k] = append(x.buckets[k], id)
 	}

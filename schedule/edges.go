@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"log/slog"
+	"maps"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -32,6 +34,33 @@ type EdgeKeeper struct {
 	// once says the keeper serves one scan (a one-shot ingest): Finish drops the builder's
 	// index (graph.Builder.DropIndex) before the lists are stored, and the keeper forgets it
 	once bool
+	// log receives, once per length, the embedding lengths the graph's hyperplane bound left
+	// out (warnUnbucketed); nil logs nothing
+	log    *slog.Logger
+	warned map[int]bool
+}
+
+// warnUnbucketed logs at WARN each embedding length the builder's hyperplane bound left out
+// that it has not logged yet: such rows find their near-duplicates only through text, tools and
+// tags, which used to happen without a word.
+func (k *EdgeKeeper) warnUnbucketed() {
+	if k.log == nil || k.b == nil {
+		return
+	}
+	left := k.b.Unbucketed()
+	dims := slices.Sorted(maps.Keys(left))
+	for _, d := range dims {
+		if k.warned[d] {
+			continue
+		}
+		if k.warned == nil {
+			k.warned = map[int]bool{}
+		}
+		k.warned[d] = true
+		k.log.Warn("catalogue embeddings of this length are not bucketed: the bound on the graph's hyperplanes went to more common lengths; "+
+			"they are linked only through text, tools and tags (embeddings of one length per catalogue are meant)",
+			"length", d, "rows", left[d])
+	}
 }
 
 // NewEdgeKeeper returns a keeper that builds its graph with opts. It reads nothing.
@@ -60,6 +89,7 @@ func (k *EdgeKeeper) Reset() { k.b, k.all, k.extra = nil, false, nil }
 func (k *EdgeKeeper) OnTasks(r *storage.Reader, added, changed []record.Task) ([]storage.NodeEdges, error) {
 	now := slices.Concat(added, changed)
 	if k.b != nil {
+		defer k.warnUnbucketed()
 		return k.lists(k.b.Add(now)), nil
 	}
 	before, hasEdges, err := readGraphInput(r, now)
@@ -70,6 +100,7 @@ func (k *EdgeKeeper) OnTasks(r *storage.Reader, added, changed []record.Task) ([
 	old := b.Add(before) // every node stored before this commit but those of now
 	diff := b.Add(now)
 	k.b = b
+	k.warnUnbucketed()
 	switch {
 	case len(before) > 0 && !hasEdges:
 		return k.lists(unionKeys(old, diff)), nil
@@ -200,6 +231,7 @@ func (k *EdgeKeeper) Finish(r *storage.Reader) (ingest.EdgeLists, error) {
 		runtime.GC()
 	}
 	keys := k.b.Flush()
+	k.warnUnbucketed()
 	if k.all {
 		keys = k.b.Keys()
 	} else {

@@ -39,7 +39,7 @@ func NewOneShotIngester(db *storage.DB, dir string, opts ingest.Options) (*inges
 
 func newIngester(db *storage.DB, dir string, opts ingest.Options, once bool) (*ingest.Ingester, error) {
 	edges := NewEdgeKeeper(graph.Options{})
-	edges.once = once
+	edges.once, edges.log = once, opts.Logger
 	opts.ReadCatalogFile = catalog.ReadFile
 	opts.OnTasks, opts.FinishEdges, opts.OnCommitError = edges.Stage, edges.Finish, edges.Reset
 	return ingest.New(db, dir, opts)

@@ -119,39 +119,120 @@ func ParseRequest(body []byte, size, groupSize int) (Request, error) {
 	return req, nil
 }
 
-// nearField is the request field that key k looks like a misspelling of, if any: the same
-// after case and separators ('-', ' ', '.' read as '_') are folded, or a field within two
-// edits of it (insertions, deletions, substitutions; "steps", "grup_size", "szie"), or a
-// field that the folded key holds or that holds it ("batch_size", "exclude"), with three
-// letters or more in common, or one whose first three letters or more it starts with
-// ("environments", "exclude_environments").
+// nearField is the request field that key k looks like a misspelling of, if any, and the
+// nearest such field when several are (the first one that passed a test named "size" for
+// "see", "step" for "seen" and "envs" for "exclude_envs_list"). The key is folded first: case
+// and separators ('-', ' ', '.' read as '_'), a lower-case letter or digit followed by a capital
+// split by '_' ("groupSize" is group_size, "excludeEnvsList" exclude_envs_list). Then, in order:
+//   - "id" or a name ending in "_id" ("step_id", "group_id", "requestId") is never a misspelling:
+//     an identifier is the trainer's bookkeeping, ignored (and logged) as any other key;
+//   - a field it equals;
+//   - the field fewest edits away (insertions, deletions, substitutions, swaps of two
+//     neighbouring letters), at most one edit for a key of four letters or fewer ("see",
+//     "szie", "sise"; "time" and "name" are two from size, and ignored) and two for a longer one
+//     ("steps", "grup_size"); of two as near, the longer;
+//   - the field whose every word is among the key's words, in any order (tokenField:
+//     "envs_to_exclude" is exclude_envs);
+//   - the longest field the key holds, separators aside ("batch_size", "exclude_envs_list",
+//     "my_exclude_envs": exclude_envs, not the envs it also holds);
+//   - the shortest field that holds a key of three letters or more ("exclude", "group");
+//   - the field sharing the longest start with it, three letters or more ("environments",
+//     "exclude_environments").
 func nearField(k string) (string, bool) {
-	folded := strings.Map(func(r rune) rune {
-		switch r {
-		case '-', ' ', '.':
-			return '_'
-		}
-		return unicode.ToLower(r)
-	}, k)
+	folded := foldKey(k)
 	if len(folded) > 64 {
 		return "", false // a name this long is no typo of a field of at most 13 letters
 	}
+	if folded == "id" || strings.HasSuffix(folded, "_id") {
+		return "", false
+	}
+	if slices.Contains(fields, folded) {
+		return folded, true
+	}
+	limit := 2
+	if len(folded) <= 4 {
+		limit = 1
+	}
+	best, bestD := "", limit+1
 	for _, f := range fields {
-		if folded == f || editDistance(folded, f) <= 2 {
-			return f, true
+		if d := editDistance(folded, f); d < bestD || (d == bestD && best != "" && len(f) > len(best)) {
+			best, bestD = f, d
 		}
 	}
+	if best != "" {
+		return best, true
+	}
+	if f, ok := tokenField(folded); ok {
+		return f, true
+	}
+	bare := strings.ReplaceAll(folded, "_", "")
 	for _, f := range fields {
-		if (len(folded) >= 3 && strings.Contains(f, folded)) || strings.Contains(folded, f) {
-			return f, true
+		if strings.Contains(bare, strings.ReplaceAll(f, "_", "")) && len(f) > len(best) {
+			best = f
 		}
 	}
-	for _, f := range fields {
-		if n := commonPrefix(folded, f); n >= 3 {
-			return f, true
+	if best != "" {
+		return best, true
+	}
+	if len(bare) >= 3 {
+		for _, f := range fields {
+			if strings.Contains(strings.ReplaceAll(f, "_", ""), bare) && (best == "" || len(f) < len(best)) {
+				best = f
+			}
+		}
+		if best != "" {
+			return best, true
 		}
 	}
-	return "", false
+	bestN := 2
+	for _, f := range fields {
+		if n := commonPrefix(folded, f); n > bestN {
+			best, bestN = f, n
+		}
+	}
+	return best, best != ""
+}
+
+// tokenField is the field whose every word ('_'-separated) is among the words of the folded
+// key, in any order, a word matching one it starts or that starts it with three letters or more
+// ("envs_to_exclude", "env_exclude", "envs_excluded": exclude_envs, not the envs they hold too);
+// of several, the one of most words, then the longer.
+func tokenField(folded string) (string, bool) {
+	words := strings.FieldsFunc(folded, func(r rune) bool { return r == '_' })
+	best, bestN := "", 0
+	for _, f := range fields {
+		fw := strings.Split(f, "_")
+		all := true
+		for _, w := range fw {
+			all = all && slices.ContainsFunc(words, func(k string) bool {
+				return k == w || (min(len(k), len(w)) >= 3 && (strings.HasPrefix(k, w) || strings.HasPrefix(w, k)))
+			})
+		}
+		if all && (len(fw) > bestN || (len(fw) == bestN && len(f) > len(best))) {
+			best, bestN = f, len(fw)
+		}
+	}
+	return best, best != ""
+}
+
+// foldKey is k in lower case with '-', ' ' and '.' read as '_', and '_' put between a
+// lower-case letter or digit and the capital after it (camelCase to snake_case).
+func foldKey(k string) string {
+	var b strings.Builder
+	prev := rune(0)
+	for _, r := range k {
+		switch {
+		case r == '-' || r == ' ' || r == '.':
+			r = '_'
+		case unicode.IsUpper(r):
+			if unicode.IsLower(prev) || unicode.IsDigit(prev) {
+				b.WriteByte('_')
+			}
+		}
+		prev = r
+		b.WriteRune(unicode.ToLower(r))
+	}
+	return b.String()
 }
 
 // commonPrefix is the length of the longest common prefix of a and b, bytes.
@@ -163,24 +244,31 @@ func commonPrefix(a, b string) int {
 	return n
 }
 
-// editDistance is the Levenshtein distance of a and b, bytes.
+// editDistance is the optimal string alignment distance of a and b, bytes: the fewest
+// insertions, deletions, substitutions and swaps of two neighbouring bytes ("szie" is one from
+// size).
 func editDistance(a, b string) int {
-	prev, cur := make([]int, len(b)+1), make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
 	}
 	for i := 1; i <= len(a); i++ {
-		cur[0] = i
 		for j := 1; j <= len(b); j++ {
-			sub := prev[j-1]
+			sub := d[i-1][j-1]
 			if a[i-1] != b[j-1] {
 				sub++
 			}
-			cur[j] = min(sub, prev[j]+1, cur[j-1]+1)
+			d[i][j] = min(sub, d[i-1][j]+1, d[i][j-1]+1)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
 		}
-		prev, cur = cur, prev
 	}
-	return prev[len(b)]
+	return d[len(a)][len(b)]
 }
 
 // The byte order marks ParseRequest knows.
@@ -206,9 +294,11 @@ func decodeObject(body []byte) (map[string]json.RawMessage, error) {
 	return raw, nil
 }
 
-// duplicateKey finds a top-level key given twice in body, a JSON object that decodes. A request
-// is small and written by the trainer's own code, so a second value is a mistake: which of the
-// two was meant cannot be known (json.Unmarshal would keep the last silently).
+// duplicateKey finds a field (one of fields) given twice at the top level of body, a JSON
+// object that decodes. A request is small and written by the trainer's own code, so a second
+// value is a mistake: which of the two was meant cannot be known (json.Unmarshal would keep the
+// last silently). A key that is no field given twice is not: it is ignored whatever its values,
+// as it is given once (a misspelled field is refused anyway, by nearField).
 func duplicateKey(body []byte) (string, bool) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.Token() // the opening brace: body decoded as an object already
@@ -219,7 +309,7 @@ func duplicateKey(body []byte) (string, bool) {
 		if err != nil {
 			return "", false
 		}
-		if seen[k] {
+		if seen[k] && slices.Contains(fields, k) {
 			return k, true
 		}
 		seen[k] = true

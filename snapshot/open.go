@@ -127,17 +127,20 @@ func openCopy(path, source string, opts Options) (*DB, error) {
 
 // request asks the daemon serving folder for a copy and returns the copy's path.
 func request(ctx context.Context, folder string, opts Options) (string, error) {
-	if fi, err := os.Lstat(folder); err == nil && fi.Mode()&os.ModeSymlink != 0 {
-		// The daemon never serves through a link (Serve): the request was written where the link
-		// led, outside DIR, and waited the whole Wait (two minutes) for a copy that never came.
-		return "", fmt.Errorf("%s is a symbolic link, and the daemon serves no copies through one: make it a "+
-			"real folder (remove the link: the daemon makes the folder again): %w: %w", folder, ErrNoServer,
-			storage.ErrLocked)
-	}
-	if fi, err := os.Stat(folder); err != nil || !fi.IsDir() {
+	fi, err := os.Lstat(folder)
+	switch {
+	case err == nil && (!fi.IsDir() || fi.Mode()&os.ModeSymlink != 0):
+		// The daemon never serves through a link, nor in a file or a FIFO (Serve logs the same
+		// words): a request written where a link led waited the whole Wait (two minutes) for a
+		// copy that never came, and a file was called missing, with the advice to wait.
+		return "", fmt.Errorf("%s, and the daemon serves no copies until then: %w: %w", notAFolder(folder, fi),
+			ErrNoServer, storage.ErrLocked)
+	case errors.Is(err, fs.ErrNotExist):
 		return "", fmt.Errorf("%s does not exist, so the process holding the database serves no "+
 			"snapshots (an `envsched ingest`, or an older `envsched run`); wait until it is done: %w: %w",
 			folder, ErrNoServer, storage.ErrLocked)
+	case err != nil:
+		return "", fmt.Errorf("snapshot folder %s: %w: %w: %w", folder, err, ErrNoServer, storage.ErrLocked)
 	}
 	name, err := newName()
 	if err != nil {

@@ -103,9 +103,17 @@ func ensureFolder(folder string) error {
 		return fmt.Errorf("snapshot folder %s: %w", folder, err)
 	}
 	if !fi.IsDir() || fi.Mode()&os.ModeSymlink != 0 {
-		return fmt.Errorf("snapshot folder %s is not a real folder; remove it", folder)
+		return errors.New(notAFolder(folder, fi))
 	}
 	return nil
+}
+
+// notAFolder says that folder, which fi describes, is not a real folder and what to do, in the
+// same words for the daemon's log and for a reader that meets it (which said "does not exist ...
+// wait until it is done" of a file or a FIFO the running daemon was logging).
+func notAFolder(folder string, fi os.FileInfo) string {
+	return fmt.Sprintf("snapshot folder %s is a %s, not a real folder; remove it (the running envsched run "+
+		"makes the folder again)", folder, fsutil.TypeName(fi.Mode()))
 }
 
 type server struct {

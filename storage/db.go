@@ -2,8 +2,10 @@ package storage
 
 import (
 	"cmp"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -98,7 +100,7 @@ type DB struct {
 // within opts.Timeout with an error wrapping ErrLocked that names the path; a database of a
 // newer schema fails with ErrSchemaNewer. Commits are always fsync'd (NoSync is never set).
 func Open(path string, opts Options) (*DB, error) {
-	if err := checkFile(path, opts.ReadOnly); err != nil {
+	if err := checkFile(path, cmp.Or(opts.Name, path), opts.ReadOnly); err != nil {
 		return nil, err
 	}
 	if opts.Timeout <= 0 {
@@ -140,13 +142,14 @@ func Open(path string, opts Options) (*DB, error) {
 	return db, nil
 }
 
-// checkFile refuses a path that cannot be a database before bbolt opens it: anything but a
+// checkFile refuses a path that cannot be a database before bbolt opens it (name is how errors
+// name it): anything but a
 // regular file (links followed), and, to read, a missing or empty file. bbolt's open of a FIFO
 // for reading waits for a writer for ever (and the reading commands catch SIGINT and SIGTERM, so
 // `stats --db FIFO` could only be killed); for writing it failed with "illegal seek", a
 // device with "invalid argument" or "bad file descriptor", and an empty file read with "bad
 // file descriptor" (bbolt tried to write a new database into it).
-func checkFile(path string, readOnly bool) error {
+func checkFile(path, name string, readOnly bool) error {
 	fi, err := os.Stat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && !readOnly:
@@ -158,6 +161,15 @@ func checkFile(path string, readOnly bool) error {
 	case fi.Size() == 0 && readOnly:
 		return fmt.Errorf("open db %s: the file is empty, not a database (envsched run, ingest or batch "+
 			"makes a new one)", path)
+	case fi.Size() > 0 && !readOnly:
+		// A writable open loads the freelist before checkLength can look: cut short, the file
+		// faulted there ("cut short or overwritten") or, when the freelist page fell inside the
+		// zero-filled rest of the last page mapped, said "invalid freelist page: 0, page type is
+		// unknown<00>", while a read-only open of the same file said it was cut short.
+		if need, ok := pagesNeed(path); ok && fi.Size() < need {
+			return &DamagedError{Path: name, Cause: fmt.Sprintf("the file has %d bytes, its pages need %d: "+
+				"it was cut short", fi.Size(), need)}
+		}
 	}
 	return notStdio(path, fi)
 }
@@ -197,6 +209,51 @@ func notStdio(path string, fi fs.FileInfo) error {
 		}
 	}
 	return err
+}
+
+// pagesNeed is the length the pages of the bbolt file at path need, as its newest valid meta
+// page counts them (its high-water page times the page size: bbolt's Tx.Size), read without
+// opening the database; false when neither meta page is valid (bbolt's open says what is
+// wrong). bbolt grows the file before it writes a meta page that counts the new pages, so a
+// writer at work never makes a whole file look short.
+func pagesNeed(path string) (int64, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	const (
+		header    = 16 // page header: id, flags, count, overflow
+		metaBytes = 64 // magic, version, page size, flags, root (2×8), freelist, pgid, txid, checksum
+		sumAt     = 56 // the checksum covers the meta's bytes before it (FNV-1a 64)
+		magic     = 0xED0CDAED
+	)
+	read := func(at int64) (pageSize uint32, pgid, txid uint64, ok bool) {
+		b := make([]byte, metaBytes)
+		if _, err := f.ReadAt(b, at+header); err != nil {
+			return 0, 0, 0, false
+		}
+		le := binary.NativeEndian
+		h := fnv.New64a()
+		h.Write(b[:sumAt])
+		if le.Uint32(b[0:]) != magic || le.Uint32(b[4:]) != 2 || h.Sum64() != le.Uint64(b[sumAt:]) {
+			return 0, 0, 0, false
+		}
+		return le.Uint32(b[8:]), le.Uint64(b[40:]), le.Uint64(b[48:]), true
+	}
+	size0, pgid0, tx0, ok0 := read(0)
+	second := int64(os.Getpagesize())
+	if ok0 {
+		second = int64(size0)
+	}
+	size1, pgid1, tx1, ok1 := read(second)
+	switch {
+	case ok0 && (!ok1 || tx0 >= tx1):
+		return int64(pgid0) * int64(size0), true
+	case ok1:
+		return int64(pgid1) * int64(size1), true
+	}
+	return 0, false
 }
 
 // init creates the buckets and meta of a new database, or checks those of an existing one. An
