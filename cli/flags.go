@@ -257,6 +257,10 @@ func schedulerFlags() []cli.Flag {
 			Usage: "pull the predictions of an environment's untried tasks towards its level after its drift offset, not before it, when the measured correction shrinks their departures from it (false = before; experimental)"},
 		&cli.BoolFlag{Name: "graded-fit", EnvVars: []string{"ENVSCHED_GRADED_FIT"}, Value: pp.GradedFit,
 			Usage: "in environments with graded rewards, fit from the tasks' own groups how much a task's all-equal groups and within-group spread say about its next group (false = the model counts as 2 groups)"},
+		&cli.BoolFlag{Name: "graded-calibration", EnvVars: []string{"ENVSCHED_GRADED_CALIBRATION"}, Value: pp.GradedCal,
+			Usage: "in environments with graded rewards, measure per channel (never tried, re-chosen, random slot) how often the groups of the picks came back all-equal against the p_degenerate they were answered with, and answer by that calibration (false = as before; needs --dispersion-memory above 0)"},
+		&cli.BoolFlag{Name: "graded-calibration-select", EnvVars: []string{"ENVSCHED_GRADED_CALIBRATION_SELECT"}, Value: pp.GradedCalSelect,
+			Usage: "selection reads the calibrated p_degenerate of graded tasks too (--exploit-graded values them by it), not the answer alone"},
 		&cli.StringFlag{Name: "exploit", EnvVars: []string{"ENVSCHED_EXPLOIT"}, Value: bp.Exploit.String(),
 			Usage: "exploitation value: variance (4 × predicted within-group variance), informative (1 − chance of a degenerate group) spread (expected spread of the group's rewards, 2 × their standard deviation), lasting (expected share of informative groups over this step and the next when re-chosen only if informative: prefers tasks that stay informative once found) or matched (the chance of an informative group on the scale of variance: 4p(1 − p) of the 0/1 task whose groups are all-equal as often)"},
 		&cli.StringFlag{Name: "exploit-graded", EnvVars: []string{"ENVSCHED_EXPLOIT_GRADED"}, Value: bp.ExploitGraded.String(),
@@ -303,6 +307,7 @@ func schedulerParams(c *cli.Context) (schedule.Params, error) {
 	pp.PriorRefit, pp.GradedFit = c.Float64("prior-refit"), c.Bool("graded-fit")
 	pp.DispersionMemory, pp.RechosenTrend = c.Float64("dispersion-memory"), c.Float64("rechosen-trend")
 	pp.DispersionStuck, pp.DriftCentre = c.Bool("dispersion-stuck"), c.Bool("drift-centre")
+	pp.GradedCal, pp.GradedCalSelect = c.Bool("graded-calibration"), c.Bool("graded-calibration-select")
 	exploit, err := batcher.ParseExploit(c.String("exploit"))
 	if err != nil {
 		return p, usageError{fmt.Errorf("--exploit: %w", err)}

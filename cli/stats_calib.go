@@ -150,6 +150,13 @@ func writeCorrections(w io.Writer, c propagate.Corrections) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "rechosen_trend: %s\n", summary.TrendText(c.RechosenTrend))
-	return err
+	if _, err := fmt.Fprintf(w, "rechosen_trend: %s\n", summary.TrendText(c.RechosenTrend)); err != nil {
+		return err
+	}
+	if g := summary.GradedText(c.GradedMaps); g != "" {
+		if _, err := fmt.Fprintf(w, "graded_maps (logit of p_degenerate moved by intercept + slope·logit): %s\n", g); err != nil {
+			return err
+		}
+	}
+	return nil
 }

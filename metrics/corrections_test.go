@@ -52,3 +52,34 @@ func TestCorrectionGauges(t *testing.T) {
 	has(text(), `envsched_correction_state{state="unreadable"} 1`, `envsched_correction_state{state="stored"} 0`,
 		`envsched_correction_rechosen_factor 1`, `envsched_correction_scale{channel="never_tried"} 0.6`)
 }
+
+// TestGradedMapGauges: the graded calibration's maps stored with the last answer (a state in
+// JSON, as an earlier version stored states) are gauges by channel and coefficient; none
+// while no map is stored.
+func TestGradedMapGauges(t *testing.T) {
+	db := storagetest.Open(t)
+	m := metrics.New(db, t.TempDir(), nil)
+	text := func() string {
+		rec := httptest.NewRecorder()
+		m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+		return rec.Body.String()
+	}
+	if body := text(); strings.Contains(body, "envsched_correction_graded_map{") {
+		t.Errorf("graded map gauges without a map:\n%s", body)
+	}
+	state := `{"dispersion": {"graded": {"rechosen": {"beta": [0.5, -0.25, 0, 0], "info": [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1], "n": 12}}}}`
+	if err := db.StoreAnswer("s1", 1, []byte("s1"), nil, []byte(state)); err != nil {
+		t.Fatal(err)
+	}
+	body := text()
+	for _, l := range []string{`envsched_correction_graded_map{channel="rechosen",coef="intercept"} 0.5`,
+		`envsched_correction_graded_map{channel="rechosen",coef="slope"} -0.25`,
+		`envsched_correction_graded_map_groups{channel="rechosen"} 12`} {
+		if !strings.Contains(body, "\n"+l+"\n") {
+			t.Errorf("no line %q in the metrics", l)
+		}
+	}
+	if strings.Contains(body, `channel="never_tried",coef=`) {
+		t.Errorf("a never-tried map shown though none is stored")
+	}
+}

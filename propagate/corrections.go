@@ -36,6 +36,12 @@ type Corrections struct {
 	// its coefficients (intercept, the model's logit, log2 of 1 + the evidence's age, log2
 	// groups) and the decayed groups it was fitted on (Weight 1); absent while none.
 	StuckMap *TrendShown `json:"stuck_map,omitempty"`
+	// GradedMaps are the graded calibration's maps (Params.GradedCal), by channel
+	// (never_tried, rechosen, random_slot): their coefficients (intercept, the answer's logit
+	// of an all-equal group; the last two unused, 0) and the decayed groups each was fitted
+	// on (Weight 1); absent while no graded pick's group came back (a database of 0/1
+	// rewards never has one).
+	GradedMaps map[string]*TrendShown `json:"graded_maps,omitempty"`
 	// ExplorationReturn, RandomReturn and CoverageReturn are the factors of
 	// State.ExplorationReturn (the coverage weight's), RandomReturn (the random share's) and
 	// CoverReturn (the coverage of re-tries'), with the groups behind them.
@@ -143,6 +149,22 @@ func (s State) Corrections() Corrections {
 			ts.Coef[i] = r4(b)
 		}
 		c.StuckMap = ts
+	}
+	if gc := d.Graded; gc != nil {
+		for k, name := range []string{"never_tried", "rechosen", "random_slot"} {
+			tr := *gc.maps()[k]
+			if tr == nil || !tr.valid() || tr.N <= 0 {
+				continue
+			}
+			if c.GradedMaps == nil {
+				c.GradedMaps = map[string]*TrendShown{}
+			}
+			ts := &TrendShown{Groups: r4(tr.N), Weight: 1}
+			for i, b := range tr.Beta {
+				ts.Coef[i] = r4(b)
+			}
+			c.GradedMaps[name] = ts
+		}
 	}
 	envs := maps.Clone(s.Offsets)
 	if envs == nil {

@@ -24,6 +24,8 @@ import (
 //	version 4: the stuck map as the trend, with its flag byte; then the never-tried factor:
 //	float64, and its pending groups: uvarint count, count × (float64 mean, float64 count,
 //	uvarint n, uvarint k)
+//	version 5: version 4's, then the graded maps: never tried, re-chosen, random slot, each
+//	byte 0 (none) or 1 and the trend
 //
 // where a likelihood is byte 0 (none) or 1, uvarint count, count × float32, float64 n; a name
 // a uvarint length and its bytes; numbers little-endian.
@@ -34,8 +36,11 @@ import (
 // without it is written as version 2, the very bytes of the build before, so that a
 // database whose scheduler does not measure it stores what it stored. Version 4 adds the
 // never-tried factor (Params.NewMatch) and writes the stuck map behind a flag byte; it too is
-// written only when there is a factor, so that a state without one keeps its bytes.
+// written only when there is a factor, so that a state without one keeps its bytes. Version 5
+// adds the graded calibration's maps (Params.GradedCal) after version 4's fields and is
+// likewise written only when there are some: a database of 0/1 rewards never measures one.
 const (
+	dispersionVersion5 = 5
 	dispersionVersion4 = 4
 	dispersionVersion3 = 3
 	dispersionVersion  = 2
@@ -50,6 +55,8 @@ var errDispersion = errors.New("dispersion: bad binary encoding")
 func (d Dispersion) MarshalBinary() ([]byte, error) {
 	b := []byte{dispersionVersion}
 	switch {
+	case d.Graded != nil:
+		b[0] = dispersionVersion5
 	case d.NewFactor != 0 || len(d.NewPending) > 0 || d.LowFactor != 0 || len(d.LowPending) > 0:
 		b[0] = dispersionVersion4
 	case d.Stuck != nil:
@@ -79,17 +86,21 @@ func (d Dispersion) MarshalBinary() ([]byte, error) {
 		b = appendTrend(append(b, 1), d.Trend)
 	}
 	b = appendSignals(b, d.CoverSignal, d.ExploitSignal)
+	v4 := b[0] >= dispersionVersion4 // version 4's fields, in version 5 too
 	switch {
-	case b[0] == dispersionVersion4 && d.Stuck == nil:
-		b = append(b, 0)
-	case b[0] == dispersionVersion4:
-		b = appendTrend(append(b, 1), d.Stuck)
+	case v4:
+		b = appendTrendFlag(b, d.Stuck)
 	case d.Stuck != nil:
 		b = appendTrend(b, d.Stuck)
 	}
-	if b[0] == dispersionVersion4 {
+	if v4 {
 		b = appendPending(appendF64(b, d.NewFactor), d.NewPending)
 		b = appendPending(appendF64(b, d.LowFactor), d.LowPending)
+	}
+	if d.Graded != nil {
+		for _, tr := range []*Trend{d.Graded.Untried, d.Graded.Rechosen, d.Graded.Random} {
+			b = appendTrendFlag(b, tr)
+		}
 	}
 	if !d.finite() {
 		return nil, fmt.Errorf("dispersion: a number is not finite")
@@ -118,7 +129,11 @@ func (d Dispersion) finite() bool {
 			xs = append(xs, s.Sum, s.N)
 		}
 	}
-	for _, tr := range []*Trend{d.Trend, d.Stuck} {
+	trends := []*Trend{d.Trend, d.Stuck}
+	if d.Graded != nil {
+		trends = append(trends, d.Graded.Untried, d.Graded.Rechosen, d.Graded.Random)
+	}
+	for _, tr := range trends {
 		if tr != nil {
 			xs = append(append(append(xs, tr.Beta[:]...), tr.Info[:]...), tr.N)
 		}
@@ -181,6 +196,22 @@ func appendTrend(b []byte, tr *Trend) []byte {
 	return appendF64(b, tr.N)
 }
 
+// appendTrendFlag appends byte 0 for no trend, else 1 and the trend as appendTrend does.
+func appendTrendFlag(b []byte, tr *Trend) []byte {
+	if tr == nil {
+		return append(b, 0)
+	}
+	return appendTrend(append(b, 1), tr)
+}
+
+// trendFlag reads a trend as appendTrendFlag wrote it.
+func (d *wsDecoder) trendFlag() *Trend {
+	if !d.flag() {
+		return nil
+	}
+	return d.trend()
+}
+
 // trend reads a trend as appendTrend wrote it.
 func (d *wsDecoder) trend() *Trend {
 	tr := new(Trend)
@@ -213,7 +244,7 @@ func appendLikelihood(b []byte, l *Likelihood) []byte {
 func (d *Dispersion) UnmarshalBinary(data []byte) error {
 	r := wsDecoder{b: data}
 	v := r.byte()
-	if v != dispersionVersion4 && v != dispersionVersion3 && v != dispersionVersion && v != dispersionVersion1 {
+	if v != dispersionVersion5 && v != dispersionVersion4 && v != dispersionVersion3 && v != dispersionVersion && v != dispersionVersion1 {
 		return errDispersion
 	}
 	var out Dispersion
@@ -239,12 +270,19 @@ func (d *Dispersion) UnmarshalBinary(data []byte) error {
 	if v != dispersionVersion1 {
 		r.signals(&out.CoverSignal, &out.ExploitSignal)
 	}
-	if v == dispersionVersion3 || v == dispersionVersion4 && r.flag() {
+	v4 := v == dispersionVersion4 || v == dispersionVersion5 // version 4's fields, in version 5 too
+	if v == dispersionVersion3 || v4 && r.flag() {
 		out.Stuck = r.trend()
 	}
-	if v == dispersionVersion4 {
+	if v4 {
 		out.NewFactor, out.NewPending = r.float64(), r.pending()
 		out.LowFactor, out.LowPending = r.float64(), r.pending()
+	}
+	if v == dispersionVersion5 {
+		out.Graded = &GradedCal{Untried: r.trendFlag(), Rechosen: r.trendFlag(), Random: r.trendFlag()}
+		if *out.Graded == (GradedCal{}) {
+			out.Graded = nil
+		}
 	}
 	if r.bad || len(r.b) != 0 || !out.finite() {
 		return errDispersion

@@ -137,6 +137,9 @@ type Dispersion struct {
 	// whose every group had been all-equal (Params.DispersionStuck), fitted like Trend; nil
 	// when it is off or nothing was measured yet.
 	Stuck *Trend `json:"stuck,omitempty"`
+	// Graded holds the graded calibration's maps (Params.GradedCal); nil when it is off or
+	// no graded pick's group came back yet.
+	Graded *GradedCal `json:"graded,omitempty"`
 }
 
 // Signal sums the realised signal of groups, 4·k(n−k)/(n(n−1)) for k successes of n (the
@@ -225,6 +228,7 @@ func (d Dispersion) clone() Dispersion {
 		tr := *d.Stuck
 		out.Stuck = &tr
 	}
+	out.Graded = d.Graded.clone()
 	if d.Env != nil {
 		out.Env = make(map[string]*Likelihood, len(d.Env))
 		for k, v := range d.Env {

@@ -24,7 +24,9 @@
 //
 // Rewards are in [0, 1]. For 0/1 rewards Var is E[p(1−p)] and PDeg is exact under the
 // Beta-Binomial model; a task with continuous rewards blends in its observed within-group
-// variance and share of degenerate groups.
+// variance and share of degenerate groups. The answer's chance of a degenerate group for a
+// pick of an environment with graded rewards is then calibrated per channel by what came back
+// for such picks (Params.GradedCal, gradedcal.go).
 //
 // Use in a simulator, without storage: keep one []stats.Task indexed like g.Nodes, update it
 // with stats.Task.Add as rollouts come in, and call one Predictor's Predict every step with

@@ -78,6 +78,12 @@ type Baseline struct {
 	// the re-chosen trend measures (see Trend).
 	Own   float64 `json:"own,omitempty"`
 	Stale float64 `json:"stale,omitempty"`
+	// Graded is, for a pick of an environment with graded rewards, the chance of an
+	// all-equal group its answer gave before the graded calibration's map
+	// (Prediction.GradedBase): the groups that arrive after measure its channel's map
+	// (Params.GradedCal). 0 for other tasks, which measure none. Baselines leaves it 0; the
+	// caller that knows the answer's predictions sets it.
+	Graded float64 `json:"graded,omitempty"`
 }
 
 // Baselines returns the baselines of the given nodes for a later call, from the statistics
@@ -141,6 +147,7 @@ type drift struct {
 	matchUntried  bool    // the never-tried factor is measured (Params.NewMatch)
 	matchLow      bool    // the low-value re-chosen factor is measured (Params.LowMatch)
 	stuck         bool    // stuck tasks are a channel of their own (Params.DispersionStuck)
+	graded        bool    // graded picks' maps are measured (Params.GradedCal)
 	scale         []correction
 	scaleRe       correction
 	stuckOn       bool      // stuck is on and its map has measured enough (minStuckGroups)
@@ -191,6 +198,10 @@ func (d *drift) start(st State, p Params) {
 	if !d.matchLow {
 		d.disp.LowFactor, d.disp.LowPending = 0, nil
 	}
+	d.graded = p.GradedCal && p.DispersionMemory > 0
+	if !d.graded {
+		d.disp.Graded = nil // likewise
+	}
 }
 
 // state is the State after the call, without baselines (the caller chooses them).
@@ -226,11 +237,16 @@ func (d *drift) measure(g *graph.Graph, tasks []stats.Task, base []Baseline, hin
 	var graded gradedEnvs
 	var obs []trendObs
 	var retries []retry
+	var gradedObsOf [3][]trendObs // graded picks' groups by channel (Params.GradedCal)
 	for _, nb := range baselineNodes(g, base, hints) {
 		i, b := nb.node, nb.b
 		nd := g.Nodes[i]
 		if r, ok := retryOf(b, &tasks[i]); ok && d.memory > 0 {
 			retries = append(retries, r)
+		}
+		if o, ok := gradedObs(b, &tasks[i]); ok && d.graded {
+			k := gradedChannel(b.Tried, b.Random)
+			gradedObsOf[k] = append(gradedObsOf[k], o)
 		}
 		if tasks[i].Rollouts <= b.Rollouts {
 			continue
@@ -270,6 +286,7 @@ func (d *drift) measure(g *graph.Graph, tasks []stats.Task, base []Baseline, hin
 	}
 	d.measureDispersion(groups)
 	d.measureRetries(retries)
+	d.measureGraded(gradedObsOf)
 }
 
 // gradedEnvs tells, for the environments a call asks about, whether some task of theirs has

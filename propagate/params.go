@@ -170,6 +170,22 @@ type Params struct {
 	// evidence go back to its prior's spread, while the task seldom moves. It needs
 	// DispersionMemory > 0; false measures nothing and predicts as before.
 	DispersionStuck bool
+	// GradedCal calibrates the chance of an all-equal group that the answer gives a pick of
+	// an environment with graded rewards: per channel (never tried, re-chosen, random slot)
+	// the logit of that chance is moved by a map β·(1, its logit), β fitted online by the
+	// Bernoulli likelihood of whether the groups of such picks that came back were all-equal,
+	// with a ridge towards 0 and what earlier calls measured kept as a Gaussian decayed by
+	// DispersionMemory (gradedcal.go; stored with the dispersion state, Dispersion.Graded).
+	// Environments whose rewards are all 0 or 1 are measured and answered as before. It
+	// needs DispersionMemory > 0; false measures nothing and answers as before.
+	GradedCal bool
+	// GradedCalSelect makes selection read the calibrated chance too: every prediction of a
+	// task of a graded environment carries the map of its channel (re-chosen for a task
+	// rolled out before, never tried otherwise), so that the exploitation value of graded
+	// tasks (batcher's ExploitGraded, which reads the chance of an all-equal group) follows
+	// it. false leaves what selection reads as before: the map changes the answer alone, as
+	// Pick's other corrections do.
+	GradedCalSelect bool
 	// DriftCentre makes the centre of the dispersion correction's slope, for a task never
 	// tried, its environment's centre moved by the environment's drift offset: the slope then
 	// shrinks a task's departure from its environment's level as the drift offset has
@@ -222,6 +238,7 @@ func DefaultParams() Params {
 		DispersionByMean:  true,
 		DispersionByCount: true,
 		DispersionMatch:   true,
+		GradedCal:         true,
 		NewMatch:          true,
 		LowMatch:          true,
 		GroupSize:         8,

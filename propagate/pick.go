@@ -11,21 +11,28 @@ package propagate
 //     them: it gets the correction that the groups of random slots measured
 //     (Dispersion.Random, shrunk towards the likelihood of the task's channel by
 //     Params.DispersionPrior groups) in place of its channel's.
+//
 //   - A task tried before that selection chose is one that looked the most informative of
 //     its kind, and was trained on (a winner's curse): its re-chosen correction's count is
 //     multiplied by the re-chosen factor (Params.DispersionMatch), which makes the share of
 //     degenerate groups predicted for such picks match the share that came back.
+//
 //   - A task never tried that selection chose, in an environment whose rewards are 0 or 1,
 //     is one whose prediction looked the most informative of the untried (the same curse):
 //     its count, under its environment's correction already, is multiplied by the
 //     never-tried factor (Params.NewMatch).
+//
+//   - A pick of an environment with graded rewards then takes the graded calibration's map of
+//     its channel (Params.GradedCal, gradedcal.go), which moves its chance of an all-equal
+//     group alone: Prediction.GradedBase is that chance before the map, what the channel
+//     measures the pick against.
 //
 // Only what the answer says of the task changes (Alpha, Beta, Mean, Var, SD, PDeg); what the
 // dispersion and drift measurements read of p (its mean and count before the correction)
 // does not, so the baselines of a pick are those of its task. p is returned unchanged while
 // nothing is measured for its kind of pick, with the corrections off, for a task with
 // continuous rewards (which they never measure) and for a task never tried of an environment
-// with graded rewards.
+// with graded rewards, but for the graded calibration's map.
 func (pr *Predictor) Pick(st State, p Prediction, tried, random bool) Prediction {
 	return pr.Picker(st)(p, tried, random)
 }
@@ -39,7 +46,14 @@ func (pr *Predictor) Picker(st State) func(p Prediction, tried, random bool) Pre
 		ok, worked bool
 	}
 	var kinds [2][2]memo
+	graded := pr.p.GradedCal && pr.p.DispersionMemory > 0
 	return func(p Prediction, tried, random bool) Prediction {
+		if graded && p.Graded() {
+			p.cal = st.Dispersion.Graded.gradedMap(gradedChannel(tried, random))
+			if !pr.p.Lean {
+				p.PDeg = p.PDegenerate(pr.p.GroupSize)
+			}
+		}
 		if pr.p.DispersionMemory == 0 || p.Continuous || !(p.count > 0) || p.stuck && !random {
 			return p
 		}

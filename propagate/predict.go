@@ -136,6 +136,9 @@ func (pr *Predictor) Predict(g *graph.Graph, tasks []stats.Task, round int64, st
 	if pr.p.GradedFit {
 		pr.fitGraded(g, tasks, round)
 	}
+	if pr.p.GradedCalSelect {
+		pr.calibrateGraded(tasks)
+	}
 	next := pr.drift.state()
 	next.Warm = pr.prior.solution()
 	return pr.out, next, nil

@@ -33,13 +33,14 @@ type Prediction struct {
 	stuck      bool   // took the stuck channel's correction (Params.DispersionStuck)
 	age        uint16 // rounds from the node's evidence to the call, at most 65535 (0 untried)
 
-	degShare, degGroups float32 // observed share of degenerate groups and their number
-	varPrior            float32 // weight of the Beta-Binomial against degShare
-	degOff              float32 // logit offset of the Beta-Binomial, graded environments (graded.go)
-	base                float64 // the mean before the drift offset: what drift is measured against
-	count               float64 // Alpha+Beta before the dispersion correction
-	pre                 float64 // the mean after the offsets, before the dispersion correction, or its logit
-	centre              float64 // the logit of the environment's mean
+	degShare, degGroups float32    // observed share of degenerate groups and their number
+	varPrior            float32    // weight of the Beta-Binomial against degShare
+	degOff              float32    // logit offset of the Beta-Binomial, graded environments (graded.go)
+	cal                 [2]float32 // the graded calibration's map of the pick's channel (gradedcal.go)
+	base                float64    // the mean before the drift offset: what drift is measured against
+	count               float64    // Alpha+Beta before the dispersion correction
+	pre                 float64    // the mean after the offsets, before the dispersion correction, or its logit
+	centre              float64    // the logit of the environment's mean
 }
 
 // Graded is true when the node's rewards or those of another task of its environment are not
@@ -58,14 +59,31 @@ func (p Prediction) Count() float64 { return p.Alpha + p.Beta }
 // between observed and modelled all-equal groups (graded.go); for a task with graded rewards
 // it is then blended with the task's observed share of degenerate groups (a task that always
 // scores 0.5 is degenerate although its mean is 0.5), weighted by its number of groups against
-// Params.VarPrior.
+// Params.VarPrior. A graded pick's chance is then moved by its channel's calibration map
+// (gradedcal.go), when it has one.
 func (p Prediction) PDegenerate(g int) float64 {
+	return calibrate(p.uncalibrated(g), p.cal)
+}
+
+// uncalibrated is PDegenerate before the graded calibration's map.
+func (p Prediction) uncalibrated(g int) float64 {
 	bb := shiftDegenerate(BetaBinomialDegenerate(p.Alpha, p.Beta, g), float64(p.degOff))
 	if !p.Continuous || p.degGroups == 0 {
 		return bb
 	}
 	w, n := float64(p.varPrior), float64(p.degGroups)
 	return clamp01((float64(p.degShare)*n + bb*w) / (n + w))
+}
+
+// GradedBase is what the graded calibration measures a pick answered with p against
+// (Baseline.Graded): its chance of an all-equal group of g before the calibration's map,
+// within 10⁻⁶ of 0 and 1; 0 for a task of an environment whose rewards are all 0 or 1 (or
+// a group of one, always all-equal), which it does not measure.
+func (p Prediction) GradedBase(g int) float64 {
+	if !p.Graded() || g < 2 {
+		return 0
+	}
+	return min(max(p.uncalibrated(g), 1e-6), 1-1e-6)
 }
 
 // BetaBinomialDegenerate is the exact chance that g draws of a Bernoulli whose probability is

@@ -21,6 +21,7 @@ func Render(w io.Writer, d *Data, figs []Figure) error {
 	view.CalibRows, view.CalibEnvRows = calibRows(d.Calib)
 	view.CorrRows, view.FactorRows = summary.Corrections(d.Corrections)
 	view.Trend = summary.TrendText(d.Corrections.RechosenTrend)
+	view.Graded = summary.GradedText(d.Corrections.GradedMaps)
 	view.CorrNote = summary.CorrectionsNote(d.Corrections.State)
 	if err := page.Execute(w, view); err != nil {
 		return fmt.Errorf("render report: %w", err)
@@ -47,6 +48,7 @@ type pageView struct {
 	CorrRows     []summary.CorrectionRow // the dispersion corrections, channels then environments
 	FactorRows   []summary.FactorRow     // the measured factors
 	Trend        string                  // the re-chosen trend in words
+	Graded       string                  // the graded calibration's maps in words, "" while none
 	CorrNote     string                  // why the corrections are not a stored state's (summary.CorrectionsNote), or ""
 }
 
@@ -227,7 +229,8 @@ Dispersion: a prediction&rsquo;s count is multiplied by <em>scale</em> (below 1:
 {{range .FactorRows}}<tr><td>{{.Name}}</td><td>{{f4 .Value}}</td>{{if .HasGroups}}<td>{{f1 .Groups}}</td><td>{{f1 .ReferenceGroups}}</td>{{else}}<td>-</td><td>-</td>{{end}}</tr>
 {{end}}</table>
 <p id="corrections-trend">Re-chosen trend: {{.Trend}}.</p>
-</section>
+{{if .Graded}}<p id="corrections-graded">Graded calibration (the logit of p_degenerate of a graded pick moved by intercept + slope·logit): {{.Graded}}.</p>
+{{end}}</section>
 
 <section id="chosen">
 <h2>Most and least chosen tasks</h2>

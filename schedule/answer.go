@@ -45,15 +45,15 @@ type Task struct {
 	Reason            string  `json:"reason"`
 }
 
-// newAnswer is the answer of batch b; predOf gives the prediction each pick is answered with.
-func newAnswer(id string, step int64, now time.Time, req batcher.Request, st *state, predOf func(batcher.Pick) propagate.Prediction, b batcher.Batch) *Answer {
+// newAnswer is the answer of batch b; answered[r] is the prediction pick r is answered with.
+func newAnswer(id string, step int64, now time.Time, req batcher.Request, st *state, answered []propagate.Prediction, b batcher.Batch) *Answer {
 	ans := &Answer{
 		ID: id, Policy: Policy, Step: step, CreatedAt: now.UTC().Format(time.RFC3339),
 		Size: req.Size, GroupSize: req.GroupSize, RolloutsSeen: st.counters.Rollouts,
 		Envs: map[string]int{}, Tasks: make([]Task, len(b.Picks)), Seed: req.Seed, Eligible: b.Eligible,
 	}
 	for r, pk := range b.Picks {
-		nd, pr := st.g.Nodes[pk.Node], predOf(pk)
+		nd, pr := st.g.Nodes[pk.Node], answered[r]
 		env := st.g.Envs[nd.Env]
 		ans.Envs[env]++
 		ans.Tasks[r] = Task{

@@ -105,6 +105,9 @@ func randState(rng *rand.Rand) *savedState {
 		}
 		if rng.IntN(2) == 0 {
 			e.Cover, e.Groups, e.Degenerate = rng.IntN(2) == 0, rng.Int64N(100)-3, rng.Int64N(50)-3
+			if rng.IntN(2) == 0 {
+				e.Graded = 1e-6 + rng.Float64()*(1-2e-6)
+			}
 		}
 		st.Baseline = append(st.Baseline, e)
 	}
@@ -120,6 +123,14 @@ func randState(rng *rand.Rand) *savedState {
 		if rng.IntN(2) == 0 {
 			st.Dispersion.CoverSignal = &propagate.Signal{Sum: randFloat(rng), N: 5}
 			st.Dispersion.ExploitSignal = &propagate.Signal{Sum: randFloat(rng), N: 7}
+		}
+		if rng.IntN(3) == 0 {
+			tr := &propagate.Trend{N: 2.5}
+			tr.Beta[0], tr.Beta[1], tr.Info[0] = randFloat(rng), randFloat(rng), 4
+			st.Dispersion.Graded = &propagate.GradedCal{Untried: tr}
+			if rng.IntN(2) == 0 {
+				st.Dispersion.Graded.Random, st.Dispersion.Stuck = tr, tr
+			}
 		}
 	}
 	if rng.IntN(2) == 0 {
@@ -189,7 +200,8 @@ func sameBits(a, b savedState) bool {
 	}
 	for i, e := range a.Baseline {
 		f := b.Baseline[i]
-		if !same(e.Sum, f.Sum) || !same(e.Mean, f.Mean) || !same(e.Pred, f.Pred) || !same(e.Count, f.Count) || !same(e.Centre, f.Centre) {
+		if !same(e.Sum, f.Sum) || !same(e.Mean, f.Mean) || !same(e.Pred, f.Pred) || !same(e.Count, f.Count) || !same(e.Centre, f.Centre) ||
+			!same(e.Graded, f.Graded) {
 			return false
 		}
 	}

@@ -334,17 +334,19 @@ func (s *Scheduler) choose(id string, req Request) (*Answer, []storage.TaskKey, 
 		return nil, nil, savedState{}, selectError(err)
 	}
 	pick := s.pred.Picker(next)
-	predOf := func(pk batcher.Pick) propagate.Prediction { // corrected for how it was picked
-		return pick(preds[pk.Node], st.tasks[pk.Node].Rollouts > 0, pk.Random)
-	}
-	ans := newAnswer(id, step, s.opts.Now(), breq, st, predOf, b)
+	answered := make([]propagate.Prediction, len(b.Picks)) // corrected for how each was picked
 	nodes := make([]int, len(b.Picks))
 	for i, pk := range b.Picks {
+		answered[i] = pick(preds[pk.Node], st.tasks[pk.Node].Rollouts > 0, pk.Random)
 		nodes[i] = pk.Node
 	}
+	ans := newAnswer(id, step, s.opts.Now(), breq, st, answered, b)
 	picked := propagate.Baselines(st.g, st.tasks, preds, nodes)
 	for i, pk := range b.Picks {
 		picked[i].Random, picked[i].Cover = pk.Random, pk.ForCoverage()
+		if pp := s.pred.Params(); pp.GradedCal && pp.DispersionMemory > 0 {
+			picked[i].Graded = answered[i].GradedBase(req.GroupSize)
+		}
 	}
 	saved := savedState{DriftOffsets: next.Offsets, Rechosen: next.Rechosen, Dispersion: &next.Dispersion}
 	saved.Baseline, saved.nodes = s.nextBaseline(st, picked, nodes)

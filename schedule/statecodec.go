@@ -27,7 +27,8 @@ import (
 //	  entry: uvarint environment (index above), task name, varint rollouts, float64 sum, mean,
 //	         byte flags (1 tried, 2 random, 4 cover: not before version 4), float64 pred, count,
 //	         centre (−0 as +0), varint age, float64 own, stale (−0 as +0; not in version 1),
-//	         varint groups, degenerate (since version 4)
+//	         varint groups, degenerate (since version 4), float64 graded (when flag 8 is set:
+//	         a graded pick's chance before the graded calibration, propagate.Baseline.Graded)
 //	dispersion: uvarint length of its encoding + 1 (0: none), the encoding: since version 3
 //	            propagate.Dispersion's binary form, before it its JSON (both round the
 //	            log-likelihoods to float32 and decode to the same numbers)
@@ -42,7 +43,9 @@ import (
 // tasks); it is still read.
 // Version 3 had no cover flag and no group counts in its baseline entries (what re-tries
 // return is measured from them: propagate.State.CoverReturn); it is still read, with none,
-// which measures nothing.
+// which measures nothing. Flag 8 (the graded chance) came within version 4: an entry without
+// it, as every entry of a state stored before, measures no graded calibration, and a database
+// whose rewards are all 0 or 1 stores the bytes it stored.
 const (
 	stateVersion  = 0x04
 	stateVersion3 = 0x03
@@ -107,7 +110,7 @@ func (st *savedState) finite() bool {
 		}
 	}
 	for _, e := range st.Baseline {
-		if !ok(e.Sum) || !ok(e.Mean) || !ok(e.Pred) || !ok(e.Count) || !ok(e.Centre) || !ok(e.Own) || !ok(e.Stale) {
+		if !ok(e.Sum) || !ok(e.Mean) || !ok(e.Pred) || !ok(e.Count) || !ok(e.Centre) || !ok(e.Own) || !ok(e.Stale) || !ok(e.Graded) {
 			return false
 		}
 	}
@@ -146,12 +149,18 @@ func appendBaselines(b []byte, base []baselineEntry, v byte) []byte {
 		if e.Cover && v >= stateVersion {
 			flags |= 4
 		}
+		if e.Graded != 0 && v >= stateVersion {
+			flags |= 8
+		}
 		b = append(b, flags)
 		b = appendFloat(appendFloat(appendFloat(b, omitted(e.Pred)), omitted(e.Count)), omitted(e.Centre))
 		b = binary.AppendVarint(b, int64(e.Age))
 		b = appendFloat(appendFloat(b, omitted(e.Own)), omitted(e.Stale))
 		if v >= stateVersion {
 			b = binary.AppendVarint(binary.AppendVarint(b, e.Groups), e.Degenerate)
+			if e.Graded != 0 {
+				b = appendFloat(b, e.Graded)
+			}
 		}
 	}
 	return b
@@ -308,7 +317,7 @@ func (r *stateReader) baselines(v byte) []baselineEntry {
 		e.Env, e.Task, e.Rollouts = envs[env], r.name(), r.varint()
 		e.Sum, e.Mean = r.float(), r.float()
 		flags := r.bytes(1)
-		known := byte(7)
+		known := byte(15)
 		if v < stateVersion {
 			known = 3
 		}
@@ -326,6 +335,11 @@ func (r *stateReader) baselines(v byte) []baselineEntry {
 		}
 		if v >= stateVersion {
 			e.Groups, e.Degenerate = r.varint(), r.varint()
+			if flags != nil && flags[0]&8 != 0 {
+				if e.Graded = r.float(); e.Graded == 0 && r.err == nil {
+					r.fail("a graded chance of 0 flagged") // never encoded: one encoding per state
+				}
+			}
 		}
 	}
 	return out

@@ -1,6 +1,7 @@
 package schedule
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"math"
@@ -99,12 +100,12 @@ func TestStateVersion2IsStillRead(t *testing.T) {
 	}
 }
 
-// withoutRetries clears what version 3 did not store: the baseline entries' cover flags and
-// group counts.
+// withoutRetries clears what version 3 did not store: the baseline entries' cover flags,
+// group counts and graded chances.
 func withoutRetries(st *savedState) {
 	for i := range st.Baseline {
 		b := &st.Baseline[i].Baseline
-		b.Cover, b.Groups, b.Degenerate = false, 0, 0
+		b.Cover, b.Groups, b.Degenerate, b.Graded = false, 0, 0, 0
 	}
 }
 
@@ -144,5 +145,51 @@ func TestStateVersion3IsStillRead(t *testing.T) {
 	}
 	if seen == 0 {
 		t.Fatal("no baseline entry with a cover flag or group counts drawn")
+	}
+}
+
+// TestStateBeforeGradedChancesIsStillRead: a state as the build before the graded calibration
+// stored it (version 4 without flag 8, its dispersion in version 3: a stuck map, no graded
+// maps) decodes with no graded chance and no maps, shows none, and is encoded again to the
+// very same bytes: a database that never measured a graded pick stores what it stored.
+func TestStateBeforeGradedChancesIsStillRead(t *testing.T) {
+	f := func(b []byte, x float64) []byte { return binary.LittleEndian.AppendUint64(b, math.Float64bits(x)) }
+	stuck := &propagate.Trend{N: 3}
+	stuck.Beta[0], stuck.Info[0] = 0.5, 2
+	d := []byte{3, 0, 0, 0, 0}                                                   // version 3: no environments, no global, re-chosen, random
+	d = f(d, 1.25)                                                               // re-chosen factor
+	d = append(d, 0, 0, 0, 0, 0, 0)                                              // no signals, no trend, no cover or exploit signal
+	for _, x := range append(append(stuck.Beta[:], stuck.Info[:]...), stuck.N) { // the stuck map
+		d = f(d, x)
+	}
+	old := []byte{stateVersion, 0} // no drift offsets
+	old = f(old, 0.25)             // re-chosen offset
+	old = append(old, 1, 1, 'a')   // one environment, "a"
+	old = append(old, 1, 0, 1, 'x')
+	old = binary.AppendVarint(old, 16)
+	old = f(f(old, 9), 0.5)
+	old = append(old, 1|4) // tried, cover
+	old = f(f(f(old, 0.55), 6), -0.2)
+	old = binary.AppendVarint(old, 2)
+	old = f(f(old, 0.6), 3)
+	old = binary.AppendVarint(binary.AppendVarint(old, 4), 1) // groups, degenerate
+	old = append(binary.AppendUvarint(old, uint64(len(d))+1), d...)
+	old = append(old, 0) // no prior start
+	got, err := decodeSaved(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := got.Baseline[0]; e.Graded != 0 || e.Groups != 4 || e.Degenerate != 1 || !e.Cover {
+		t.Errorf("entry decoded as %+v", e)
+	}
+	if got.Dispersion == nil || got.Dispersion.Graded != nil || got.Dispersion.Stuck == nil || *got.Dispersion.Stuck != *stuck {
+		t.Fatalf("dispersion decoded as %+v", got.Dispersion)
+	}
+	if c := Corrections(old); c.State != CorrectionsStored || c.GradedMaps != nil || c.StuckMap == nil {
+		t.Errorf("corrections of the state: %s, graded maps %v, stuck map %v", c.State, c.GradedMaps, c.StuckMap)
+	}
+	again, err := encodeState(&got)
+	if err != nil || !bytes.Equal(again, old) {
+		t.Errorf("encoded again as %x (%v), stored %x", again, err, old)
 	}
 }

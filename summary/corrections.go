@@ -59,6 +59,23 @@ func TrendText(t *propagate.TrendShown) string {
 		t.Coef[0], t.Coef[1], t.Coef[2], t.Coef[3], t.Groups, t.Weight)
 }
 
+// GradedText says the graded calibration's maps in one line, channel by channel in the
+// ledger's order ("" while there are none: a database of 0/1 rewards never has one).
+func GradedText(maps map[string]*propagate.TrendShown) string {
+	var out string
+	for _, ch := range []string{"never_tried", "rechosen", "random_slot"} {
+		m := maps[ch]
+		if m == nil {
+			continue
+		}
+		if out != "" {
+			out += "; "
+		}
+		out += fmt.Sprintf("%s %+.4f %+.4f·logit (groups %.1f)", ch, m.Coef[0], m.Coef[1], m.Groups)
+	}
+	return out
+}
+
 // CorrectionsNote says, for the corrections' State (schedule.Corrections), why they are not
 // those of a stored state: none stored yet, or the stored one does not decode; "" when they
 // are (or the State is not known: a status.json of an earlier version).

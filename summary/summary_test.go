@@ -3,6 +3,7 @@ package summary
 import (
 	"testing"
 
+	"github.com/envsched/envsched/propagate"
 	"github.com/envsched/envsched/stats"
 	"github.com/envsched/envsched/storage"
 )
@@ -50,5 +51,21 @@ func TestTotalAddsInNameOrder(t *testing.T) {
 		if got := Total(envs).Sum; got != want {
 			t.Fatalf("Total sum %v; want %v, the sum in name order", got, want)
 		}
+	}
+}
+
+// TestGradedText: the graded maps in the ledger's order of channels, those without a map left
+// out; nothing at all while none.
+func TestGradedText(t *testing.T) {
+	if got := GradedText(nil); got != "" {
+		t.Errorf("no maps: %q", got)
+	}
+	maps := map[string]*propagate.TrendShown{
+		"random_slot": {Coef: [4]float64{-0.1, 0.2}, Groups: 3},
+		"never_tried": {Coef: [4]float64{0.5, -0.25}, Groups: 12.25},
+	}
+	want := "never_tried +0.5000 -0.2500·logit (groups 12.2); random_slot -0.1000 +0.2000·logit (groups 3.0)"
+	if got := GradedText(maps); got != want {
+		t.Errorf("got %q\nwant %q", got, want)
 	}
 }
