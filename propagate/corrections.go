@@ -25,6 +25,9 @@ type Corrections struct {
 	// NeverTriedFactor multiplies the count of selection's picks of tasks never tried, in
 	// environments whose rewards are 0 or 1 (Dispersion.NewFactor; 1 while unmeasured).
 	NeverTriedFactor float64 `json:"never_tried_factor"`
+	// RechosenLowFactor takes rechosen_factor's place for the re-chosen picks predicted to
+	// teach little (Dispersion.LowFactor; rechosen_factor while unmeasured).
+	RechosenLowFactor float64 `json:"rechosen_low_factor"`
 	// RechosenOffset is the one re-chosen logit offset (State.Rechosen).
 	RechosenOffset float64 `json:"rechosen_offset"`
 	// RechosenTrend is the re-chosen offset's fit as a function of the task; nil while none.
@@ -123,7 +126,8 @@ func (s State) Corrections() Corrections {
 			"random_slot": shown(random, groupsOf(d.Random)),
 		},
 		RechosenFactor: r4(d.rechosenFactor()), NeverTriedFactor: r4(d.newFactor()),
-		RechosenOffset: r4(s.Rechosen),
+		RechosenLowFactor: r4(d.lowFactor()),
+		RechosenOffset:    r4(s.Rechosen),
 		ExplorationReturn: Return{Factor: r4(s.ExplorationReturn()), Groups: signalN(d.NewSignal),
 			ReferenceGroups: signalN(d.ReSignal)},
 		RandomReturn: Return{Factor: r4(s.RandomReturn()), Groups: signalN(d.RandSignal),

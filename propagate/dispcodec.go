@@ -57,7 +57,7 @@ func (d Dispersion) MarshalBinary() ([]byte, error) {
 	switch {
 	case d.Graded != nil:
 		b[0] = dispersionVersion5
-	case d.NewFactor != 0 || len(d.NewPending) > 0:
+	case d.NewFactor != 0 || len(d.NewPending) > 0 || d.LowFactor != 0 || len(d.LowPending) > 0:
 		b[0] = dispersionVersion4
 	case d.Stuck != nil:
 		b[0] = dispersionVersion3
@@ -94,11 +94,8 @@ func (d Dispersion) MarshalBinary() ([]byte, error) {
 		b = appendTrend(b, d.Stuck)
 	}
 	if v4 {
-		b = binary.AppendUvarint(appendF64(b, d.NewFactor), uint64(len(d.NewPending)))
-		for _, g := range d.NewPending {
-			b = appendF64(appendF64(b, g.Mean), g.Count)
-			b = binary.AppendUvarint(binary.AppendUvarint(b, uint64(g.N)), uint64(g.K))
-		}
+		b = appendPending(appendF64(b, d.NewFactor), d.NewPending)
+		b = appendPending(appendF64(b, d.LowFactor), d.LowPending)
 	}
 	if d.Graded != nil {
 		for _, tr := range []*Trend{d.Graded.Untried, d.Graded.Rechosen, d.Graded.Random} {
@@ -113,8 +110,8 @@ func (d Dispersion) MarshalBinary() ([]byte, error) {
 
 // finite reports whether every number of d but the log-likelihoods is finite.
 func (d Dispersion) finite() bool {
-	xs := []float64{d.RechosenFactor, d.NewFactor}
-	for _, g := range d.NewPending {
+	xs := []float64{d.RechosenFactor, d.NewFactor, d.LowFactor}
+	for _, g := range append(slices.Clip(d.NewPending), d.LowPending...) {
 		xs = append(xs, g.Mean, g.Count)
 	}
 	for _, l := range d.Env {
@@ -147,6 +144,33 @@ func (d Dispersion) finite() bool {
 		}
 	}
 	return true
+}
+
+// appendPending appends pending groups: their count, then each one's mean and count as
+// float64s, its size and successes as uvarints.
+func appendPending(b []byte, pending []MatchGroup) []byte {
+	b = binary.AppendUvarint(b, uint64(len(pending)))
+	for _, g := range pending {
+		b = appendF64(appendF64(b, g.Mean), g.Count)
+		b = binary.AppendUvarint(binary.AppendUvarint(b, uint64(g.N)), uint64(g.K))
+	}
+	return b
+}
+
+// pending reads pending groups as appendPending wrote them.
+func (d *wsDecoder) pending() []MatchGroup {
+	n := d.uvarint()
+	if n > uint64(len(d.b)) {
+		d.bad = true
+		return nil
+	}
+	var out []MatchGroup
+	for range n {
+		g := MatchGroup{Mean: d.float64(), Count: d.float64()}
+		g.N, g.K = int64(min(d.uvarint(), 1<<20)), int64(min(d.uvarint(), 1<<20))
+		out = append(out, g)
+	}
+	return out
 }
 
 // appendSignals appends each signal as byte 0 (none) or 1, then its sum and n.
@@ -251,16 +275,8 @@ func (d *Dispersion) UnmarshalBinary(data []byte) error {
 		out.Stuck = r.trend()
 	}
 	if v4 {
-		out.NewFactor = r.float64()
-		n := r.uvarint()
-		if n > uint64(len(r.b)) {
-			return errDispersion
-		}
-		for range n {
-			g := MatchGroup{Mean: r.float64(), Count: r.float64()}
-			g.N, g.K = int64(min(r.uvarint(), 1<<20)), int64(min(r.uvarint(), 1<<20))
-			out.NewPending = append(out.NewPending, g)
-		}
+		out.NewFactor, out.NewPending = r.float64(), r.pending()
+		out.LowFactor, out.LowPending = r.float64(), r.pending()
 	}
 	if v == dispersionVersion5 {
 		out.Graded = &GradedCal{Untried: r.trendFlag(), Rechosen: r.trendFlag(), Random: r.trendFlag()}

@@ -113,6 +113,11 @@ type Dispersion struct {
 	// NewPending are the groups of such picks that came back, as predicted, while too few to
 	// measure the factor (fewer than minFactorGroups): measured with the next ones.
 	NewPending []MatchGroup `json:"new_pending,omitempty"`
+	// LowFactor takes the place of RechosenFactor for selection's re-chosen picks predicted
+	// to teach little (lowValue: the tasks picked as the best variance left), and LowPending
+	// holds their groups while too few to measure it (see Params.LowMatch).
+	LowFactor  float64      `json:"low_factor,omitempty"`
+	LowPending []MatchGroup `json:"low_pending,omitempty"`
 	// NewSignal and ReSignal are the learning signal that groups of tasks never tried
 	// (exploration) and of tasks tried before returned (see State.ExplorationReturn).
 	NewSignal *Signal `json:"new_signal,omitempty"`
@@ -213,12 +218,8 @@ func (d Dispersion) clone() Dispersion {
 	out := Dispersion{Global: d.Global.clone(), Rechose: d.Rechose.clone(), Random: d.Random.clone(),
 		NewSignal: d.NewSignal.clone(), ReSignal: d.ReSignal.clone(), RandSignal: d.RandSignal.clone(),
 		CoverSignal: d.CoverSignal.clone(), ExploitSignal: d.ExploitSignal.clone(),
-		RechosenFactor: validFactor(d.RechosenFactor), NewFactor: validFactor(d.NewFactor)}
-	for _, g := range d.NewPending {
-		if g.valid() && len(out.NewPending) < minFactorGroups-1 {
-			out.NewPending = append(out.NewPending, g)
-		}
-	}
+		RechosenFactor: validFactor(d.RechosenFactor), NewFactor: validFactor(d.NewFactor), LowFactor: validFactor(d.LowFactor)}
+	out.NewPending, out.LowPending = validPending(d.NewPending), validPending(d.LowPending)
 	if d.Trend != nil && d.Trend.valid() {
 		tr := *d.Trend
 		out.Trend = &tr

@@ -145,6 +145,7 @@ type drift struct {
 	byCount       bool    // the counts may be drawn together (θ of the grid)
 	match         bool    // the re-chosen factor is measured (Params.DispersionMatch)
 	matchUntried  bool    // the never-tried factor is measured (Params.NewMatch)
+	matchLow      bool    // the low-value re-chosen factor is measured (Params.LowMatch)
 	stuck         bool    // stuck tasks are a channel of their own (Params.DispersionStuck)
 	graded        bool    // graded picks' maps are measured (Params.GradedCal)
 	scale         []correction
@@ -182,6 +183,7 @@ func (d *drift) start(st State, p Params) {
 	d.memory, d.prior = p.DispersionMemory, p.DispersionPrior
 	d.startScale, d.byMean, d.byCount = p.DispersionStart, p.DispersionByMean, p.DispersionByCount
 	d.match, d.matchUntried = p.DispersionMatch, p.NewMatch
+	d.matchLow = p.DispersionMatch && p.LowMatch
 	d.stuck = p.DispersionStuck && p.DispersionMemory > 0
 	d.disp = Dispersion{}
 	if d.memory > 0 {
@@ -192,6 +194,9 @@ func (d *drift) start(st State, p Params) {
 	}
 	if !d.matchUntried {
 		d.disp.NewFactor, d.disp.NewPending = 0, nil // as the stuck map
+	}
+	if !d.matchLow {
+		d.disp.LowFactor, d.disp.LowPending = 0, nil
 	}
 	d.graded = p.GradedCal && p.DispersionMemory > 0
 	if !d.graded {

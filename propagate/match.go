@@ -28,6 +28,14 @@ func (d Dispersion) newFactor() float64 {
 	return 1
 }
 
+// lowFactor is the stored low-value re-chosen factor, the re-chosen factor when unset.
+func (d Dispersion) lowFactor() float64 {
+	if f := validFactor(d.LowFactor); f > 0 {
+		return f
+	}
+	return d.rechosenFactor()
+}
+
 // rechosenFactor is the stored re-chosen factor, 1 when unset.
 func (d Dispersion) rechosenFactor() float64 {
 	if f := validFactor(d.RechosenFactor); f > 0 {
@@ -43,14 +51,30 @@ func (d Dispersion) rechosenFactor() float64 {
 func (d *drift) matchRechosen(groups []group) {
 	k := correctionOf(d.disp.Rechose, nil, 0, d.byMean, d.byCount)
 	var obs []MatchGroup
+	low := d.disp.LowPending
 	for _, gr := range groups {
 		if gr.b.Tried && !gr.b.Random && !(d.stuck && stuckBaseline(gr.b)) {
-			obs = append(obs, matchGroup(gr, k))
+			g := matchGroup(gr, k)
+			if d.matchLow && lowValue(g.Mean, g.Count) {
+				low = append(low, g)
+			} else {
+				obs = append(obs, g)
+			}
 		}
 	}
 	if f, ok := matchFactor(obs); ok {
 		d.disp.RechosenFactor = towards(d.disp.rechosenFactor(), f)
 	}
+	if !d.matchLow {
+		return
+	}
+	f, ok := matchFactor(low)
+	if !ok {
+		d.disp.LowPending = low
+		return
+	}
+	d.disp.LowPending = nil
+	d.disp.LowFactor = towards(d.disp.lowFactor(), f)
 }
 
 // matchNew moves the never-tried factor (Params.NewMatch) as matchRechosen moves the
@@ -82,6 +106,22 @@ func (d *drift) matchNew(groups []group) {
 	d.disp.NewPending = nil
 	d.disp.NewFactor = towards(d.disp.newFactor(), f)
 }
+
+// validPending is the valid groups of pending, at most minFactorGroups−1 (nil when none).
+func validPending(pending []MatchGroup) []MatchGroup {
+	var out []MatchGroup
+	for _, g := range pending {
+		if g.valid() && len(out) < minFactorGroups-1 {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// lowValue reports whether a re-chosen pick predicted with mean m and count n (under the
+// re-chosen correction) is one selection takes when nothing informative is left: 4·E[p(1−p)],
+// its exploitation value, below ½ (batcher's reason "best predicted variance left").
+func lowValue(m, n float64) bool { return 4*m*(1-m)*n/(n+1) < 0.5 }
 
 // MatchGroup is a group that measures a count factor: the mean and count predicted for its
 // task under its channel's correction then, its size and its successes.

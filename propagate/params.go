@@ -147,6 +147,14 @@ type Params struct {
 	// predicted (BENCHMARKS.md, "Never-tried picks: the winner's curse measured"). Selection
 	// reads the predictions without it. It needs DispersionMemory > 0; false measures nothing.
 	NewMatch bool
+	// LowMatch splits DispersionMatch's re-chosen factor in two: selection's re-chosen picks
+	// predicted to teach little (4·E[p(1−p)] below ½ under the re-chosen correction: the
+	// tasks batcher picks as "best predicted variance left", when nothing informative is
+	// left) are matched apart (Dispersion.LowFactor, their groups waiting in the state while
+	// fewer than minFactorGroups), the others by RechosenFactor as before. The one factor,
+	// fitted on all, is the informative picks' and leaves these predicted less degenerate
+	// than they come back (the acceptance harness: 5 to 19 points). Answer only.
+	LowMatch bool
 	// DispersionStuck predicts the tasks tried before whose every group so far was
 	// all-equal ("stuck": always or never solved, rewards 0 or 1) by a calibration map of
 	// their own (Dispersion.Stuck): the logit of the chance that such a task's next group is
@@ -232,6 +240,7 @@ func DefaultParams() Params {
 		DispersionMatch:   true,
 		GradedCal:         true,
 		NewMatch:          true,
+		LowMatch:          true,
 		GroupSize:         8,
 	}
 }

@@ -68,6 +68,16 @@ func (pr *Predictor) Picker(st State) func(p Prediction, tried, random bool) Pre
 		if !m.ok {
 			return p
 		}
+		if tried && !random {
+			if f := validFactor(st.Dispersion.LowFactor); f > 0 && pr.p.LowMatch {
+				base := m.k
+				base.scale /= st.Dispersion.RechosenFactor
+				if mm, n := base.apply(p.preMean(), p.count, p.centre); lowValue(mm, n) {
+					base.scale *= f
+					return pr.corrected(p, base)
+				}
+			}
+		}
 		return pr.corrected(p, m.k)
 	}
 }

@@ -280,6 +280,7 @@ func TestNeverTriedFactorStored(t *testing.T) {
 		d := base
 		d.NewFactor, d.Stuck = 0.3, stuck
 		d.NewPending = []MatchGroup{{Mean: 0.4, Count: 3.5, N: 8, K: 0}, {Mean: 0.9, Count: 12, N: 4, K: 3}}
+		d.LowFactor, d.LowPending = 0.7, []MatchGroup{{Mean: 0.05, Count: 20, N: 8, K: 0}}
 		b, err := d.MarshalBinary()
 		if err != nil {
 			t.Fatal(err)
@@ -288,8 +289,9 @@ func TestNeverTriedFactorStored(t *testing.T) {
 		if err := back.UnmarshalBinary(b); err != nil {
 			t.Fatalf("stuck %v: %v", stuck != nil, err)
 		}
-		if back.NewFactor != 0.3 || (back.Stuck == nil) != (stuck == nil) || !slices.Equal(back.NewPending, d.NewPending) {
-			t.Errorf("stuck %v: decoded factor %v, stuck %v", stuck != nil, back.NewFactor, back.Stuck)
+		if back.NewFactor != 0.3 || (back.Stuck == nil) != (stuck == nil) || !slices.Equal(back.NewPending, d.NewPending) ||
+			back.LowFactor != 0.7 || !slices.Equal(back.LowPending, d.LowPending) {
+			t.Errorf("stuck %v: decoded %+v", stuck != nil, back)
 		}
 		again, _ := back.MarshalBinary()
 		if !bytes.Equal(again, b) {

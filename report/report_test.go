@@ -237,7 +237,7 @@ func TestReportShowsCorrections(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := parse(t, buf.Bytes())
-	if !p.sections["corrections"] || p.tables["corrections-dispersion"] != 1+3+1 || p.tables["corrections-factors"] != 1+6 {
+	if !p.sections["corrections"] || p.tables["corrections-dispersion"] != 1+3+1 || p.tables["corrections-factors"] != 1+7 {
 		t.Fatalf("corrections section %v, tables of %d and %d rows", p.sections["corrections"],
 			p.tables["corrections-dispersion"], p.tables["corrections-factors"])
 	}

@@ -45,7 +45,8 @@ func Corrections(c propagate.Corrections) ([]CorrectionRow, []FactorRow) {
 		factors = append(factors, FactorRow{Name: name, Value: r.Factor, Groups: r.Groups, ReferenceGroups: r.ReferenceGroups, HasGroups: true})
 	}
 	factors = append(factors, FactorRow{Name: "rechosen_factor", Value: c.RechosenFactor},
-		FactorRow{Name: "never_tried_factor", Value: c.NeverTriedFactor}, FactorRow{Name: "rechosen_offset", Value: c.RechosenOffset})
+		FactorRow{Name: "never_tried_factor", Value: c.NeverTriedFactor},
+		FactorRow{Name: "rechosen_low_factor", Value: c.RechosenLowFactor}, FactorRow{Name: "rechosen_offset", Value: c.RechosenOffset})
 	return disp, factors
 }
 
