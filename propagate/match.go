@@ -65,16 +65,21 @@ func (d *drift) matchRechosen(groups []group) {
 	if f, ok := matchFactor(obs); ok {
 		d.disp.RechosenFactor = towards(d.disp.rechosenFactor(), f)
 	}
-	if !d.matchLow {
-		return
+	if d.matchLow {
+		d.disp.LowFactor, d.disp.LowPending = matchPending(d.disp.LowFactor, d.disp.lowFactor(), low)
 	}
-	f, ok := matchFactor(low)
+}
+
+// matchPending is a factor measured from groups that may be too few: the stored factor moved
+// towards (from prev, its value or what stands in for it while unset) what the groups
+// measure, and no groups left waiting; or, with fewer than minFactorGroups, the factor as it
+// was and the groups, to wait in the state for the next ones.
+func matchPending(stored, prev float64, groups []MatchGroup) (float64, []MatchGroup) {
+	f, ok := matchFactor(groups)
 	if !ok {
-		d.disp.LowPending = low
-		return
+		return stored, groups
 	}
-	d.disp.LowPending = nil
-	d.disp.LowFactor = towards(d.disp.lowFactor(), f)
+	return towards(prev, f), nil
 }
 
 // matchNew moves the never-tried factor (Params.NewMatch) as matchRechosen moves the
@@ -98,13 +103,7 @@ func (d *drift) matchNew(groups []group) {
 		}
 		obs = append(obs, matchGroup(gr, k))
 	}
-	f, ok := matchFactor(obs)
-	if !ok {
-		d.disp.NewPending = obs
-		return
-	}
-	d.disp.NewPending = nil
-	d.disp.NewFactor = towards(d.disp.newFactor(), f)
+	d.disp.NewFactor, d.disp.NewPending = matchPending(d.disp.NewFactor, d.disp.newFactor(), obs)
 }
 
 // validPending is the valid groups of pending, at most minFactorGroups−1 (nil when none).
