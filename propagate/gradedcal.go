@@ -136,7 +136,10 @@ func (c *GradedCal) gradedMap(channel int) [2]float32 {
 	if tr == nil || !tr.valid() || tr.N <= 0 {
 		return [2]float32{}
 	}
-	return [2]float32{float32(tr.Beta[0]), float32(tr.Beta[1])}
+	// coefficients beyond any that a fit gives (a damaged or crafted state): bounded before the
+	// float32, which would make them infinite and the offset not a number
+	const most = 1e6
+	return [2]float32{float32(min(max(tr.Beta[0], -most), most)), float32(min(max(tr.Beta[1], -most), most))}
 }
 
 // calibrate is d moved by the map m (Prediction.cal); the identity map and d >= 1 leave it
@@ -147,6 +150,9 @@ func calibrate(d float64, m [2]float32) float64 {
 	}
 	x := gradedFeatures(d)
 	off := min(max(float64(m[0])+float64(m[1])*x[1], -gradedBound), gradedBound)
+	if off != off { // not a number (an infinite coefficient times a zero feature): no shift
+		off = 0
+	}
 	return clamp01(sigmoid(logit(d) + off))
 }
 

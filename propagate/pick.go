@@ -46,6 +46,15 @@ func (pr *Predictor) Picker(st State) func(p Prediction, tried, random bool) Pre
 		ok, worked bool
 	}
 	var kinds [2][2]memo
+	// the low-value re-chosen factor applies to a re-chosen pick whose prediction under the
+	// re-chosen correction teaches little, whether or not the re-chosen factor is measured
+	lowF := validFactor(st.Dispersion.LowFactor)
+	var reK correction
+	if lowF > 0 && pr.p.LowMatch && pr.p.DispersionMatch {
+		reK = correctionOf(st.Dispersion.Rechose, nil, 0, pr.p.DispersionByMean, pr.p.DispersionByCount)
+	} else {
+		lowF = 0
+	}
 	graded := pr.p.GradedCal && pr.p.DispersionMemory > 0
 	return func(p Prediction, tried, random bool) Prediction {
 		if graded && p.Graded() {
@@ -60,6 +69,13 @@ func (pr *Predictor) Picker(st State) func(p Prediction, tried, random bool) Pre
 		if !tried && !random {
 			return pr.untried(st.Dispersion, p)
 		}
+		if tried && !random && lowF > 0 {
+			if mm, n := reK.apply(p.preMean(), p.count, p.centre); lowValue(mm, n) {
+				k := reK
+				k.scale *= lowF
+				return pr.corrected(p, k)
+			}
+		}
 		m := &kinds[b2i(tried)][b2i(random)]
 		if !m.worked {
 			m.k, m.ok = pr.pickCorrection(st.Dispersion, tried, random)
@@ -67,16 +83,6 @@ func (pr *Predictor) Picker(st State) func(p Prediction, tried, random bool) Pre
 		}
 		if !m.ok {
 			return p
-		}
-		if tried && !random {
-			if f := validFactor(st.Dispersion.LowFactor); f > 0 && pr.p.LowMatch {
-				base := m.k
-				base.scale /= st.Dispersion.RechosenFactor
-				if mm, n := base.apply(p.preMean(), p.count, p.centre); lowValue(mm, n) {
-					base.scale *= f
-					return pr.corrected(p, base)
-				}
-			}
 		}
 		return pr.corrected(p, m.k)
 	}
