@@ -7,14 +7,14 @@ import (
 	"github.com/envsched/envsched/stats"
 )
 
-// TestReview11bLowFactorAppliedWhileRechosenUnmeasured: when every re-chosen pick that came
+// TestLowFactorAppliedWhileRechosenUnmeasured: when every re-chosen pick that came
 // back was predicted to teach little (late in training, "best predicted variance left"), the
 // call measures the low-value factor but never the re-chosen one (its groups all went to the
 // low side). Corrections (status.json, stats, metrics) then shows rechosen_low_factor as the
 // measured value, "what the next call uses"; but Picker applies the low factor only when
 // validFactor(RechosenFactor) != 0 (pickCorrection returns false first), so the answer's
-// p_degenerate is the one without it. Fails on main: the measured factor is never used.
-func TestReview11bLowFactorAppliedWhileRechosenUnmeasured(t *testing.T) {
+// p_degenerate is the one without it. It failed before the fix: the measured factor was never used (review11b).
+func TestLowFactorAppliedWhileRechosenUnmeasured(t *testing.T) {
 	// The drift measures: 20 low-value re-chosen groups, no informative ones.
 	var d drift
 	d.start(State{}, DefaultParams())

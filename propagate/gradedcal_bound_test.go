@@ -5,13 +5,13 @@ import (
 	"testing"
 )
 
-// TestReview11bGradedMapHugeCoefficientsBounded: a stored graded map is valid() whenever its
+// TestGradedMapHugeCoefficientsBounded: a stored graded map is valid() whenever its
 // numbers are finite, but gradedMap narrows its coefficients to float32: a finite float64
 // beyond float32's range (a crafted or damaged state; 1e39) becomes ±Inf, and calibrate's
 // offset is then Inf·0 or Inf−Inf = NaN, which max/min keep and Clamp01 turns into 0. The
 // answer's p_degenerate of such a graded pick is 0 ("never all-equal") instead of the
 // logit offset being bounded by gradedBound as documented. Fails on main.
-func TestReview11bGradedMapHugeCoefficientsBounded(t *testing.T) {
+func TestGradedMapHugeCoefficientsBounded(t *testing.T) {
 	for _, tc := range []struct {
 		beta [2]float64
 		d    float64
