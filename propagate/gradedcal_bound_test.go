@@ -10,7 +10,7 @@ import (
 // beyond float32's range (a crafted or damaged state; 1e39) becomes ±Inf, and calibrate's
 // offset is then Inf·0 or Inf−Inf = NaN, which max/min keep and Clamp01 turns into 0. The
 // answer's p_degenerate of such a graded pick is 0 ("never all-equal") instead of the
-// logit offset being bounded by gradedBound as documented. Fails on main.
+// logit offset being bounded by gradedBound as documented. It failed before the bound (review11b).
 func TestGradedMapHugeCoefficientsBounded(t *testing.T) {
 	for _, tc := range []struct {
 		beta [2]float64
