@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -27,29 +28,7 @@ func TestInterruptedImportLeavesNoCopy(t *testing.T) {
 	must(t, f.Close())
 	dir := filepath.Join(t.TempDir(), "x")
 	cmd := execCommand([]string{"catalog", "import", "--dir", dir, src})
-	var msg lockedBuffer
-	cmd.Stdout, cmd.Stderr = &msg, &msg
-	must(t, cmd.Start())
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
-	temp := func() bool {
-		m, _ := filepath.Glob(filepath.Join(dir, "catalog", ".big.jsonl.tmp-*"))
-		return len(m) > 0
-	}
-	for !temp() {
-		select {
-		case <-exited:
-			t.Skipf("the import was done before its copy was seen (%s): the machine is too fast for this source", msg.String())
-		case <-time.After(time.Millisecond):
-		}
-	}
-	cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-exited:
-	case <-time.After(60 * time.Second):
-		cmd.Process.Kill()
-		t.Fatal("the interrupted import did not end")
-	}
+	msg := interruptOnceSeen(t, cmd, filepath.Join(dir, "catalog", ".big.jsonl.tmp-*"), "import")
 	entries, err := os.ReadDir(filepath.Join(dir, "catalog"))
 	must(t, err)
 	var left []string
@@ -75,18 +54,33 @@ func TestInterruptedExportLeavesNoFile(t *testing.T) {
 	}
 	outDir := t.TempDir()
 	cmd := execCommand([]string{"export", "--dir", dir, "--what", "rollouts", "--out", filepath.Join(outDir, "r.jsonl")})
-	var msg lockedBuffer
-	cmd.Stdout, cmd.Stderr = &msg, &msg
+	msg := interruptOnceSeen(t, cmd, filepath.Join(outDir, ".r.jsonl.tmp-*"), "export")
+	entries, err := os.ReadDir(outDir)
+	must(t, err)
+	for _, e := range entries {
+		if e.Name() != "r.jsonl" { // done just before the signal: the whole file
+			t.Errorf("left beside --out after the interrupt: %s (exit %d: %s)", e.Name(), cmd.ProcessState.ExitCode(), msg.String())
+		}
+	}
+}
+
+// interruptOnceSeen starts cmd, sends it SIGTERM as soon as a file matching pattern (its
+// temporary file) exists, and waits for it to end; it returns what cmd printed. The test is
+// skipped when cmd ends before the file is seen (the machine too fast for the source).
+func interruptOnceSeen(t *testing.T, cmd *exec.Cmd, pattern, what string) *lockedBuffer {
+	t.Helper()
+	msg := new(lockedBuffer)
+	cmd.Stdout, cmd.Stderr = msg, msg
 	must(t, cmd.Start())
 	exited := make(chan struct{})
 	go func() { cmd.Wait(); close(exited) }()
 	for {
-		if m, _ := filepath.Glob(filepath.Join(outDir, ".r.jsonl.tmp-*")); len(m) > 0 {
+		if m, _ := filepath.Glob(pattern); len(m) > 0 {
 			break
 		}
 		select {
 		case <-exited:
-			t.Skipf("the export was done before its file was seen (%s)", msg.String())
+			t.Skipf("the %s was done before its temporary file was seen (%s)", what, msg.String())
 		case <-time.After(time.Millisecond):
 		}
 	}
@@ -95,13 +89,7 @@ func TestInterruptedExportLeavesNoFile(t *testing.T) {
 	case <-exited:
 	case <-time.After(60 * time.Second):
 		cmd.Process.Kill()
-		t.Fatal("the interrupted export did not end")
+		t.Fatalf("the interrupted %s did not end", what)
 	}
-	entries, err := os.ReadDir(outDir)
-	must(t, err)
-	for _, e := range entries {
-		if e.Name() != "r.jsonl" { // done just before the signal: the whole file
-			t.Errorf("left beside --out after the interrupt: %s (exit %d: %s)", e.Name(), cmd.ProcessState.ExitCode(), msg.String())
-		}
-	}
+	return msg
 }
