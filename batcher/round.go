@@ -186,7 +186,17 @@ func (s *selector) take(i int) {
 }
 
 func (s *selector) gain(i int32) float64 {
-	return s.score[i] - s.penalty(i)
+	return orLowest(s.score[i] - s.penalty(i))
+}
+
+// orLowest is x, or −∞ when x is NaN. A NaN gain compares unequal to itself, so the lazy
+// greedy, which puts back a candidate whose stored gain is not its gain now, put it back for
+// ever; and it orders no heap. −∞ is the last of every order, and equal to itself.
+func orLowest(x float64) float64 {
+	if x != x {
+		return math.Inf(-1)
+	}
+	return x
 }
 
 // bound is what a heap stores for candidate i when it is put in: its gain, but for the word
@@ -195,7 +205,7 @@ func (s *selector) gain(i int32) float64 {
 // picks are those of exact gains, and the overlap is worked out only for the candidates that
 // come near the top, not for every task of a heap made whole.
 func (s *selector) bound(i int32) float64 {
-	return s.score[i] - s.p.SimPenalty*float64(s.pen[i])
+	return orLowest(s.score[i] - s.p.SimPenalty*float64(s.pen[i]))
 }
 
 // penalty is what the round's taken tasks cost candidate i: SimPenalty times its largest

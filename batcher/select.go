@@ -431,6 +431,10 @@ func (s *selector) values(i int) values {
 	if v.newEnv {
 		v.novel += 0.5
 	}
+	// Both are in [0, 1] for every prediction propagate makes; a prediction that is not a number
+	// (a damaged input no check caught: NaN evidence) is valued as nothing, so that no score,
+	// environment value or answer holds NaN.
+	v.exploit, v.uncertain = clamp01(v.exploit), clamp01(v.uncertain)
 	return v
 }
 
