@@ -310,7 +310,58 @@ var (
 	utf16BE = []byte{0xfe, 0xff}
 )
 
+// decodeObject reads body as one JSON object, in one pass: its members (of a key given twice,
+// the last value, as json.Unmarshal keeps), refusing a field given twice and anything after
+// the object. A body that is no object, or does not parse, is read again by readObject for the
+// message that says why (two passes, as every body took before: a body of many keys was read
+// whole twice).
 func decodeObject(body []byte) (map[string]json.RawMessage, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	raw, dup, ok := members(dec)
+	if !ok {
+		return readObject(body)
+	}
+	if dec.More() {
+		return nil, badf("the request has more than one JSON value (after the object: %s): write one object such as "+
+			"{\"size\": 64}", trailing(body[dec.InputOffset():]))
+	}
+	if dup != "" {
+		return nil, badf("the request gives %q twice: give each field once", short(json.RawMessage(dup)))
+	}
+	return raw, nil
+}
+
+// members reads one JSON object from dec, token by token: its members, and the first field
+// (one of fields) given twice, if any. ok is false when what dec holds is no whole object.
+func members(dec *json.Decoder) (raw map[string]json.RawMessage, dup string, ok bool) {
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, "", false
+	}
+	raw = map[string]json.RawMessage{}
+	for dec.More() {
+		t, err := dec.Token()
+		k, isKey := t.(string)
+		if err != nil || !isKey {
+			return nil, "", false
+		}
+		var v json.RawMessage
+		if dec.Decode(&v) != nil {
+			return nil, "", false
+		}
+		if _, twice := raw[k]; twice && dup == "" && slices.Contains(fields, k) {
+			dup = k
+		}
+		raw[k] = v
+	}
+	if t, err := dec.Token(); err != nil || t != json.Delim('}') {
+		return nil, "", false
+	}
+	return raw, dup, true
+}
+
+// readObject is decodeObject in two passes (json.Unmarshal's, then duplicateKey's), for the
+// message of a body that is not one JSON object: json's error says where it breaks.
+func readObject(body []byte) (map[string]json.RawMessage, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	var raw map[string]json.RawMessage
 	if err := dec.Decode(&raw); err != nil || raw == nil {
