@@ -62,7 +62,8 @@ func (d *Daemon) handle(name string, tm timing) (bool, error) {
 	}
 	d.crash.at(CrashBeforeCommit)
 	start := time.Now()
-	answer, early, err := d.answerEarly(id, body)
+	parsed := d.parse(body)
+	answer, early, err := d.answerEarly(id, body, parsed)
 	tm.choose = time.Since(start)
 	if err != nil {
 		early.discard()
@@ -74,9 +75,9 @@ func (d *Daemon) handle(name string, tm timing) (bool, error) {
 		return false, fmt.Errorf("answer request %s: %w", id, err)
 	}
 	d.crash.at(CrashAfterCommit)
-	d.warnIgnored(id, body)
+	d.warnIgnored(id, parsed)
 	if early == nil { // maybe an answer stored before: the same ID gets it whatever the body says now
-		d.warnReused(id, body, answer)
+		d.warnReused(id, parsed, answer)
 	}
 	return d.publish(id, answer, tm, early.take(answer))
 }
@@ -84,8 +85,8 @@ func (d *Daemon) handle(name string, tm timing) (bool, error) {
 // warnIgnored logs the keys of an answered request's body that are no request field and were
 // ignored (schedule.Request.Ignored: the trainer's own bookkeeping, or a field of a newer
 // protocol), so that a trainer that meant one of them as a field learns it from the log.
-func (d *Daemon) warnIgnored(id string, body []byte) {
-	req, err := schedule.ParseRequest(body, d.cfg.BatchSize, d.cfg.GroupSize)
+func (d *Daemon) warnIgnored(id string, parsed schedule.Parsed) {
+	req, err := parsed.Request, parsed.Err
 	if err != nil || len(req.Ignored) == 0 {
 		return
 	}
@@ -103,10 +104,10 @@ func (d *Daemon) warnIgnored(id string, body []byte) {
 // warnReused logs a request whose body asks for another size, group size or step than its
 // answer has: an ID answered before and written again with another body gets the stored answer
 // (the same ID always gets the same answer), which the trainer may not expect. A new answer
-// always agrees with its body, so calling it for one costs a parse and says nothing.
-func (d *Daemon) warnReused(id string, body, answer []byte) {
+// always agrees with its body, so calling it for one says nothing.
+func (d *Daemon) warnReused(id string, parsed schedule.Parsed, answer []byte) {
 	sum := summarise(answer)
-	req, err := schedule.ParseRequest(body, d.cfg.BatchSize, d.cfg.GroupSize)
+	req, err := parsed.Request, parsed.Err
 	if err == nil && req.Size == sum.Size && req.GroupSize == sum.GroupSize && (req.Step == nil || *req.Step == sum.Step) {
 		return
 	}

@@ -212,6 +212,31 @@ func (s *Scheduler) Answer(id string, body []byte) ([]byte, error) {
 // are not durable when early runs, and the store may still fail: nothing may show them until
 // AnswerEarly has returned without an error.
 func (s *Scheduler) AnswerEarly(id string, body []byte, early func(answer []byte)) ([]byte, error) {
+	return s.answer(id, func() Parsed { return s.Parse(body) }, early)
+}
+
+// Parsed is a request body parsed once (Scheduler.Parse): the request, or the *RequestError
+// that says why it cannot be served.
+type Parsed struct {
+	Request Request
+	Err     error
+}
+
+// Parse parses a request body with the Scheduler's default size and group size (ParseRequest).
+func (s *Scheduler) Parse(body []byte) Parsed {
+	req, err := ParseRequest(body, s.opts.Size, s.opts.GroupSize)
+	return Parsed{Request: req, Err: err}
+}
+
+// AnswerParsed is AnswerEarly of a body parsed already by Parse, so that a caller that reads the
+// parse itself (the daemon logs the keys it ignored) parses each body once: a body of many keys
+// was parsed once to answer and once more for the log.
+func (s *Scheduler) AnswerParsed(id string, p Parsed, early func(answer []byte)) ([]byte, error) {
+	return s.answer(id, func() Parsed { return p }, early)
+}
+
+// answer is AnswerEarly with the body's parse asked for only when id has no stored answer.
+func (s *Scheduler) answer(id string, parse func() Parsed, early func(answer []byte)) ([]byte, error) {
 	if !ValidID(id) {
 		return nil, badf("request ID %q: want %s", id, IDRule)
 	}
@@ -222,7 +247,8 @@ func (s *Scheduler) AnswerEarly(id string, body []byte, early func(answer []byte
 	} else if !errors.Is(err, storage.ErrNotFound) {
 		return nil, err
 	}
-	req, err := ParseRequest(body, s.opts.Size, s.opts.GroupSize)
+	parsed := parse()
+	req, err := parsed.Request, parsed.Err
 	if err != nil {
 		return nil, err
 	}
