@@ -16,6 +16,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/envsched/envsched/storage"
@@ -277,6 +278,9 @@ func (in *Ingester) expand(p string) ([]candidate, error) {
 	}
 	if kind, ok := classify(rel); ok {
 		return []candidate{{rel: rel, kind: kind}}, nil
+	}
+	if !slices.ContainsFunc(strings.Split(rel, "/"), ignored) {
+		in.misnamed(rel) // as a full listing does: hinted alone, such a file was skipped without a word
 	}
 	return nil, nil
 }
