@@ -59,6 +59,37 @@ func TestMisnamedRolloutFileWhileRunningIsLogged(t *testing.T) {
 	}
 }
 
+// A catalogue put in a subfolder of catalog/ (catalog/v2/tasks.jsonl) is not read, as
+// PROTOCOL.md says, and the daemon's log says so once per subfolder, whether it was there at start
+// or came while it runs: it was ignored without a word, its tasks never known.
+func TestNestedCatalogueIsLogged(t *testing.T) {
+	dir := t.TempDir()
+	row := `{"env":"nested","task_id":"n1","text":"a task in a subfolder"}` + "\n"
+	must(t, os.MkdirAll(filepath.Join(dir, "catalog", "v2"), 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "catalog", "v2", "tasks.jsonl"), []byte(row), 0o644))
+	d := start(t, dir, opts{args: []string{"--rescan-interval", "100ms"}})
+	d.waitReady()
+	must(t, os.MkdirAll(filepath.Join(dir, "catalog", "v3"), 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "catalog", "v3", "tasks.parquet"), []byte("PAR1"), 0o644))
+	waitFor(t, 15*time.Second, "both subfolders named in the log", func() bool {
+		log := d.stderr.String()
+		return strings.Contains(log, `"path":"catalog/v2/"`) && strings.Contains(log, `"path":"catalog/v3/"`)
+	})
+	writeRequest(t, dir, "after", `{"size": 2}`)
+	batch := waitBatch(t, d, "after")
+	if strings.Contains(string(batch), "nested") {
+		t.Errorf("a task of a subfolder's catalogue was chosen: %s", batch)
+	}
+	for _, folder := range []string{"catalog/v2/", "catalog/v3/"} {
+		if n := strings.Count(d.stderr.String(), `"path":"`+folder+`"`); n != 1 {
+			t.Errorf("%s named %d times; want once", folder, n)
+		}
+	}
+	if code := d.signal(syscall.SIGTERM); code != 0 {
+		t.Errorf("SIGTERM: exit %d", code)
+	}
+}
+
 // waitFor waits at most limit for cond, then fails the test naming what it waited for.
 func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
 	t.Helper()

@@ -39,7 +39,8 @@ type Ingester struct {
 
 	refused map[string]bool // candidates refused (path and reason) since New: logged once
 	// warnedNames are the files of rollouts/ not read though named like rollouts (misnamed),
-	// logged once each since New.
+	// and the subfolders of catalog/ holding files named like catalogues, logged once each
+	// since New.
 	warnedNames map[string]bool
 	// held are the quarantine's entries for whole files (path and reason), loaded at the first
 	// refusal (quarantineOnce); nil until then.
@@ -234,6 +235,10 @@ func (in *Ingester) misnamed(rel string) {
 	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
 		name = rel[i+1:]
 	}
+	if top == CatalogDir {
+		in.nestedCatalogue(rel, name)
+		return
+	}
 	if top != RolloutsDir || in.warnedNames[rel] {
 		return
 	}
@@ -248,6 +253,25 @@ func (in *Ingester) misnamed(rel string) {
 	in.warnedNames[rel] = true
 	in.opts.Logger.Warn("file in rollouts/ not read: rollout files are read only under names ending in .jsonl "+
 		"(lower case, uncompressed); rename it to count its lines", "path", rel)
+}
+
+// nestedCatalogue logs once per subfolder of catalog/ that holds a file named like a catalogue
+// (rel, named name: *.jsonl, *.parquet in any case): catalogue files are read only directly in
+// catalog/, and a catalogue put in catalog/v2/ was ignored without a word, its tasks never
+// known (tasks first seen in rollouts got no text, tools or embedding).
+func (in *Ingester) nestedCatalogue(rel, name string) {
+	parts := strings.SplitN(rel, "/", 3)
+	lower := strings.ToLower(name)
+	if len(parts) < 3 || !strings.HasSuffix(lower, ".jsonl") && !strings.HasSuffix(lower, ".parquet") {
+		return
+	}
+	folder := parts[0] + "/" + parts[1] + "/"
+	if in.warnedNames[folder] {
+		return
+	}
+	in.warnedNames[folder] = true
+	in.opts.Logger.Warn("folder in catalog/ not read: catalogue files are read only directly in catalog/ "+
+		"(no subfolders); move them there to have their tasks", "path", folder, "file", rel)
 }
 
 // relOf is p relative to the exchange directory, '/' separated.

@@ -71,3 +71,35 @@ func TestMisnamedRolloutFileHintedIsNamedInTheLog(t *testing.T) {
 		}
 	}
 }
+
+// TestNestedCatalogueIsNamedInTheLog: catalogue files in a subfolder of catalog/ are not read
+// (PROTOCOL.md, section 1), and the log now says so, once per subfolder, whether a full listing
+// or a hint finds them; a subfolder of other files is not named. A catalogue put in
+// catalog/v2/ was ignored without a word: its tasks were never known.
+func TestNestedCatalogueIsNamedInTheLog(t *testing.T) {
+	var log bytes.Buffer
+	e := newEnv(t, Options{Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	row := `{"env":"e","task_id":"1","text":"x"}` + "\n"
+	for _, name := range []string{"v2/tasks.jsonl", "v2/more.jsonl", "v2/deep/x.parquet", "notes/readme.txt", ".old/tasks.jsonl"} {
+		e.write("catalog/"+name, row)
+	}
+	e.scan()
+	e.write("catalog/v3/TASKS.JSONL", row)
+	if _, err := e.in.ScanPaths(context.Background(), []string{"catalog/v3/TASKS.JSONL"}); err != nil {
+		t.Fatal(err)
+	}
+	e.scan()
+	if got := len(e.tasks()); got != 0 {
+		t.Errorf("%d tasks known; want none (subfolders are not read)", got)
+	}
+	for _, folder := range []string{"catalog/v2/", "catalog/v3/"} {
+		if n := strings.Count(log.String(), "path="+folder+" "); n != 1 {
+			t.Errorf("%s named %d times in the log; want once:\n%s", folder, n, log.String())
+		}
+	}
+	for _, folder := range []string{"catalog/notes", "catalog/.old", "catalog/v2/deep"} {
+		if strings.Contains(log.String(), "path="+folder) {
+			t.Errorf("%s named in the log:\n%s", folder, log.String())
+		}
+	}
+}
