@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -33,7 +34,7 @@ func demoCommand() *cli.Command {
 			"trains the same simulated agent with random task choice and prints both side by side.",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "steps", Value: 120, Usage: "training steps of each run"},
-			&cli.StringFlag{Name: "out", Usage: "exchange `DIR` to use and keep (default: a temporary one)"},
+			&cli.StringFlag{Name: "out", Usage: "exchange `DIR` to use and keep, new or empty (default: a temporary one)"},
 			&cli.BoolFlag{Name: "keep", Usage: "keep the temporary exchange directory and print its path"},
 		},
 		Action:       demoAction,
@@ -67,9 +68,14 @@ func demoAction(c *cli.Context) error {
 }
 
 // demoDir is --out (made if needed, always kept) or a new temporary directory, removed at
-// the end unless keep.
+// the end unless keep. --out must be new or empty: the demo writes a simulated catalogue,
+// requests and rollouts into it, and a real exchange directory given by mistake took them
+// in (a daemon serving it chose the simulated tasks for its trainer's batches).
 func demoDir(out string, keep bool) (string, func(), error) {
 	if out != "" {
+		if err := emptyOrNew(out); err != nil {
+			return "", nil, err
+		}
 		if err := os.MkdirAll(out, 0o755); err != nil {
 			return "", nil, fmt.Errorf("demo dir: %w", err)
 		}
@@ -83,6 +89,24 @@ func demoDir(out string, keep bool) (string, func(), error) {
 		return dir, func() {}, nil
 	}
 	return dir, func() { os.RemoveAll(dir) }, nil
+}
+
+// emptyOrNew refuses a --out that exists and holds anything (a usage error).
+func emptyOrNew(out string) error {
+	entries, err := os.ReadDir(out)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil && !errors.Is(err, syscall.ENOTDIR):
+		return fmt.Errorf("demo dir: %w", err)
+	case err != nil:
+		return usageError{fmt.Errorf("--out %s: not a folder; give a new or empty folder", out)}
+	case len(entries) > 0:
+		return usageError{fmt.Errorf("--out %s: not empty (it holds %s): the demo writes a simulated catalogue, "+
+			"requests and rollouts into it, which would mix with what is there (an exchange directory's tasks, "+
+			"rollouts and answers); give a new or empty folder", out, entries[0].Name())}
+	}
+	return nil
 }
 
 // runDemo serves dir with the real daemon while the simulated trainer drives it, then trains

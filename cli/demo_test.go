@@ -104,3 +104,38 @@ func TestSeedLinesEstimateTimeLeft(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}
 }
+
+// TestDemoRefusesAFolderInUse: `demo --out DIR` on a folder that holds anything (an exchange
+// directory given by mistake) exits 2 and writes nothing there. It wrote its simulated
+// catalogue into DIR/catalog before it found the daemon serving DIR, and that daemon chose the
+// simulated tasks for its trainer's batches (all 4 of a real batch were sim-* tasks); with no
+// daemon, its requests and rollouts joined the real ones. A new or empty folder still works
+// (TestDemo).
+func TestDemoRefusesAFolderInUse(t *testing.T) {
+	dir := t.TempDir()
+	catalogue := `{"env":"real","task_id":"1"}` + "\n"
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(filepath.Join(dir, "catalog"), 0o755))
+	must(os.WriteFile(filepath.Join(dir, "catalog", "tasks.jsonl"), []byte(catalogue), 0o644))
+	code, _, errs := runCLI("demo", "--steps", "1", "--out", dir)
+	if code != exitUsage || !strings.Contains(errs, "not empty") {
+		t.Fatalf("demo --out on a folder in use: exit %d, %q; want exit %d saying it is not empty", code, errs, exitUsage)
+	}
+	entries, _ := os.ReadDir(filepath.Join(dir, "catalog"))
+	if len(entries) != 1 {
+		t.Errorf("catalog/ holds %d files after the refusal; want only the real catalogue", len(entries))
+	}
+	if _, err := os.Stat(filepath.Join(dir, "rollouts")); err == nil {
+		t.Errorf("the refused demo made rollouts/")
+	}
+	file := filepath.Join(t.TempDir(), "f")
+	must(os.WriteFile(file, nil, 0o644))
+	if code, _, errs := runCLI("demo", "--steps", "1", "--out", file); code != exitUsage || !strings.Contains(errs, "not a folder") {
+		t.Errorf("demo --out on a file: exit %d, %q", code, errs)
+	}
+}
