@@ -210,7 +210,11 @@ func newName() (string, error) {
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", fmt.Errorf("snapshot request name: %w", err)
 	}
-	if start, ok := startOf(os.Getpid()); ok { // the daemon tells a live reader by it, not by file times
+	start, ok := startOf(os.Getpid()) // the daemon tells a live reader by it, not by file times
+	switch view := ownView(); {
+	case ok && view != "": // and looks it up only when it sees the same processes
+		return fmt.Sprintf("r%d-s%d-v%s-%s", os.Getpid(), start, view, hex.EncodeToString(b[:])), nil
+	case ok:
 		return fmt.Sprintf("r%d-s%d-%s", os.Getpid(), start, hex.EncodeToString(b[:])), nil
 	}
 	return fmt.Sprintf("r%d-%s", os.Getpid(), hex.EncodeToString(b[:])), nil

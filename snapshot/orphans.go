@@ -2,10 +2,13 @@ package snapshot
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -22,12 +25,49 @@ import (
 // MaxAge or more made the sweep take a reader's fresh request or copy for an orphan (the reader
 // then waited for a copy that was gone). The start time tells a reused process id from the
 // reader's. MaxAge stays as the net under names of other shapes, and names without a start time.
+//
+// A process id means something only to a process that sees the same processes: a reader in
+// another PID namespace (a container, a sidecar sharing the exchange folder) or on another
+// machine (a shared file system) has an id the daemon cannot look up, or that names another of
+// its processes. The daemon took such a reader for gone and removed its request or copy, and the
+// reader waited for a copy that never came (4 of 6 readers started together in other PID
+// namespaces exited 3). So a name also carries the reader's view (r<PID>-s<START>-v<VIEW>-<random>:
+// a hash of the machine's boot id and the PID namespace), and the daemon judges by the process
+// only the names of its own view; another view's files go by MaxAge, as names without a start
+// time do.
 
 // owner is who a file name of the folder says wrote it.
 type owner struct {
 	pid   int
 	start uint64 // the process's start time in clock ticks since boot; 0 when the name has none
+	view  string // the writer's view (viewOf); "" when the name has none
 }
+
+// viewDigits is the length of a view in a name: 16 hex digits.
+const viewDigits = 16
+
+// ownView is this process's view, read once (viewOf).
+var ownView = sync.OnceValue(viewOf)
+
+// viewOf is what tells the processes this process can see: the first 16 hex digits of the
+// SHA-256 of the machine's boot id (/proc/sys/kernel/random/boot_id) and of its PID namespace
+// (/proc/self/ns/pid); "" when either cannot be read.
+func viewOf() string {
+	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	ns, err := os.Readlink("/proc/self/ns/pid")
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(strings.TrimSpace(string(boot)) + "\x00" + ns))
+	return hex.EncodeToString(sum[:])[:viewDigits]
+}
+
+// visible reports whether the owner's process can be looked up from here: its name gives no
+// view (an older reader, taken as before) or this process's own.
+func (o owner) visible() bool { return o.view == "" || o.view == ownView() }
 
 // ownerOf returns the owner named by a file name of the folder ("r123-ab.db",
 // "r123-s4567-ab.db", ".r123-ab.db.tmp-x"), and whether it names one.
@@ -46,10 +86,15 @@ func ownerOf(file string) (owner, bool) {
 		return owner{}, false
 	}
 	o := owner{pid: pid}
-	if st, _, ok := strings.Cut(rest, "-"); ok && strings.HasPrefix(st, "s") {
-		if n, err := strconv.ParseUint(st[1:], 10, 64); err == nil && n > 0 {
-			o.start = n
-		}
+	st, rest, ok := strings.Cut(rest, "-")
+	if !ok || !strings.HasPrefix(st, "s") {
+		return o, true
+	}
+	if n, err := strconv.ParseUint(st[1:], 10, 64); err == nil && n > 0 {
+		o.start = n
+	}
+	if v, _, ok := strings.Cut(rest, "-"); ok && len(v) == 1+viewDigits && v[0] == 'v' {
+		o.view = v[1:]
 	}
 	return o, true
 }
@@ -93,7 +138,7 @@ func (s *server) sweepOrphans() int {
 	n := 0
 	s.removeIn(func(name string, _ *unix.Stat_t) bool {
 		o, ok := ownerOf(name)
-		return ok && o.pid != os.Getpid() && !o.alive()
+		return ok && o.visible() && o.pid != os.Getpid() && !o.alive()
 	}, func(name string) {
 		n++
 		o, _ := ownerOf(name)

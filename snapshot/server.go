@@ -343,7 +343,7 @@ func (s *server) write(name string) (int64, error) {
 // by the wall clock, which may have jumped forward.
 func (s *server) sweep(now time.Time) {
 	s.removeIn(func(name string, st *unix.Stat_t) bool {
-		if o, ok := ownerOf(name); ok && o.start != 0 && o.alive() {
+		if o, ok := ownerOf(name); ok && o.start != 0 && o.visible() && o.alive() {
 			return false
 		}
 		return now.Sub(time.Unix(st.Mtim.Unix())) >= s.opts.MaxAge
