@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/envsched/envsched/daemon"
+	"github.com/envsched/envsched/internal/procview"
 	"github.com/envsched/envsched/ledger"
 	"github.com/envsched/envsched/propagate"
 	"github.com/envsched/envsched/report"
@@ -620,5 +621,39 @@ func TestLinkedInputFoldersRefused(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(outside, "tasks.jsonl")); err == nil {
 			t.Error("catalog import wrote through the link, outside DIR")
 		}
+	}
+}
+
+// TestStatusOfADaemonInAnotherPIDNamespace: status.json written by a daemon of another view
+// (another container's PID namespace, another machine) is judged by its heartbeat: its pid
+// names nothing here, or another process, and `envsched status` said NOT RUNNING (exit 1) of a
+// daemon running in the next container. A pid of this view that is gone is still NOT RUNNING,
+// and a stale heartbeat of another view too.
+func TestStatusOfADaemonInAnotherPIDNamespace(t *testing.T) {
+	dir := t.TempDir()
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	write := func(view string, updated time.Time) {
+		s := daemon.Status{Version: "test", PID: gone.Process.Pid, PIDView: view, StartedAt: "2026-12-02T17:00:00Z",
+			UpdatedAt: updated.UTC().Format(time.RFC3339), DB: "x.db", WatchMode: "notify"}
+		data, _ := json.Marshal(s)
+		if err := os.WriteFile(filepath.Join(dir, "status.json"), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("0123456789abcdef", time.Now())
+	code, out, errOut := opsApp(t, "status", "--dir", dir)
+	if code != 0 || !strings.Contains(out, ": running (by its heartbeat") {
+		t.Errorf("fresh heartbeat of another view: exit %d, %q %q; want running", code, out, errOut)
+	}
+	write(procview.View(), time.Now())
+	if code, out, _ := opsApp(t, "status", "--dir", dir); code != exitError || !strings.Contains(out, "is gone") {
+		t.Errorf("fresh heartbeat of this view, process gone: exit %d, %q", code, out)
+	}
+	write("0123456789abcdef", time.Now().Add(-time.Hour))
+	if code, out, _ := opsApp(t, "status", "--dir", dir); code != exitError || !strings.Contains(out, "NOT RUNNING (last seen") {
+		t.Errorf("stale heartbeat of another view: exit %d, %q", code, out)
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/envsched/envsched/daemon"
 	"github.com/envsched/envsched/fsutil"
+	"github.com/envsched/envsched/internal/procview"
 	"github.com/envsched/envsched/ledger"
 	"github.com/envsched/envsched/summary"
 )
@@ -71,7 +72,7 @@ func statusAction(c *cli.Context) error {
 	age, ok := heartbeatAge(s, time.Now())
 	stale := c.Duration("stale-after")
 	fresh := ok && age <= stale && age >= -stale
-	running := fresh && pidAlive(s.PID)
+	running := fresh && pidAlive(s)
 	if c.Bool("json") {
 		_, err = c.App.Writer.Write(data)
 	} else {
@@ -113,17 +114,23 @@ func ageText(age time.Duration, ok bool) string {
 // writeStatusText prints s for people. fresh says the heartbeat is recent; whether the process
 // exists on this machine decides between running, stopped and stuck.
 func writeStatusText(w io.Writer, s daemon.Status, age time.Duration, ok, fresh bool) error {
-	alive := pidAlive(s.PID)
+	alive := pidAlive(s)
 	var state string
 	switch {
+	case fresh && alive && !procview.Visible(s.PIDView):
+		state = fmt.Sprintf("running (by its heartbeat: process %d is in another PID namespace or on another machine, "+
+			"not looked up from here)", s.PID)
 	case fresh && alive:
 		state = "running"
 	case fresh:
 		state = fmt.Sprintf("NOT RUNNING (process %d is gone from this machine; last heartbeat %s)", s.PID, ageText(age, ok))
 	case ok && age < 0:
-		state = fmt.Sprintf("UNKNOWN, taken as NOT RUNNING (heartbeat %s; process %d %s)", ageText(age, ok), s.PID,
-			map[bool]string{true: "exists", false: "is gone from this machine"}[alive])
-	case alive:
+		proc := map[bool]string{true: "exists", false: "is gone from this machine"}[alive]
+		if !procview.Visible(s.PIDView) {
+			proc = "is in another PID namespace or on another machine"
+		}
+		state = fmt.Sprintf("UNKNOWN, taken as NOT RUNNING (heartbeat %s; process %d %s)", ageText(age, ok), s.PID, proc)
+	case alive && procview.Visible(s.PIDView):
 		state = fmt.Sprintf("NOT RUNNING (last seen %s; process %d still exists: it may be stuck)", ageText(age, ok), s.PID)
 	default:
 		state = "NOT RUNNING (last seen " + ageText(age, ok) + ")"
@@ -179,8 +186,15 @@ func writeCalibStatus(w io.Writer, c ledger.Summary) {
 	}
 }
 
-// pidAlive reports whether a process with this id exists on this machine.
-func pidAlive(pid int) bool {
+// pidAlive reports whether the daemon's process exists: looked up by its id when status.json's
+// view of it is this process's (or it names none), else taken as alive, since an id of another
+// PID namespace or machine names nothing here, or another process (a running daemon was said to
+// be NOT RUNNING, exit 1, by a status run in another container); the heartbeat decides then.
+func pidAlive(s daemon.Status) bool {
+	if !procview.Visible(s.PIDView) {
+		return true
+	}
+	pid := s.PID
 	if pid <= 0 {
 		return false
 	}

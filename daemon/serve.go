@@ -16,6 +16,7 @@ import (
 
 	"github.com/envsched/envsched/fsutil"
 	"github.com/envsched/envsched/ingest"
+	"github.com/envsched/envsched/internal/procview"
 	"github.com/envsched/envsched/ledger"
 	"github.com/envsched/envsched/propagate"
 	"github.com/envsched/envsched/schedule"
@@ -405,7 +406,7 @@ func (d *Daemon) status() (Status, error) {
 	}
 	if d.stored.ok && d.stored.gen == gen {
 		s := d.stored.status
-		s.PID, s.UpdatedAt, s.WatchMode = os.Getpid(), rfc3339(time.Now()), d.WatchMode()
+		s.PID, s.PIDView, s.UpdatedAt, s.WatchMode = os.Getpid(), procview.View(), rfc3339(time.Now()), d.WatchMode()
 		return s, nil
 	}
 	s, err := d.readStatus()
@@ -427,7 +428,7 @@ func (d *Daemon) readStatus() (Status, error) {
 		return Status{}, fmt.Errorf("read environments: %w", err)
 	}
 	s := Status{
-		Version: d.cfg.Version, PID: os.Getpid(), StartedAt: rfc3339(d.started),
+		Version: d.cfg.Version, PID: os.Getpid(), PIDView: procview.View(), StartedAt: rfc3339(d.started),
 		UpdatedAt: rfc3339(time.Now()), DB: d.db.Path(), Rollouts: c.Rollouts,
 		Quarantined: c.Quarantined, Duplicates: c.Duplicates, Clipped: c.Clipped,
 		Envs: int64(len(envs)), RequestsAnswered: c.RequestsAnswered, WatchMode: d.WatchMode(),

@@ -12,8 +12,12 @@ import (
 // Status is DIR/status.json, field for field as PROTOCOL.md names them. The counts are over
 // the whole database and survive restarts.
 type Status struct {
-	Version          string  `json:"version"`
-	PID              int     `json:"pid"`
+	Version string `json:"version"`
+	PID     int    `json:"pid"`
+	// PIDView names where PID can be looked up (procview.View: the machine's boot and the
+	// daemon's PID namespace); a reader of another view (another container or machine) cannot
+	// tell from PID whether the daemon runs. Empty in the status.json of an older daemon.
+	PIDView          string  `json:"pid_view,omitempty"`
 	StartedAt        string  `json:"started_at"`
 	UpdatedAt        string  `json:"updated_at"`
 	DB               string  `json:"db"`

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/envsched/envsched/fsutil"
+	"github.com/envsched/envsched/internal/procview"
 	"github.com/envsched/envsched/storage"
 )
 
@@ -211,7 +212,7 @@ func newName() (string, error) {
 		return "", fmt.Errorf("snapshot request name: %w", err)
 	}
 	start, ok := startOf(os.Getpid()) // the daemon tells a live reader by it, not by file times
-	switch view := ownView(); {
+	switch view := procview.View(); {
 	case ok && view != "": // and looks it up only when it sees the same processes
 		return fmt.Sprintf("r%d-s%d-v%s-%s", os.Getpid(), start, view, hex.EncodeToString(b[:])), nil
 	case ok:

@@ -2,16 +2,15 @@ package snapshot
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/envsched/envsched/internal/procview"
 )
 
 // A reader killed while it waits for its copy (SIGKILL, or any death before it unlinks the
@@ -40,34 +39,12 @@ import (
 type owner struct {
 	pid   int
 	start uint64 // the process's start time in clock ticks since boot; 0 when the name has none
-	view  string // the writer's view (viewOf); "" when the name has none
-}
-
-// viewDigits is the length of a view in a name: 16 hex digits.
-const viewDigits = 16
-
-// ownView is this process's view, read once (viewOf).
-var ownView = sync.OnceValue(viewOf)
-
-// viewOf is what tells the processes this process can see: the first 16 hex digits of the
-// SHA-256 of the machine's boot id (/proc/sys/kernel/random/boot_id) and of its PID namespace
-// (/proc/self/ns/pid); "" when either cannot be read.
-func viewOf() string {
-	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
-	if err != nil {
-		return ""
-	}
-	ns, err := os.Readlink("/proc/self/ns/pid")
-	if err != nil {
-		return ""
-	}
-	sum := sha256.Sum256([]byte(strings.TrimSpace(string(boot)) + "\x00" + ns))
-	return hex.EncodeToString(sum[:])[:viewDigits]
+	view  string // the writer's view (procview.View); "" when the name has none
 }
 
 // visible reports whether the owner's process can be looked up from here: its name gives no
 // view (an older reader, taken as before) or this process's own.
-func (o owner) visible() bool { return o.view == "" || o.view == ownView() }
+func (o owner) visible() bool { return procview.Visible(o.view) }
 
 // ownerOf returns the owner named by a file name of the folder ("r123-ab.db",
 // "r123-s4567-ab.db", ".r123-ab.db.tmp-x"), and whether it names one.
@@ -93,7 +70,7 @@ func ownerOf(file string) (owner, bool) {
 	if n, err := strconv.ParseUint(st[1:], 10, 64); err == nil && n > 0 {
 		o.start = n
 	}
-	if v, _, ok := strings.Cut(rest, "-"); ok && len(v) == 1+viewDigits && v[0] == 'v' {
+	if v, _, ok := strings.Cut(rest, "-"); ok && len(v) == 1+procview.Digits && v[0] == 'v' {
 		o.view = v[1:]
 	}
 	return o, true

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/envsched/envsched/internal/procview"
 )
 
 // TestReaderOfAnotherViewIsNotSweptAsGone: a reader in another PID namespace or on another
@@ -15,7 +17,7 @@ import (
 // Files named with another view now stay until MaxAge; files of the daemon's own view whose
 // process is gone, and of names without a view, go at once as before.
 func TestReaderOfAnotherViewIsNotSweptAsGone(t *testing.T) {
-	own := ownView()
+	own := procview.View()
 	if own == "" {
 		t.Skip("no boot id or PID namespace here: names carry no view")
 	}
