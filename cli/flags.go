@@ -262,7 +262,7 @@ func schedulerFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "graded-calibration-select", EnvVars: []string{"ENVSCHED_GRADED_CALIBRATION_SELECT"}, Value: pp.GradedCalSelect,
 			Usage: "selection reads the calibrated p_degenerate of graded tasks too (--exploit-graded values them by it), not the answer alone"},
 		&cli.StringFlag{Name: "exploit", EnvVars: []string{"ENVSCHED_EXPLOIT"}, Value: bp.Exploit.String(),
-			Usage: "exploitation value: variance (4 × predicted within-group variance), informative (1 − chance of a degenerate group) spread (expected spread of the group's rewards, 2 × their standard deviation), lasting (expected share of informative groups over this step and the next when re-chosen only if informative: prefers tasks that stay informative once found) or matched (the chance of an informative group on the scale of variance: 4p(1 − p) of the 0/1 task whose groups are all-equal as often)"},
+			Usage: "exploitation value: variance (4 × predicted within-group variance), informative (1 − chance of a degenerate group), spread (expected spread of the group's rewards, 2 × their standard deviation), lasting (expected share of informative groups over this step and the next when re-chosen only if informative: prefers tasks that stay informative once found) or matched (the chance of an informative group on the scale of variance: 4p(1 − p) of the 0/1 task whose groups are all-equal as often)"},
 		&cli.StringFlag{Name: "exploit-graded", EnvVars: []string{"ENVSCHED_EXPLOIT_GRADED"}, Value: bp.ExploitGraded.String(),
 			Usage: "exploitation value of the tasks of environments with graded rewards (some reward not 0 or 1), whose mean does not tell their spread (a task always scoring 0.5 has never an unequal group): variance, informative, spread, lasting or matched (the default), as --exploit"},
 		&cli.Float64Flag{Name: "coverage-weight", EnvVars: []string{"ENVSCHED_COVERAGE_WEIGHT"}, Value: bp.CoverageWeight,
@@ -297,17 +297,11 @@ func schedulerFlags() []cli.Flag {
 }
 
 // schedulerParams reads the flags of schedulerFlags. Their decay is the default one: the
-// scheduler (schedule.Configured) always takes the database's.
+// scheduler (schedule.Configured) always takes the database's. A value out of its range is a
+// usage error that names its flag: propagate and batcher word their checks by the parameter
+// ("similarity penalty is 2e+06"), which is not always the flag's name (--sim-penalty).
 func schedulerParams(c *cli.Context) (schedule.Params, error) {
 	p := schedule.DefaultParams()
-	pp, bp := &p.Predict, &p.Select
-	pp.Kappa, pp.Gamma, pp.Hops = c.Float64("kappa"), c.Float64("gamma"), c.Int("hops")
-	pp.BorrowCap, pp.DriftRate = c.Float64("borrow-cap"), c.Float64("drift-rate")
-	pp.FeatureRidge, pp.RechosenRate = c.Float64("feature-ridge"), c.Float64("rechosen-rate")
-	pp.PriorRefit, pp.GradedFit = c.Float64("prior-refit"), c.Bool("graded-fit")
-	pp.DispersionMemory, pp.RechosenTrend = c.Float64("dispersion-memory"), c.Float64("rechosen-trend")
-	pp.DispersionStuck, pp.DriftCentre = c.Bool("dispersion-stuck"), c.Bool("drift-centre")
-	pp.GradedCal, pp.GradedCalSelect = c.Bool("graded-calibration"), c.Bool("graded-calibration-select")
 	exploit, err := batcher.ParseExploit(c.String("exploit"))
 	if err != nil {
 		return p, usageError{fmt.Errorf("--exploit: %w", err)}
@@ -316,15 +310,59 @@ func schedulerParams(c *cli.Context) (schedule.Params, error) {
 	if err != nil {
 		return p, usageError{fmt.Errorf("--exploit-graded: %w", err)}
 	}
-	bp.Exploit, bp.ExploitGraded = exploit, graded
-	bp.CoverageWeight, bp.SimPenalty = c.Float64("coverage-weight"), c.Float64("sim-penalty")
-	bp.RandomShare, bp.QuotaSmoothing = c.Float64("random-share"), c.Float64("quota-smoothing")
-	bp.MinShare, bp.MaxShare, bp.StaleRounds = c.Float64("min-share"), c.Float64("max-share"), c.Float64("stale-rounds")
-	bp.QuotaSize, bp.Transfer, bp.Fresh = c.Float64("quota-size"), c.Float64("transfer"), c.Float64("fresh")
-	bp.Overlap, bp.MinCredit, bp.RandomOwed = c.Float64("overlap"), c.Bool("min-credit"), c.Bool("random-owed")
-	bp.CoverReturn = c.Bool("coverage-return")
+	p.Select.Exploit, p.Select.ExploitGraded = exploit, graded
+	for _, s := range schedulerSetters {
+		s.set(&p, c)
+	}
 	if err := p.Validate(); err != nil {
+		for _, s := range schedulerSetters { // the flag that alone is out of its range
+			one := schedule.DefaultParams()
+			if s.set(&one, c); one.Validate() != nil {
+				return p, usageError{fmt.Errorf("--%s %v: %w", s.flag, c.Value(s.flag), err)}
+			}
+		}
 		return p, usageError{err}
 	}
 	return p, nil
+}
+
+// schedulerSetters put each flag of schedulerFlags but --exploit and --exploit-graded (parsed
+// apart) into the parameters.
+var schedulerSetters = []struct {
+	flag string
+	set  func(p *schedule.Params, c *cli.Context)
+}{
+	{"kappa", func(p *schedule.Params, c *cli.Context) { p.Predict.Kappa = c.Float64("kappa") }},
+	{"feature-ridge", func(p *schedule.Params, c *cli.Context) { p.Predict.FeatureRidge = c.Float64("feature-ridge") }},
+	{"prior-refit", func(p *schedule.Params, c *cli.Context) { p.Predict.PriorRefit = c.Float64("prior-refit") }},
+	{"gamma", func(p *schedule.Params, c *cli.Context) { p.Predict.Gamma = c.Float64("gamma") }},
+	{"hops", func(p *schedule.Params, c *cli.Context) { p.Predict.Hops = c.Int("hops") }},
+	{"borrow-cap", func(p *schedule.Params, c *cli.Context) { p.Predict.BorrowCap = c.Float64("borrow-cap") }},
+	{"drift-rate", func(p *schedule.Params, c *cli.Context) { p.Predict.DriftRate = c.Float64("drift-rate") }},
+	{"rechosen-rate", func(p *schedule.Params, c *cli.Context) { p.Predict.RechosenRate = c.Float64("rechosen-rate") }},
+	{"rechosen-trend", func(p *schedule.Params, c *cli.Context) { p.Predict.RechosenTrend = c.Float64("rechosen-trend") }},
+	{"dispersion-memory", func(p *schedule.Params, c *cli.Context) {
+		p.Predict.DispersionMemory = c.Float64("dispersion-memory")
+	}},
+	{"dispersion-stuck", func(p *schedule.Params, c *cli.Context) { p.Predict.DispersionStuck = c.Bool("dispersion-stuck") }},
+	{"drift-centre", func(p *schedule.Params, c *cli.Context) { p.Predict.DriftCentre = c.Bool("drift-centre") }},
+	{"graded-fit", func(p *schedule.Params, c *cli.Context) { p.Predict.GradedFit = c.Bool("graded-fit") }},
+	{"graded-calibration", func(p *schedule.Params, c *cli.Context) { p.Predict.GradedCal = c.Bool("graded-calibration") }},
+	{"graded-calibration-select", func(p *schedule.Params, c *cli.Context) {
+		p.Predict.GradedCalSelect = c.Bool("graded-calibration-select")
+	}},
+	{"coverage-weight", func(p *schedule.Params, c *cli.Context) { p.Select.CoverageWeight = c.Float64("coverage-weight") }},
+	{"coverage-return", func(p *schedule.Params, c *cli.Context) { p.Select.CoverReturn = c.Bool("coverage-return") }},
+	{"sim-penalty", func(p *schedule.Params, c *cli.Context) { p.Select.SimPenalty = c.Float64("sim-penalty") }},
+	{"random-share", func(p *schedule.Params, c *cli.Context) { p.Select.RandomShare = c.Float64("random-share") }},
+	{"quota-smoothing", func(p *schedule.Params, c *cli.Context) { p.Select.QuotaSmoothing = c.Float64("quota-smoothing") }},
+	{"quota-size", func(p *schedule.Params, c *cli.Context) { p.Select.QuotaSize = c.Float64("quota-size") }},
+	{"min-share", func(p *schedule.Params, c *cli.Context) { p.Select.MinShare = c.Float64("min-share") }},
+	{"min-credit", func(p *schedule.Params, c *cli.Context) { p.Select.MinCredit = c.Bool("min-credit") }},
+	{"random-owed", func(p *schedule.Params, c *cli.Context) { p.Select.RandomOwed = c.Bool("random-owed") }},
+	{"max-share", func(p *schedule.Params, c *cli.Context) { p.Select.MaxShare = c.Float64("max-share") }},
+	{"stale-rounds", func(p *schedule.Params, c *cli.Context) { p.Select.StaleRounds = c.Float64("stale-rounds") }},
+	{"transfer", func(p *schedule.Params, c *cli.Context) { p.Select.Transfer = c.Float64("transfer") }},
+	{"fresh", func(p *schedule.Params, c *cli.Context) { p.Select.Fresh = c.Float64("fresh") }},
+	{"overlap", func(p *schedule.Params, c *cli.Context) { p.Select.Overlap = c.Float64("overlap") }},
 }
