@@ -143,12 +143,9 @@ func writeStatusText(w io.Writer, s daemon.Status, age time.Duration, ok, fresh 
 	fmt.Fprintf(tw, "  requests\t%d answered, last %s\n", s.RequestsAnswered, last)
 	writeCalibStatus(tw, s.Calibration)
 	if c := s.Corrections; c != nil { // a status.json of an older daemon has none
-		newFactor := "" // a status.json of a daemon before the factors has none
+		newFactor := "" // a status.json of a daemon before the factor has none
 		if c.NeverTriedFactor > 0 {
 			newFactor = fmt.Sprintf("never_tried_factor %.4f, ", c.NeverTriedFactor)
-		}
-		if c.RechosenLowFactor > 0 {
-			newFactor += fmt.Sprintf("rechosen_low_factor %.4f, ", c.RechosenLowFactor)
 		}
 		fmt.Fprintf(tw, "  corrections	exploration_return %.4f, random_return %.4f, coverage_return %.4f, rechosen_factor %.4f, "+
 			"%snever_tried scale %.4g (see envsched stats)\n", c.ExplorationReturn.Factor, c.RandomReturn.Factor,
