@@ -63,7 +63,7 @@ func statusAction(c *cli.Context) error {
 			c.String("dir"), errNotRunning, c.String("dir"))
 	}
 	if err != nil {
-		return fmt.Errorf("read %s: %w", path, err)
+		return err // it names the path (fsutil.ReadRegularMax)
 	}
 	var s daemon.Status
 	if err := json.Unmarshal(data, &s); err != nil {
