@@ -43,3 +43,42 @@ func TestCompressedJSONLIsQuarantinedWhole(t *testing.T) {
 		t.Errorf("%d tasks; want tasks.jsonl's one", n)
 	}
 }
+
+// TestUTF16JSONLIsQuarantinedWhole: a .jsonl file written as UTF-16 (Windows PowerShell 5's >
+// and Out-File), catalogue or rollouts, is quarantined whole, once, saying it is UTF-16. Read as
+// lines, its NUL bytes made each line "line cut short by a crash (zeros follow it)" and its
+// rollouts never counted, with nothing said of the encoding.
+func TestUTF16JSONLIsQuarantinedWhole(t *testing.T) {
+	utf16 := func(bigEndian bool, lines ...string) string {
+		var b strings.Builder
+		bom := "\xff\xfe"
+		if bigEndian {
+			bom = "\xfe\xff"
+		}
+		b.WriteString(bom)
+		for _, c := range strings.Join(lines, "") {
+			if bigEndian {
+				b.WriteString("\x00" + string(c))
+			} else {
+				b.WriteString(string(c) + "\x00")
+			}
+		}
+		return b.String()
+	}
+	e := newEnv(t, Options{ReadCatalogFile: readStray})
+	e.write("catalog/tasks.jsonl", utf16(false, `{"env":"e","task":"t1"}`+"\r\n"))
+	e.write("rollouts/r.jsonl", utf16(false, `{"env":"e","task":"t1","reward":1}`+"\n", `{"env":"e","task":"t2","reward":0}`+"\n"))
+	e.write("rollouts/be.jsonl", utf16(true, `{"env":"e","task":"t1","reward":1}`+"\n"))
+	e.scan()
+	e.append("rollouts/r.jsonl", utf16(false, `{"env":"e","task":"t3","reward":1}`+"\n")[2:])
+	e.scan()
+	q := e.reasons()
+	want := []string{"catalog/tasks.jsonl@0:" + ReasonCompressed("utf-16"), "rollouts/be.jsonl@0:" + ReasonCompressed("utf-16"),
+		"rollouts/r.jsonl@0:" + ReasonCompressed("utf-16")}
+	if strings.Join(q, "|") != strings.Join(want, "|") {
+		t.Fatalf("quarantine %q; want %q", q, want)
+	}
+	if n := len(e.rollouts()); n != 0 {
+		t.Errorf("%d rollouts stored from UTF-16 files", n)
+	}
+}

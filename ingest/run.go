@@ -726,10 +726,13 @@ func (r *run) bolt(f *os.File, st *storage.FileState, size int64) error {
 }
 
 // compressedMagic are the first bytes of files that are not JSON lines but are named so (a JSON
-// line begins with "{", a blank or a byte order mark): compressed streams and parquet.
+// line begins with "{", a blank or a UTF-8 byte order mark): compressed streams, parquet, and
+// UTF-16 text, whose every other byte is NUL: each of its lines was quarantined as "line cut
+// short by a crash (zeros follow it)", which sent its writer looking for a crash.
 var compressedMagic = []struct{ magic, kind string }{
 	{"\x1f\x8b", "gzip"}, {"\x28\xb5\x2f\xfd", "zstd"}, {"BZh", "bzip2"}, {"\xfd7zXZ\x00", "xz"},
 	{"\x04\x22\x4d\x18", "lz4"}, {"PK\x03\x04", "zip"}, {"PAR1", "parquet"},
+	{"\xff\xfe", "utf-16"}, {"\xfe\xff", "utf-16"}, // the byte order marks of UTF-16 (and UTF-32 LE): never UTF-8
 }
 
 // compressedKind names the format of f when it begins as a compressed stream or a parquet file
@@ -747,8 +750,12 @@ func compressedKind(f *os.File) string {
 // ReasonCompressed is the quarantine reason of a .jsonl file that is kind (gzip, zstd, ...,
 // parquet), not JSON lines.
 func ReasonCompressed(kind string) string {
-	if kind == "parquet" {
+	switch kind {
+	case "parquet":
 		return "a parquet file, not JSON lines: name it .parquet (catalogue files only)"
+	case "utf-16":
+		return "a UTF-16 file (it begins with a UTF-16 byte order mark), not UTF-8 JSON lines: write it as UTF-8 " +
+			"(PowerShell 5's > and Out-File write UTF-16: use Out-File -Encoding utf8)"
 	}
 	return "a " + kind + "-compressed file, not JSON lines: envsched reads plain JSON lines; decompress it, " +
 		"or write it uncompressed"
