@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/envsched/envsched/fsutil"
@@ -56,6 +57,34 @@ func (d *Daemon) repairDirs() bool {
 		d.watcher.Relist()
 	}
 	return ok
+}
+
+// nearFolders are the names of DIR's folders a trainer may write for an exchange folder
+// (singular, plural, the British spelling), by the folder each stands for. Compared in lower case.
+var nearFolders = map[string]string{
+	"rollout": "rollouts", "rollouts": "rollouts", "catalog": "catalog", "catalogs": "catalog", "catalogue": "catalog",
+	"catalogues": "catalog", "request": "requests", "requests": "requests", "batch": "batches", "batches": "batches",
+}
+
+// warnStrayFolders logs once each folder of DIR named like an exchange folder but not one
+// (DIR/rollout, DIR/Rollouts, DIR/catalogue): nothing in it is read, and the rollouts, catalogue
+// or requests a trainer wrote there were ignored without a word.
+func (d *Daemon) warnStrayFolders() {
+	entries, err := os.ReadDir(d.dirs.root)
+	if err != nil {
+		return // said by the folders' own checks
+	}
+	for _, e := range entries {
+		meant, ok := nearFolders[strings.ToLower(e.Name())]
+		if !ok || e.Name() == meant || !e.IsDir() {
+			continue
+		}
+		path := filepath.Join(d.dirs.root, e.Name())
+		if d.faults.once(path, "stray folder") {
+			d.log.Warn("folder in the exchange directory is not read: it looks meant as "+meant+"/, where envsched "+
+				"reads (or writes) those files; move them there", "path", path, "meant", filepath.Join(d.dirs.root, meant))
+		}
+	}
 }
 
 // plainTarget reports whether name in dir is free or a plain file that envsched may replace;

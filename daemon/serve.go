@@ -235,6 +235,7 @@ func (d *Daemon) canPublish(name string) bool {
 // a newer error file (a batch file that went missing is written again from the database).
 func (d *Daemon) sweepRequests(ctx context.Context) error {
 	d.repairDirs()
+	d.warnStrayFolders()
 	seen := time.Now()
 	todo, err := d.pendingRequests()
 	if err != nil || len(todo) == 0 {

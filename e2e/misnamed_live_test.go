@@ -90,6 +90,22 @@ func TestNestedCatalogueIsLogged(t *testing.T) {
 	}
 }
 
+// Rollouts written into DIR/rollout/ (a typo of rollouts/) are not read, and the daemon's log
+// says so, naming the folder meant: they were ignored without a word.
+func TestStrayExchangeFolderIsLogged(t *testing.T) {
+	dir := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(dir, "rollout"), 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "rollout", "r.jsonl"), []byte(`{"env":"e0","task_id":"t1","reward":1}`+"\n"), 0o644))
+	d := start(t, dir, opts{args: []string{"--rescan-interval", "100ms"}})
+	d.waitReady()
+	waitFor(t, 15*time.Second, "DIR/rollout named in the log", func() bool {
+		return strings.Contains(d.stderr.String(), `"path":"`+filepath.Join(dir, "rollout")+`"`)
+	})
+	if code := d.signal(syscall.SIGTERM); code != 0 {
+		t.Errorf("SIGTERM: exit %d", code)
+	}
+}
+
 // waitFor waits at most limit for cond, then fails the test naming what it waited for.
 func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
 	t.Helper()
