@@ -66,6 +66,10 @@ func readRequest(path string) ([]byte, error) {
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, errRequestGone
 	}
+	if errors.Is(err, fs.ErrPermission) { // said apart: the advice for a link or a FIFO sent its writer looking for one
+		return nil, &badRequestError{msg: fmt.Sprintf("cannot read the request file: %v; make it readable by the "+
+			"user envsched runs as (it is answered once it is)", err)}
+	}
 	if err != nil {
 		return nil, &badRequestError{msg: fmt.Sprintf("cannot read the request file: %v; write it as a "+
 			"plain file (not a link), as .ID.json.tmp then rename to ID.json", err)}
