@@ -243,7 +243,9 @@ func (in *Ingester) misnamed(rel string) {
 		return
 	}
 	lower := strings.ToLower(name)
-	near := strings.HasSuffix(lower, ".jsonl")
+	// a rotated file too (r.jsonl.1, r.jsonl-20261204: logrotate's names): its lines not read
+	// before the rotation are read only once it is named *.jsonl again
+	near := strings.HasSuffix(lower, ".jsonl") || strings.Contains(lower, ".jsonl.") || strings.Contains(lower, ".jsonl-")
 	for _, suffix := range nearMisses {
 		near = near || strings.HasSuffix(lower, suffix)
 	}

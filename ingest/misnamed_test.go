@@ -15,7 +15,7 @@ func TestMisnamedRolloutFileIsNamedInTheLog(t *testing.T) {
 	var log bytes.Buffer
 	e := newEnv(t, Options{Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	line := `{"env":"e","task":"1","reward":1}` + "\n"
-	for _, name := range []string{"run.json", "sub/RUN.JSONL", "run.jsonl.gz", "notes.txt", "run.jsonl"} {
+	for _, name := range []string{"run.json", "sub/RUN.JSONL", "run.jsonl.gz", "notes.txt", "run.jsonl", "old.jsonl.1", "old.jsonl-20261204"} {
 		e.write("rollouts/"+name, line)
 	}
 	for range 3 {
@@ -24,7 +24,8 @@ func TestMisnamedRolloutFileIsNamedInTheLog(t *testing.T) {
 	if got := e.counters().Rollouts; got != 1 {
 		t.Errorf("%d rollouts; want 1 (only run.jsonl is read)", got)
 	}
-	for _, name := range []string{"rollouts/run.json", "rollouts/sub/RUN.JSONL", "rollouts/run.jsonl.gz"} {
+	for _, name := range []string{"rollouts/run.json", "rollouts/sub/RUN.JSONL", "rollouts/run.jsonl.gz",
+		"rollouts/old.jsonl.1", "rollouts/old.jsonl-20261204"} { // the last two: rotated files
 		if n := strings.Count(log.String(), "path="+name+"\n"); n != 1 {
 			t.Errorf("%s named %d times in the log; want once:\n%s", name, n, log.String())
 		}
