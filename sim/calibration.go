@@ -60,9 +60,13 @@ func ratioOf(a, b float64) float64 {
 	return a / b
 }
 
-// Calibration is a run's calibration, by phase (0: steps 1 to 10, 1: the steps after) and
-// channel.
-type Calibration [2][numChannels]CalibCell
+// Calibration is a run's calibration, by phase (0: steps 1 to 10, 1: the steps after, 2: step
+// 1 alone, the first request, which phase 0 counts too) and channel. The first request is
+// shown apart because nothing is measured before it: its predictions are the prior's alone.
+type Calibration [3][numChannels]CalibCell
+
+// phaseFirst is the row of Calibration of the first request's picks.
+const phaseFirst = 2
 
 func (c *Calibration) add(o *Calibration) {
 	for ph := range c {
@@ -143,11 +147,16 @@ func (r *calibRecorder) observe(step int, groups []Group) {
 		if !ok {
 			continue
 		}
-		c := &r.cal[ph][pk.ch]
-		c.Groups++
-		c.Predicted += pk.pdeg
-		if g.Degenerate() {
-			c.Degenerate++
+		cells := []*CalibCell{&r.cal[ph][pk.ch]}
+		if step == 1 {
+			cells = append(cells, &r.cal[phaseFirst][pk.ch])
+		}
+		for _, c := range cells {
+			c.Groups++
+			c.Predicted += pk.pdeg
+			if g.Degenerate() {
+				c.Degenerate++
+			}
 		}
 		if pk.retry > 0 && ph == 1 {
 			rc := &r.retry[pk.retry-1][pk.age]
@@ -224,7 +233,25 @@ func WriteCalibration(w io.Writer, res Result) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	writeFirst(w, res)
 	return writeRetries(w, res)
+}
+
+// writeFirst prints the first request's picks (step 1, predicted from the prior alone) per
+// policy and channel that had any.
+func writeFirst(w io.Writer, res Result) {
+	for _, pc := range res.Summary.Calibration {
+		var parts []string
+		for ch := range numChannels {
+			if c := pc.Cells[phaseFirst][ch]; c.Groups > 0 {
+				parts = append(parts, fmt.Sprintf("%s %s / %s (%s, %d)", ch, num(c.PredictedMean(), 3),
+					num(c.Realised(), 3), num(math.Abs(c.Gap()), 3), c.Groups))
+			}
+		}
+		if len(parts) > 0 {
+			fmt.Fprintf(w, "first request (step 1, the prior alone), %s: %s\n", pc.Policy, strings.Join(parts, "; "))
+		}
+	}
 }
 
 // writeRetries prints the re-tries after the early phase by history and evidence age.
