@@ -40,11 +40,13 @@ var thetaGrid = []float64{1, 0.5}
 const countRef = 2
 
 // correction is one point of the grid: a scale of the count, a slope of the mean, the
-// exponent of the count's dependence on the mean and the power of the count.
-type correction struct{ scale, slope, eta, theta float64 }
+// exponent of the count's dependence on the mean and the power of the count. prior is 0 for
+// the grid's; the start correction's is the prior's strength κ, the part of a count its
+// scale applies to (see startCorrection).
+type correction struct{ scale, slope, eta, theta, prior float64 }
 
 // unitCorrection is the predictor without a correction.
-var unitCorrection = correction{1, 1, 0, 1}
+var unitCorrection = correction{1, 1, 0, 1, 0}
 
 // dispersionGrid is every (scale, slope, η, θ), scale-major; unitScale is the index of
 // unitCorrection.
@@ -55,7 +57,7 @@ var dispersionGrid, unitScale = func() ([]correction, int) {
 		for _, a := range slopeGrid {
 			for _, e := range etaGrid {
 				for _, th := range thetaGrid {
-					k := correction{s, a, e, th}
+					k := correction{s, a, e, th, 0}
 					if k == unitCorrection {
 						unit = len(g)
 					}
@@ -68,9 +70,12 @@ var dispersionGrid, unitScale = func() ([]correction, int) {
 }()
 
 // startCorrection is the correction of tasks never tried while nothing is measured (the
-// first request of a database): the count scaled by start (Params.DispersionStart), nothing
-// else changed.
-func startCorrection(start float64) correction { return correction{start, 1, 0, 1} }
+// first request of a database): the prior's part κ of the count scaled by start
+// (Params.startScale), nothing else changed. What is uncertain before anything is measured
+// is how spread out an environment's tasks are, which the prior's strength says, not the
+// evidence a task borrowed from its neighbours: a database whose rollouts came before its
+// first request (a folder of earlier rollouts) keeps that evidence whole.
+func startCorrection(start, kappa float64) correction { return correction{start, 1, 0, 1, kappa} }
 
 // apply gives the mean and count of a prediction of mean m and count n, its environment's
 // centre logit c, under the correction.
@@ -84,6 +89,9 @@ func (k correction) apply(m, n, c float64) (float64, float64) {
 	}
 	if k.eta != 0 {
 		n *= math.Pow(4*m*(1-m), -k.eta)
+	}
+	if k.prior > 0 && n > k.prior { // the start: the scale of the prior's part alone
+		return m, n - k.prior*(1-k.scale)
 	}
 	return m, n * k.scale // the scale last, as groupLL applies it
 }

@@ -2,6 +2,7 @@ package propagate
 
 import (
 	"errors"
+	"math"
 
 	"github.com/envsched/envsched/internal/num"
 	"github.com/envsched/envsched/stats"
@@ -108,11 +109,20 @@ type Params struct {
 	// the global scale).
 	DispersionPrior float64
 	// DispersionStart is the scale of the count of tasks never tried while nothing is
-	// measured yet (the first request of a database, when the correction is on): below 1 the
-	// first batch is predicted more spread out than the prior's strength κ says. Chosen on the
-	// simulator's tuning seeds over every world together, as the value whose first steps are
-	// honest across them; the measured correction replaces it from the first groups on.
+	// measured yet (the first request of a database, when the correction is on), used when
+	// StartDegenerate is 0: below 1 the first batch is predicted more spread out than the
+	// prior's strength κ says; the measured correction replaces it from the first groups on.
 	DispersionStart float64
+	// StartDegenerate, when above 0, sets the start instead: the count of tasks never tried is
+	// scaled, while nothing is measured, so that a task at mean ½ is predicted to come back
+	// all-equal in its group of GroupSize with this chance, whatever the group size. A scale
+	// alone cannot: the same Beta says 0.51 for groups of 4 and 0.23 for groups of 16, while
+	// the first groups of agent benchmarks come back all-equal about as often whatever G (a
+	// task always or never solved is all-equal in any group). Chosen once, on the tuning
+	// seeds of every simulated and acceptance world together, as the chance whose first
+	// request is honest across them (BENCHMARKS.md): the first request cannot know whether
+	// its world is one of coin flips or of always-or-never tasks.
+	StartDegenerate float64
 	// DispersionByMean lets the correction's count depend on the predicted mean: the count
 	// of a prediction of mean m is multiplied by (4·m·(1−m))^(−η), η chosen per channel with
 	// the scale and the slope by the same likelihood (0, ½, 1 or 1½). One scale per channel
@@ -235,6 +245,7 @@ func DefaultParams() Params {
 		DispersionMemory:  0.95,
 		DispersionPrior:   16,
 		DispersionStart:   0.6,
+		StartDegenerate:   0.5,
 		DispersionByMean:  true,
 		DispersionByCount: true,
 		DispersionMatch:   true,
@@ -269,8 +280,36 @@ func (p Params) Validate() error {
 		{p.DispersionMemory >= 0 && p.DispersionMemory < 1, "dispersion memory", "in [0, 1)", p.DispersionMemory},
 		{p.DispersionPrior >= 0 && finite(p.DispersionPrior), "dispersion prior", "a finite number >= 0", p.DispersionPrior},
 		{p.DispersionStart > 0 && p.DispersionStart <= 16 && finite(p.DispersionStart), "dispersion start", "in (0, 16]", p.DispersionStart},
+		{p.StartDegenerate >= 0 && p.StartDegenerate < 1, "start degenerate", "in [0, 1)", p.StartDegenerate},
 		{p.GroupSize >= 1 && p.GroupSize <= 1<<16, "group size", "an integer from 1 to 65536", p.GroupSize},
 	})
 }
 
 func finite(x float64) bool { return num.Finite(x) }
+
+// startScale is the scale of the count of tasks never tried while nothing is measured:
+// DispersionStart, or, with StartDegenerate above 0 and groups of 2 or more, the scale s in
+// [1/64, 16] under which Beta(s·κ/2, s·κ/2) gives groups of GroupSize all-equal with chance
+// StartDegenerate (bisection on log s: the chance falls as s grows).
+func (p Params) startScale() float64 {
+	if p.StartDegenerate <= 0 || p.GroupSize < 2 {
+		return p.DispersionStart
+	}
+	at := func(s float64) float64 { return BetaBinomialDegenerate(s*p.Kappa/2, s*p.Kappa/2, p.GroupSize) }
+	lo, hi := math.Log(1.0/64), math.Log(16)
+	switch {
+	case at(math.Exp(lo)) <= p.StartDegenerate:
+		return math.Exp(lo)
+	case at(math.Exp(hi)) >= p.StartDegenerate:
+		return math.Exp(hi)
+	}
+	for range 60 {
+		mid := (lo + hi) / 2
+		if at(math.Exp(mid)) > p.StartDegenerate {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return math.Exp((lo + hi) / 2)
+}
