@@ -85,8 +85,17 @@ type Calibrated interface {
 // RetryCalibration splits selection's re-tries (picks of tasks rolled out before, not random
 // slots) after the early phase by the task's history: [0] every group so far all-equal
 // ("stuck"), [1] some group unequal; then by the rounds since its evidence, 1, 2-3, 4-7, 8 or
-// more (retryAgeBucket).
-type RetryCalibration [2][4]CalibCell
+// more (retryAgeBucket). Rows [2] and [3] hold selection's picks of tasks never tried after
+// the early phase, in column 0: [2] predicted from their environment's prior alone, [3] with
+// evidence borrowed from neighbours (a count of one rollout or more: batcher's reason
+// "never tried; neighbours' evidence"), which lean on the graph's edges.
+type RetryCalibration [4][4]CalibCell
+
+// Rows of RetryCalibration for selection's picks of tasks never tried.
+const (
+	untriedPrior    = 2
+	untriedBorrowed = 3
+)
 
 func (c *RetryCalibration) add(o *RetryCalibration) {
 	for s := range c {
@@ -275,5 +284,22 @@ func writeRetries(w io.Writer, res Result) error {
 			fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
 		}
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, pc := range res.Summary.Calibration {
+		if pc.Retries == nil {
+			continue
+		}
+		var parts []string
+		for _, r := range []struct {
+			row  int
+			name string
+		}{{untriedPrior, "env prior"}, {untriedBorrowed, "neighbours' evidence"}} {
+			c := pc.Retries[r.row][0]
+			parts = append(parts, fmt.Sprintf("%s %s / %s (%d)", r.name, num(c.PredictedMean(), 3), num(c.Realised(), 3), c.Groups))
+		}
+		fmt.Fprintf(w, "selection's picks of tasks never tried after step %d, %s: %s\n", earlySteps, pc.Policy, strings.Join(parts, "; "))
+	}
+	return nil
 }
