@@ -82,6 +82,22 @@ func TestHelpNamesTheRangesChecked(t *testing.T) {
 		{"run", "--sim-penalty", "0 to 1e6"},
 		{"batch", "--coverage-weight", "0 to 1e6"},
 		{"batch", "--sim-penalty", "0 to 1e6"},
+		// and the other scheduling parameters' ranges, which propagate and batcher check
+		{"run", "--kappa", "above 0"},
+		{"run", "--feature-ridge", "0 or more"},
+		{"run", "--prior-refit", "0 or more"},
+		{"run", "--gamma", "0 to 1"},
+		{"run", "--borrow-cap", "0 or more"},
+		{"run", "--drift-rate", "0-1"},
+		{"run", "--rechosen-rate", "0-1"},
+		{"run", "--rechosen-trend", "0 to below 1"}, // 1 is refused: it said 0-1
+		{"run", "--dispersion-memory", "0 to below 1"},
+		{"run", "--random-share", "0 to 1"},
+		{"run", "--quota-smoothing", "0 to 1"},
+		{"run", "--min-share", "0 to 1"},
+		{"run", "--max-share", "above 0, at most 1"},
+		{"run", "--stale-rounds", "above 0"},
+		{"batch", "--rechosen-trend", "0 to below 1"},
 	} {
 		_, out, _ := runCLI(c.cmd, "--help")
 		found := false

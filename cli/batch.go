@@ -57,6 +57,12 @@ func batchAction(c *cli.Context) error {
 	if err := checkDBPlace(dir, c.String("db")); err != nil {
 		return usageError{err}
 	}
+	// Every flag is checked before the database is opened: a bad one exits 2 having created,
+	// ingested and stored nothing (it was found after the ingest, in a database made for it).
+	p, err := batchParams(c)
+	if err != nil {
+		return err
+	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	db, err := storage.Open(ingestDBPath(c), storage.Options{Logger: log})
 	if err != nil {
@@ -66,7 +72,7 @@ func batchAction(c *cli.Context) error {
 	if err := ingestNew(c, db, dir, log); err != nil {
 		return err
 	}
-	sch, err := newBatchScheduler(c, db, log)
+	sch, err := schedule.Configured(db, p, c.Int("size"), c.Int("group-size"), log)
 	if err != nil {
 		return err
 	}
@@ -101,27 +107,29 @@ func ingestNew(c *cli.Context, db *storage.DB, dir string, log *slog.Logger) err
 	return nil
 }
 
-func newBatchScheduler(c *cli.Context, db *storage.DB, log *slog.Logger) (*schedule.Scheduler, error) {
+// batchParams checks the flags of batch that need no database: the scheduling parameters,
+// --size, --group-size, --step and --id.
+func batchParams(c *cli.Context) (schedule.Params, error) {
 	p, err := schedulerParams(c)
 	if err != nil {
-		return nil, err
+		return p, err
 	}
 	size, group := c.Int("size"), c.Int("group-size")
 	if !schedule.ValidSize(size) || !schedule.ValidGroupSize(group) {
-		return nil, usageError{fmt.Errorf("--size %d and --group-size %d: want 1 to %d and 1 to %d", size, group, schedule.MaxSize, schedule.MaxGroupSize)}
+		return p, usageError{fmt.Errorf("--size %d and --group-size %d: want 1 to %d and 1 to %d", size, group, schedule.MaxSize, schedule.MaxGroupSize)}
 	}
 	if step := c.Int64("step"); c.IsSet("step") && (step < 0 || step > record.MaxStep) {
-		return nil, usageError{fmt.Errorf("--step %d: want 0 to %d", step, record.MaxStep)}
+		return p, usageError{fmt.Errorf("--step %d: want 0 to %d", step, record.MaxStep)}
 	}
-	return schedule.Configured(db, p, size, group, log)
+	if id := c.String("id"); id != "" && !schedule.ValidID(id) {
+		return p, usageError{fmt.Errorf("--id %q: want %s", id, schedule.IDRule)}
+	}
+	return p, nil
 }
 
 // batchID is --id, or batch-STEP with STEP the step the batch will be for.
 func batchID(c *cli.Context, db *storage.DB) (string, error) {
-	if id := c.String("id"); id != "" {
-		if !schedule.ValidID(id) {
-			return "", usageError{fmt.Errorf("--id %q: want %s", id, schedule.IDRule)}
-		}
+	if id := c.String("id"); id != "" { // checked by batchParams
 		return id, nil
 	}
 	step := c.Int64("step")

@@ -232,25 +232,25 @@ func schedulerFlags() []cli.Flag {
 	pp, bp := def.Predict, def.Select
 	return []cli.Flag{
 		&cli.Float64Flag{Name: "kappa", EnvVars: []string{"ENVSCHED_KAPPA"}, Value: pp.Kappa,
-			Usage: "strength, in rollouts, of the prior that serves tasks never rolled out"},
+			Usage: "strength, in rollouts, of the prior that serves tasks never rolled out (above 0)"},
 		&cli.Float64Flag{Name: "feature-ridge", EnvVars: []string{"ENVSCHED_FEATURE_RIDGE"}, Value: pp.FeatureRidge,
-			Usage: "ridge penalty of the feature prior, which learns from the words and tools of tasks rolled out what tasks never rolled out will do (0 = environment means instead)"},
+			Usage: "ridge penalty of the feature prior, which learns from the words and tools of tasks rolled out what tasks never rolled out will do (0 or more; 0 = environment means instead)"},
 		&cli.Float64Flag{Name: "prior-refit", EnvVars: []string{"ENVSCHED_PRIOR_REFIT"}, Value: pp.PriorRefit,
-			Usage: "the feature prior is fitted again once the rollouts have grown by this share since its last fit, and kept as stored until then (0 = fitted again whenever a rollout came)"},
+			Usage: "the feature prior is fitted again once the rollouts have grown by this share since its last fit, and kept as stored until then (0 or more; 0 = fitted again whenever a rollout came)"},
 		&cli.Float64Flag{Name: "gamma", EnvVars: []string{"ENVSCHED_GAMMA"}, Value: pp.Gamma,
-			Usage: "share of its graph neighbours' evidence a task borrows per hop (0 turns the graph off)"},
+			Usage: "share (0 to 1) of its graph neighbours' evidence a task borrows per hop (0 turns the graph off)"},
 		&cli.IntFlag{Name: "hops", EnvVars: []string{"ENVSCHED_HOPS"}, Value: pp.Hops,
 			Usage: "how far evidence travels along the graph: 0, 1 or 2 edges"},
 		&cli.Float64Flag{Name: "borrow-cap", EnvVars: []string{"ENVSCHED_BORROW_CAP"}, Value: pp.BorrowCap,
-			Usage: "most evidence, in rollouts, a task may borrow from its neighbours"},
+			Usage: "most evidence, in rollouts, a task may borrow from its neighbours (0 or more)"},
 		&cli.Float64Flag{Name: "drift-rate", EnvVars: []string{"ENVSCHED_DRIFT_RATE"}, Value: pp.DriftRate,
-			Usage: "how fast an environment's stale predictions follow rewards that run away from them (0 = off)"},
+			Usage: "0-1: share of the gap, per request, by which an environment's stale predictions follow rewards that run away from them (a logit offset, at most ±1; 0 = off)"},
 		&cli.Float64Flag{Name: "rechosen-rate", EnvVars: []string{"ENVSCHED_RECHOSEN_RATE"}, Value: pp.RechosenRate,
-			Usage: "how fast the predictions of tasks rolled out before follow what such tasks do when chosen again (0 = off)"},
+			Usage: "0-1: share of the gap, per request, by which the predictions of tasks rolled out before follow what such tasks do when chosen again (a logit offset, at most ±2; 0 = off)"},
 		&cli.Float64Flag{Name: "rechosen-trend", EnvVars: []string{"ENVSCHED_RECHOSEN_TREND"}, Value: pp.RechosenTrend,
-			Usage: "0-1: share of its fit each answer keeps for the re-chosen offset as a function of the task (its own evidence against its prediction, how often it was rolled out, how old its evidence is); 0 = one offset for all (needs --rechosen-rate and --dispersion-memory above 0)"},
+			Usage: "0 to below 1: share of its fit each answer keeps for the re-chosen offset as a function of the task (its own evidence against its prediction, how often it was rolled out, how old its evidence is); 0 = one offset for all (needs --rechosen-rate and --dispersion-memory above 0)"},
 		&cli.Float64Flag{Name: "dispersion-memory", EnvVars: []string{"ENVSCHED_DISPERSION_MEMORY"}, Value: pp.DispersionMemory,
-			Usage: "share of the measured calibration (spread and slope of the predictions, what exploring and random slots return) each answer keeps; the rest is forgotten (0 = no such correction)"},
+			Usage: "0 to below 1: share of the measured calibration (spread and slope of the predictions, what exploring and random slots return) each answer keeps; the rest is forgotten (0 = no such correction)"},
 		&cli.BoolFlag{Name: "dispersion-stuck", EnvVars: []string{"ENVSCHED_DISPERSION_STUCK"}, Value: pp.DispersionStuck,
 			Usage: "measure the spread of tasks tried before whose every group was all-equal (always or never solved) from their own re-tries' groups, as a calibration channel apart, and predict such tasks by it (false = as every task tried before)"},
 		&cli.BoolFlag{Name: "drift-centre", EnvVars: []string{"ENVSCHED_DRIFT_CENTRE"}, Value: pp.DriftCentre,
@@ -258,11 +258,11 @@ func schedulerFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "graded-fit", EnvVars: []string{"ENVSCHED_GRADED_FIT"}, Value: pp.GradedFit,
 			Usage: "in environments with graded rewards, fit from the tasks' own groups how much a task's all-equal groups and within-group spread say about its next group (false = the model counts as 2 groups)"},
 		&cli.BoolFlag{Name: "graded-calibration", EnvVars: []string{"ENVSCHED_GRADED_CALIBRATION"}, Value: pp.GradedCal,
-			Usage: "in environments with graded rewards, measure per channel (never tried, re-chosen, random slot) how often the groups of the picks came back all-equal against the p_degenerate they were answered with, and answer by that calibration (false = as before; needs --dispersion-memory above 0)"},
+			Usage: "in environments with graded rewards, measure per channel (never tried, re-chosen, random slot) how often the groups of the picks came back all-equal against the p_degenerate they were answered with, and answer by that calibration (false = such picks answered with the prediction uncalibrated; needs --dispersion-memory above 0)"},
 		&cli.BoolFlag{Name: "graded-calibration-select", EnvVars: []string{"ENVSCHED_GRADED_CALIBRATION_SELECT"}, Value: pp.GradedCalSelect,
-			Usage: "selection reads the calibrated p_degenerate of graded tasks too (--exploit-graded values them by it), not the answer alone"},
+			Usage: "selection reads the calibrated p_degenerate of graded tasks too (--exploit-graded values them by it), not the answer alone (needs --graded-calibration)"},
 		&cli.StringFlag{Name: "exploit", EnvVars: []string{"ENVSCHED_EXPLOIT"}, Value: bp.Exploit.String(),
-			Usage: "exploitation value: variance (4 × predicted within-group variance), informative (1 − chance of a degenerate group) spread (expected spread of the group's rewards, 2 × their standard deviation), lasting (expected share of informative groups over this step and the next when re-chosen only if informative: prefers tasks that stay informative once found) or matched (the chance of an informative group on the scale of variance: 4p(1 − p) of the 0/1 task whose groups are all-equal as often)"},
+			Usage: "exploitation value: variance (4 × predicted within-group variance), informative (1 − chance of a degenerate group), spread (expected spread of the group's rewards, 2 × their standard deviation), lasting (expected share of informative groups over this step and the next when re-chosen only if informative: prefers tasks that stay informative once found) or matched (the chance of an informative group on the scale of variance: 4p(1 − p) of the 0/1 task whose groups are all-equal as often)"},
 		&cli.StringFlag{Name: "exploit-graded", EnvVars: []string{"ENVSCHED_EXPLOIT_GRADED"}, Value: bp.ExploitGraded.String(),
 			Usage: "exploitation value of the tasks of environments with graded rewards (some reward not 0 or 1), whose mean does not tell their spread (a task always scoring 0.5 has never an unequal group): variance, informative, spread, lasting or matched (the default), as --exploit"},
 		&cli.Float64Flag{Name: "coverage-weight", EnvVars: []string{"ENVSCHED_COVERAGE_WEIGHT"}, Value: bp.CoverageWeight,
@@ -272,21 +272,21 @@ func schedulerFlags() []cli.Flag {
 		&cli.Float64Flag{Name: "sim-penalty", EnvVars: []string{"ENVSCHED_SIM_PENALTY"}, Value: bp.SimPenalty,
 			Usage: "penalty per unit of similarity to a task already in the batch (0 to 1e6; 0 allows near-duplicates)"},
 		&cli.Float64Flag{Name: "random-share", EnvVars: []string{"ENVSCHED_RANDOM_SHARE"}, Value: bp.RandomShare,
-			Usage: "share of the batch drawn uniformly at random from the eligible tasks, times what such slots have measurably returned against chosen tasks (at least one slot when this share alone gives one)"},
+			Usage: "share (0 to 1) of the batch drawn uniformly at random from the eligible tasks, times what such slots have measurably returned against chosen tasks (at least one slot when this share alone gives one)"},
 		&cli.Float64Flag{Name: "quota-smoothing", EnvVars: []string{"ENVSCHED_QUOTA_SMOOTHING"}, Value: bp.QuotaSmoothing,
-			Usage: "weight of the uniform share in each environment's quota (1 = equal quotas)"},
+			Usage: "weight (0 to 1) of the uniform share in each environment's quota (1 = equal quotas)"},
 		&cli.Float64Flag{Name: "quota-size", EnvVars: []string{"ENVSCHED_QUOTA_SIZE"}, Value: bp.QuotaSize,
 			Usage: "how much an environment's size counts in its quota, 0-1: value = mean score × min(eligible, batch)^(1−α) × eligible^α, smoothed towards shares ∝ eligible^α (0 = equal quotas whatever the size, 1 = proportional to eligible tasks)"},
 		&cli.Float64Flag{Name: "min-share", EnvVars: []string{"ENVSCHED_MIN_SHARE"}, Value: bp.MinShare,
-			Usage: "least quota of an environment, as a fraction of the uniform share"},
+			Usage: "least quota of an environment, as a fraction (0 to 1) of the uniform share"},
 		&cli.BoolFlag{Name: "min-credit", EnvVars: []string{"ENVSCHED_MIN_CREDIT"}, Value: bp.MinCredit,
 			Usage: "honour --min-share over batches when it is less than a whole slot: the fractional minima go a slot each to the environments behind their minimum so far, chosen least first (off: rounded down in each batch)"},
 		&cli.BoolFlag{Name: "random-owed", EnvVars: []string{"ENVSCHED_RANDOM_OWED"}, Value: bp.RandomOwed,
 			Usage: "give the environments that the quotas leave without a slot and that are behind --min-share over the batches so far a slot each (their best task), out of the random slots (all but one), chosen least first (off: every random slot drawn within the quotas)"},
 		&cli.Float64Flag{Name: "max-share", EnvVars: []string{"ENVSCHED_MAX_SHARE"}, Value: bp.MaxShare,
-			Usage: "largest quota of an environment, as a fraction of the batch"},
+			Usage: "largest quota of an environment, as a fraction (above 0, at most 1) of the batch"},
 		&cli.Float64Flag{Name: "stale-rounds", EnvVars: []string{"ENVSCHED_STALE_ROUNDS"}, Value: bp.StaleRounds,
-			Usage: "steps after which a task not chosen counts as mostly stale (the time constant of staleness)"},
+			Usage: "steps after which a task not chosen counts as mostly stale (the time constant of staleness; above 0)"},
 		&cli.Float64Flag{Name: "transfer", EnvVars: []string{"ENVSCHED_TRANSFER"}, Value: bp.Transfer,
 			Usage: "0-1: how much a task's exploitation value falls as its graph neighbours are trained, × (1 − d + d·G/(G + their mean recent rollouts)); a task among untried neighbours teaches what recent batches did not (0 = off)"},
 		&cli.Float64Flag{Name: "fresh", EnvVars: []string{"ENVSCHED_FRESH"}, Value: bp.Fresh,
@@ -297,17 +297,11 @@ func schedulerFlags() []cli.Flag {
 }
 
 // schedulerParams reads the flags of schedulerFlags. Their decay is the default one: the
-// scheduler (schedule.Configured) always takes the database's.
+// scheduler (schedule.Configured) always takes the database's. A value out of its range is a
+// usage error that names its flag: propagate and batcher word their checks by the parameter
+// ("similarity penalty is 2e+06"), which is not always the flag's name (--sim-penalty).
 func schedulerParams(c *cli.Context) (schedule.Params, error) {
 	p := schedule.DefaultParams()
-	pp, bp := &p.Predict, &p.Select
-	pp.Kappa, pp.Gamma, pp.Hops = c.Float64("kappa"), c.Float64("gamma"), c.Int("hops")
-	pp.BorrowCap, pp.DriftRate = c.Float64("borrow-cap"), c.Float64("drift-rate")
-	pp.FeatureRidge, pp.RechosenRate = c.Float64("feature-ridge"), c.Float64("rechosen-rate")
-	pp.PriorRefit, pp.GradedFit = c.Float64("prior-refit"), c.Bool("graded-fit")
-	pp.DispersionMemory, pp.RechosenTrend = c.Float64("dispersion-memory"), c.Float64("rechosen-trend")
-	pp.DispersionStuck, pp.DriftCentre = c.Bool("dispersion-stuck"), c.Bool("drift-centre")
-	pp.GradedCal, pp.GradedCalSelect = c.Bool("graded-calibration"), c.Bool("graded-calibration-select")
 	exploit, err := batcher.ParseExploit(c.String("exploit"))
 	if err != nil {
 		return p, usageError{fmt.Errorf("--exploit: %w", err)}
@@ -316,15 +310,59 @@ func schedulerParams(c *cli.Context) (schedule.Params, error) {
 	if err != nil {
 		return p, usageError{fmt.Errorf("--exploit-graded: %w", err)}
 	}
-	bp.Exploit, bp.ExploitGraded = exploit, graded
-	bp.CoverageWeight, bp.SimPenalty = c.Float64("coverage-weight"), c.Float64("sim-penalty")
-	bp.RandomShare, bp.QuotaSmoothing = c.Float64("random-share"), c.Float64("quota-smoothing")
-	bp.MinShare, bp.MaxShare, bp.StaleRounds = c.Float64("min-share"), c.Float64("max-share"), c.Float64("stale-rounds")
-	bp.QuotaSize, bp.Transfer, bp.Fresh = c.Float64("quota-size"), c.Float64("transfer"), c.Float64("fresh")
-	bp.Overlap, bp.MinCredit, bp.RandomOwed = c.Float64("overlap"), c.Bool("min-credit"), c.Bool("random-owed")
-	bp.CoverReturn = c.Bool("coverage-return")
+	p.Select.Exploit, p.Select.ExploitGraded = exploit, graded
+	for _, s := range schedulerSetters {
+		s.set(&p, c)
+	}
 	if err := p.Validate(); err != nil {
+		for _, s := range schedulerSetters { // the flag that alone is out of its range
+			one := schedule.DefaultParams()
+			if s.set(&one, c); one.Validate() != nil {
+				return p, usageError{fmt.Errorf("--%s %v: %w", s.flag, c.Value(s.flag), err)}
+			}
+		}
 		return p, usageError{err}
 	}
 	return p, nil
+}
+
+// schedulerSetters put each flag of schedulerFlags but --exploit and --exploit-graded (parsed
+// apart) into the parameters.
+var schedulerSetters = []struct {
+	flag string
+	set  func(p *schedule.Params, c *cli.Context)
+}{
+	{"kappa", func(p *schedule.Params, c *cli.Context) { p.Predict.Kappa = c.Float64("kappa") }},
+	{"feature-ridge", func(p *schedule.Params, c *cli.Context) { p.Predict.FeatureRidge = c.Float64("feature-ridge") }},
+	{"prior-refit", func(p *schedule.Params, c *cli.Context) { p.Predict.PriorRefit = c.Float64("prior-refit") }},
+	{"gamma", func(p *schedule.Params, c *cli.Context) { p.Predict.Gamma = c.Float64("gamma") }},
+	{"hops", func(p *schedule.Params, c *cli.Context) { p.Predict.Hops = c.Int("hops") }},
+	{"borrow-cap", func(p *schedule.Params, c *cli.Context) { p.Predict.BorrowCap = c.Float64("borrow-cap") }},
+	{"drift-rate", func(p *schedule.Params, c *cli.Context) { p.Predict.DriftRate = c.Float64("drift-rate") }},
+	{"rechosen-rate", func(p *schedule.Params, c *cli.Context) { p.Predict.RechosenRate = c.Float64("rechosen-rate") }},
+	{"rechosen-trend", func(p *schedule.Params, c *cli.Context) { p.Predict.RechosenTrend = c.Float64("rechosen-trend") }},
+	{"dispersion-memory", func(p *schedule.Params, c *cli.Context) {
+		p.Predict.DispersionMemory = c.Float64("dispersion-memory")
+	}},
+	{"dispersion-stuck", func(p *schedule.Params, c *cli.Context) { p.Predict.DispersionStuck = c.Bool("dispersion-stuck") }},
+	{"drift-centre", func(p *schedule.Params, c *cli.Context) { p.Predict.DriftCentre = c.Bool("drift-centre") }},
+	{"graded-fit", func(p *schedule.Params, c *cli.Context) { p.Predict.GradedFit = c.Bool("graded-fit") }},
+	{"graded-calibration", func(p *schedule.Params, c *cli.Context) { p.Predict.GradedCal = c.Bool("graded-calibration") }},
+	{"graded-calibration-select", func(p *schedule.Params, c *cli.Context) {
+		p.Predict.GradedCalSelect = c.Bool("graded-calibration-select")
+	}},
+	{"coverage-weight", func(p *schedule.Params, c *cli.Context) { p.Select.CoverageWeight = c.Float64("coverage-weight") }},
+	{"coverage-return", func(p *schedule.Params, c *cli.Context) { p.Select.CoverReturn = c.Bool("coverage-return") }},
+	{"sim-penalty", func(p *schedule.Params, c *cli.Context) { p.Select.SimPenalty = c.Float64("sim-penalty") }},
+	{"random-share", func(p *schedule.Params, c *cli.Context) { p.Select.RandomShare = c.Float64("random-share") }},
+	{"quota-smoothing", func(p *schedule.Params, c *cli.Context) { p.Select.QuotaSmoothing = c.Float64("quota-smoothing") }},
+	{"quota-size", func(p *schedule.Params, c *cli.Context) { p.Select.QuotaSize = c.Float64("quota-size") }},
+	{"min-share", func(p *schedule.Params, c *cli.Context) { p.Select.MinShare = c.Float64("min-share") }},
+	{"min-credit", func(p *schedule.Params, c *cli.Context) { p.Select.MinCredit = c.Bool("min-credit") }},
+	{"random-owed", func(p *schedule.Params, c *cli.Context) { p.Select.RandomOwed = c.Bool("random-owed") }},
+	{"max-share", func(p *schedule.Params, c *cli.Context) { p.Select.MaxShare = c.Float64("max-share") }},
+	{"stale-rounds", func(p *schedule.Params, c *cli.Context) { p.Select.StaleRounds = c.Float64("stale-rounds") }},
+	{"transfer", func(p *schedule.Params, c *cli.Context) { p.Select.Transfer = c.Float64("transfer") }},
+	{"fresh", func(p *schedule.Params, c *cli.Context) { p.Select.Fresh = c.Float64("fresh") }},
+	{"overlap", func(p *schedule.Params, c *cli.Context) { p.Select.Overlap = c.Float64("overlap") }},
 }

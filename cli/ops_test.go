@@ -233,6 +233,26 @@ func TestStatusCommand(t *testing.T) {
 	}
 }
 
+// TestStatusShowsEveryCountFactor: the one-line corrections summary of `envsched status` carries
+// the three count factors status.json carries (rechosen_factor, never_tried_factor,
+// rechosen_low_factor), in that order; rechosen_low_factor was left out.
+func TestStatusShowsEveryCountFactor(t *testing.T) {
+	dir := t.TempDir()
+	s := daemon.Status{Version: "test", PID: os.Getpid(), StartedAt: "2026-12-02T17:00:00Z",
+		UpdatedAt: time.Now().UTC().Format(time.RFC3339), DB: "x.db", WatchMode: "notify",
+		Corrections: &propagate.Corrections{RechosenFactor: 1.5, NeverTriedFactor: 0.75, RechosenLowFactor: 0.8125,
+			Dispersion: map[string]propagate.Correction{"never_tried": {Scale: 0.6}}, State: "stored"}}
+	data, _ := json.Marshal(s)
+	if err := os.WriteFile(filepath.Join(dir, "status.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := opsApp(t, "status", "--dir", dir)
+	want := "rechosen_factor 1.5000, never_tried_factor 0.7500, rechosen_low_factor 0.8125, never_tried scale 0.6"
+	if code != 0 || !strings.Contains(out, want) {
+		t.Fatalf("exit %d; status %q (%q); want it to hold %q", code, out, errOut, want)
+	}
+}
+
 func TestReportCommand(t *testing.T) {
 	dir, _ := generatedDir(t)
 	out := filepath.Join(t.TempDir(), "report.html")

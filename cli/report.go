@@ -18,8 +18,10 @@ func reportCommand() *cli.Command {
 		Description: "report writes one HTML file with the plots embedded, to open in a browser after or " +
 			"during a run: rollouts and mean reward per environment over steps, each environment's share " +
 			"of the chosen batches, predicted against realised degenerate groups per answered request, a " +
-			"histogram of the predicted success of every task now, the most and least chosen tasks, and " +
-			"a quarantine summary. While `envsched run` holds the database, report reads a consistent " +
+			"reliability diagram of the predicted degenerate chance, a histogram of the predicted success of " +
+			"every task now, the calibration tables with the estimated rollouts saved against random " +
+			"choice, the corrections stored with the last answer, the most and least chosen tasks, and a " +
+			"quarantine summary. While `envsched run` holds the database, report reads a consistent " +
 			"copy the daemon writes into DIR/snapshots.",
 		Flags: []cli.Flag{
 			ingestDirFlag(),

@@ -66,7 +66,7 @@ func runFlags() []cli.Flag {
 		&cli.Float64Flag{Name: "reward-max", EnvVars: []string{"ENVSCHED_REWARD_MAX"}, Value: 1,
 			Usage: "highest reward; higher rewards are clipped to it and counted (fixed when the database is created)"},
 		&cli.StringFlag{Name: "log-format", EnvVars: []string{"ENVSCHED_LOG_FORMAT"}, Value: "text",
-			Usage: "log lines on standard error as `text` (for people) or json"},
+			Usage: "`FORMAT` of the log lines on standard error: text (for people) or json"},
 		&cli.StringFlag{Name: "metrics-addr", EnvVars: []string{"ENVSCHED_METRICS_ADDR"},
 			Usage: "serve Prometheus metrics at http://`HOST:PORT`/metrics (off by default; an empty HOST is 127.0.0.1)"},
 		&cli.StringFlag{Name: "log-level", EnvVars: []string{"ENVSCHED_LOG_LEVEL"}, Value: "info",

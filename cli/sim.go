@@ -25,7 +25,8 @@ func simCommand() *cli.Command {
 			"trains the same simulated model on the same world with the same held-out tasks. It prints per " +
 			"policy the median held-out score at steps 10, 20, 40, 80 and 120, the share of degenerate groups, " +
 			"the rollouts needed to reach random's final score and their ratio to envsched's, and writes PNG " +
-			"plots into --out. Policies: " + strings.Join(sim.PolicyNames(), ", ") + ". Scenarios: " +
+			"plots into --out. Policies: " + strings.Join(sim.PolicyNames(), ", ") + " (the default list); named " +
+			"with --policies only: " + strings.Join(sim.ExtraPolicyNames(), ", ") + ". Scenarios: " +
 			strings.Join(sim.ScenarioNames(), ", ") + ", and real-catalog (the real agent tasks of --real-catalog; " +
 			"absent in a plain checkout).",
 		Flags:        simFlags(),

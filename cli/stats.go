@@ -23,7 +23,13 @@ func statsCommand() *cli.Command {
 		Usage: "print per-environment statistics",
 		Description: "stats prints, per environment and in total: tasks known, tasks with rollouts, " +
 			"rollouts, mean reward (in the configured reward range) and the share of groups of two or " +
-			"more rollouts whose rewards were all equal (degenerate). --json prints one JSON object.",
+			"more rollouts whose rewards were all equal (degenerate), the predicted within-group variance and " +
+			"the predicted degenerate share of groups of G; then the quarantined, duplicate and clipped " +
+			"counts, the calibration ledger (predicted against realised degenerate groups per channel, the " +
+			"last 20 answers, per environment and channel, the reliability table and the estimated rollouts " +
+			"saved against random choice) and the corrections stored with the last answer. --json prints " +
+			"one JSON object. While `envsched run` holds the database, stats reads a consistent copy the " +
+			"daemon writes into DIR/snapshots.",
 		Flags: []cli.Flag{
 			ingestDirFlag(),
 			ingestDBFlag(),

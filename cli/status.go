@@ -62,7 +62,7 @@ func statusAction(c *cli.Context) error {
 			c.String("dir"), errNotRunning, c.String("dir"))
 	}
 	if err != nil {
-		return fmt.Errorf("read %s: %w", path, err)
+		return err // it names the path (fsutil.ReadRegularMax)
 	}
 	var s daemon.Status
 	if err := json.Unmarshal(data, &s); err != nil {
@@ -143,18 +143,24 @@ func writeStatusText(w io.Writer, s daemon.Status, age time.Duration, ok, fresh 
 	fmt.Fprintf(tw, "  requests\t%d answered, last %s\n", s.RequestsAnswered, last)
 	writeCalibStatus(tw, s.Calibration)
 	if c := s.Corrections; c != nil { // a status.json of an older daemon has none
-		newFactor := "" // a status.json of a daemon before the factor has none
-		if c.NeverTriedFactor > 0 {
-			newFactor = fmt.Sprintf("never_tried_factor %.4f, ", c.NeverTriedFactor)
-		}
 		fmt.Fprintf(tw, "  corrections	exploration_return %.4f, random_return %.4f, coverage_return %.4f, rechosen_factor %.4f, "+
-			"%snever_tried scale %.4g (see envsched stats)\n", c.ExplorationReturn.Factor, c.RandomReturn.Factor,
-			c.CoverageReturn.Factor, c.RechosenFactor, newFactor, c.Dispersion["never_tried"].Scale)
+			"%s%snever_tried scale %.4g (see envsched stats)\n", c.ExplorationReturn.Factor, c.RandomReturn.Factor,
+			c.CoverageReturn.Factor, c.RechosenFactor, factorText("never_tried_factor", c.NeverTriedFactor),
+			factorText("rechosen_low_factor", c.RechosenLowFactor), c.Dispersion["never_tried"].Scale)
 		if note := summary.CorrectionsNote(c.State); note != "" {
 			fmt.Fprintf(tw, "  \t(%s)\n", note)
 		}
 	}
 	return tw.Flush()
+}
+
+// factorText is a count factor of the corrections line, or nothing when the status.json of a
+// daemon older than the factor has none (0: a factor is positive whenever written).
+func factorText(name string, v float64) string {
+	if v <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s %.4f, ", name, v)
 }
 
 // writeCalibStatus prints the calibration of status.json in two lines: how far the predictions

@@ -9,6 +9,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
+
+	"github.com/envsched/envsched/storage"
 )
 
 // The examples of PROTOCOL.md, taken from the document itself and run through the real
@@ -107,7 +110,8 @@ func jsonKind(v any) string {
 // TestProtocolExamplesRun drops PROTOCOL.md's catalogue, rollout and request examples into an
 // exchange directory as written and checks what comes back against the document: the batch,
 // error file and status.json have every key of their examples, with the same types, and the error
-// file says what the example says. The request example excludes an environment the catalogue
+// file says what the example says; section 8's snapshot example is played as another tool would
+// (snapshotExample). The request example excludes an environment the catalogue
 // does not hold, as a trainer's fixed configuration may; it was refused ("exclude_envs names
 // unknown environment"), though "never these environments" holds of it trivially.
 func TestProtocolExamplesRun(t *testing.T) {
@@ -211,9 +215,56 @@ func TestProtocolExamplesRun(t *testing.T) {
 	for _, bad := range sameShape("status", exStatus, realStatus) {
 		t.Errorf("status.json differs from PROTOCOL.md's example: %s", bad)
 	}
+
+	// Section 8's example, as a tool other than envsched's readers would play it: the request
+	// written under an unfinished name and renamed, the copy waited for, opened and unlinked.
+	snapshotExample(t, dir, st.Rollouts)
+
 	if code := d.signal(syscall.SIGTERM); code != 0 {
 		t.Errorf("SIGTERM: exit %d", code)
 	}
+}
+
+// snapshotExample plays PROTOCOL.md section 8's example against the running daemon of dir: the
+// names are the example's (the test fails when the document's example changes), and the copy
+// must be a database holding the rollouts status.json counts.
+func snapshotExample(t *testing.T, dir string, rollouts int64) {
+	t.Helper()
+	doc, err := os.ReadFile("../PROTOCOL.md")
+	must(t, err)
+	_, sec, _ := strings.Cut(string(doc), "\n## 8.")
+	sec, _, _ = strings.Cut(sec, "\n## ")
+	_, example, _ := strings.Cut(sec, "### Example")
+	for _, name := range []string{"`DIR/snapshots/.report-77.want.tmp`", "`report-77.want`", "`report-77.db`", "`report-77.error`"} {
+		if !strings.Contains(example, name) {
+			t.Fatalf("PROTOCOL.md's snapshot example moved: it no longer names %s:\n%s", name, example)
+		}
+	}
+	snaps := filepath.Join(dir, "snapshots")
+	tmp := filepath.Join(snaps, ".report-77.want.tmp")
+	must(t, os.WriteFile(tmp, nil, 0o644))
+	must(t, os.Rename(tmp, filepath.Join(snaps, "report-77.want")))
+	copyPath := filepath.Join(snaps, "report-77.db")
+	waitUntil(t, "report-77.db or report-77.error", func() bool {
+		if msg, err := os.ReadFile(filepath.Join(snaps, "report-77.error")); err == nil {
+			t.Fatalf("the snapshot example was refused: %s", msg)
+		}
+		_, err := os.Stat(copyPath)
+		return err == nil
+	})
+	db, err := storage.Open(copyPath, storage.Options{ReadOnly: true, Timeout: 5 * time.Second})
+	must(t, err)
+	defer db.Close()
+	must(t, os.Remove(copyPath)) // the open copy stays readable
+	c, err := db.Counters()
+	must(t, err)
+	if c.Rollouts != rollouts {
+		t.Errorf("the snapshot example's copy holds %d rollouts; status.json counts %d", c.Rollouts, rollouts)
+	}
+	waitUntil(t, "the daemon to remove report-77.want once answered (section 8)", func() bool {
+		_, err := os.Stat(filepath.Join(snaps, "report-77.want"))
+		return errors.Is(err, fs.ErrNotExist)
+	})
 }
 
 // TestTrainerOrders plays the original contract's request rules in the orders a trainer written

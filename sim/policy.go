@@ -39,13 +39,20 @@ type Oversampler interface {
 	Oversample() int
 }
 
-// PolicyNames lists every policy Run knows, in table order.
+// PolicyNames lists the policies Run compares by default, in table order; ExtraPolicyNames the
+// others it knows.
 func PolicyNames() []string {
 	return []string{
 		"envsched", "random", "uniform-env", "dapo", "greso", "mopps", "env-bandit", "oracle", "envsched-truth",
 		"envsched-nograph", "envsched-notext", "envsched-nofeatures", "envsched-norechosen", "envsched-nocalib", "envsched-nocross",
 		"envsched-noquota", "envsched-nopenalty", "envsched-nodecay", "envsched-nocovreturn",
 	}
+}
+
+// ExtraPolicyNames lists the policies Run knows that are not in the default list: experimental
+// variants of envsched, compared only when named (`envsched sim --policies`).
+func ExtraPolicyNames() []string {
+	return []string{"envsched-stuck", "envsched-driftcentre"}
 }
 
 // pickDistinct draws n distinct task indices from pool in random order (fewer if the pool is

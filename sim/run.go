@@ -22,7 +22,7 @@ var ErrConfig = errors.New("invalid simulation config")
 // Config is one comparison: policies × seeds on one scenario.
 type Config struct {
 	Scenario  Scenario
-	Policies  []string // names from PolicyNames
+	Policies  []string // names from PolicyNames or ExtraPolicyNames
 	Seeds     int      // number of seeds
 	SeedBase  uint64   // seeds are SeedBase, SeedBase+1, …
 	Steps     int      // training steps per run
@@ -66,7 +66,7 @@ func (c Config) Validate() error {
 	}
 	for _, p := range c.Policies {
 		if !knownPolicy(p) {
-			return fmt.Errorf("%w: unknown policy %q (known: %v)", ErrConfig, p, PolicyNames())
+			return fmt.Errorf("%w: unknown policy %q (known: %v)", ErrConfig, p, append(PolicyNames(), ExtraPolicyNames()...))
 		}
 	}
 	return nil

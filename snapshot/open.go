@@ -199,7 +199,7 @@ func answered(folder, name string) (path string, done bool, err error) {
 	}
 	os.Remove(epath)
 	if err != nil {
-		return "", true, fmt.Errorf("read %s: %w", epath, err)
+		return "", true, err // it names the path (fsutil.ReadRegularMax)
 	}
 	return "", true, fmt.Errorf("%w: %s", ErrFailed, strings.TrimSpace(string(msg)))
 }

@@ -497,8 +497,9 @@ def batch_metrics(batch: Batch, status: Optional[Mapping[str, Any]] = None) -> D
     * ``envsched/exploration_return``, ``envsched/random_return``, ``envsched/coverage_return``:
       the measured factors of the coverage weight, the random share and the coverage of re-tries
       (``corrections.<name>.factor``);
-    * ``envsched/rechosen_factor``, ``envsched/never_tried_factor``: the count factors of
-      re-chosen picks and of selection's picks of tasks never tried.
+    * ``envsched/rechosen_factor``, ``envsched/never_tried_factor``,
+      ``envsched/rechosen_low_factor``: the count factors of re-chosen picks, of selection's picks
+      of tasks never tried, and of re-chosen picks predicted to teach little.
 
     Every value is a finite float; a figure that cannot be computed is left out.
     """
@@ -537,6 +538,7 @@ def batch_metrics(batch: Batch, status: Optional[Mapping[str, Any]] = None) -> D
                 _put(out, name, ret.get("factor"))
         _put(out, "rechosen_factor", corr.get("rechosen_factor"))
         _put(out, "never_tried_factor", corr.get("never_tried_factor"))
+        _put(out, "rechosen_low_factor", corr.get("rechosen_low_factor"))
     return out
 
 

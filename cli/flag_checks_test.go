@@ -1,0 +1,64 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestBatchBadFlagsTouchNothing: a bad flag of `envsched batch` exits 2 before the database is
+// opened. It was found after the ingest, so `batch --size 0` on a fresh exchange directory made
+// envsched.db (with the default reward range, fixed for good) and ingested into it, then exited 2.
+func TestBatchBadFlagsTouchNothing(t *testing.T) {
+	for _, args := range [][]string{
+		{"--size", "0"}, {"--group-size", "0"}, {"--step", "-4"}, {"--id", "../x"},
+		{"--gamma", "2"}, {"--sim-penalty", "2e6"}, {"--exploit", "greedy"},
+	} {
+		dir := exchangeDir(t)
+		code, _, msg := runApp(append([]string{"batch", "--dir", dir}, args...)...)
+		if code != 2 {
+			t.Errorf("%v: exit %d (%s); want 2", args, code, msg)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "envsched.db")); err == nil {
+			t.Errorf("%v: exit %d, and envsched.db was made (and ingested into) first", args, code)
+		}
+	}
+}
+
+// TestSchedulerFlagErrorsNameTheFlag: README says a scheduling flag out of its range exits 2
+// "with a message naming the flag". propagate and batcher name the parameter, which is not
+// always the flag (`similarity penalty` is --sim-penalty, `re-chosen trend` --rechosen-trend), so
+// the message begins with the flag and its value.
+func TestSchedulerFlagErrorsNameTheFlag(t *testing.T) {
+	bad := map[string]string{"hops": "3"} // the one integer flag; NaN is out of every float's range
+	named := map[string]bool{"exploit": true, "exploit-graded": true}
+	for _, s := range schedulerSetters {
+		named[s.flag] = true
+	}
+	dir := exchangeDir(t)
+	tried := 0
+	for _, f := range schedulerFlags() {
+		name := f.Names()[0]
+		if !named[name] {
+			t.Errorf("--%s is a scheduler flag that schedulerSetters does not read", name)
+		}
+		if strings.HasPrefix(name, "exploit") || !f.(interface{ TakesValue() bool }).TakesValue() {
+			continue // named by their parser; a bool has no value out of range
+		}
+		value, ok := bad[name]
+		if !ok {
+			value = "NaN"
+		}
+		tried++
+		for _, cmd := range []string{"batch", "run"} {
+			code, _, msg := runApp(cmd, "--dir", dir, "--"+name, value)
+			if code != 2 || !strings.HasPrefix(msg, "--"+name+" "+value+": ") {
+				t.Errorf("%s --%s %s: exit %d, %q; want exit 2 and a message that starts with the flag", cmd, name, value, code, msg)
+			}
+		}
+	}
+	if tried < 20 {
+		t.Errorf("only %d flags with values tried", tried)
+	}
+}
