@@ -25,10 +25,6 @@ type Corrections struct {
 	// NeverTriedFactor multiplies the count of selection's picks of tasks never tried, in
 	// environments whose rewards are 0 or 1 (Dispersion.NewFactor; 1 while unmeasured).
 	NeverTriedFactor float64 `json:"never_tried_factor"`
-	// NeverTriedBorrowedFactor takes never_tried_factor's place for such picks whose
-	// prediction borrowed a rollout's worth of evidence or more from neighbours
-	// (Dispersion.BorrowFactor; never_tried_factor while unmeasured).
-	NeverTriedBorrowedFactor float64 `json:"never_tried_borrowed_factor"`
 	// RechosenLowFactor takes rechosen_factor's place for the re-chosen picks predicted to
 	// teach little (Dispersion.LowFactor; rechosen_factor while unmeasured).
 	RechosenLowFactor float64 `json:"rechosen_low_factor"`
@@ -130,9 +126,8 @@ func (s State) Corrections() Corrections {
 			"random_slot": shown(random, groupsOf(d.Random)),
 		},
 		RechosenFactor: r4(d.rechosenFactor()), NeverTriedFactor: r4(d.newFactor()),
-		NeverTriedBorrowedFactor: r4(d.borrowFactor()),
-		RechosenLowFactor:        r4(d.lowFactor()),
-		RechosenOffset:           r4(s.Rechosen),
+		RechosenLowFactor: r4(d.lowFactor()),
+		RechosenOffset:    r4(s.Rechosen),
 		ExplorationReturn: Return{Factor: r4(s.ExplorationReturn()), Groups: signalN(d.NewSignal),
 			ReferenceGroups: signalN(d.ReSignal)},
 		RandomReturn: Return{Factor: r4(s.RandomReturn()), Groups: signalN(d.RandSignal),

@@ -26,8 +26,6 @@ import (
 //	uvarint n, uvarint k)
 //	version 5: version 4's, then the graded maps: never tried, re-chosen, random slot, each
 //	byte 0 (none) or 1 and the trend
-//	version 6: version 5's, then the borrowed never-tried factor: float64, and its pending
-//	groups as the never-tried factor's
 //
 // where a likelihood is byte 0 (none) or 1, uvarint count, count × float32, float64 n; a name
 // a uvarint length and its bytes; numbers little-endian.
@@ -41,11 +39,7 @@ import (
 // written only when there is a factor, so that a state without one keeps its bytes. Version 5
 // adds the graded calibration's maps (Params.GradedCal) after version 4's fields and is
 // likewise written only when there are some: a database of 0/1 rewards never measures one.
-// Version 6 adds the factor of untried picks with borrowed evidence (Params.BorrowMatch) after
-// version 5's fields (the graded maps' flags 0 when none), written only when it is measured or
-// has groups waiting.
 const (
-	dispersionVersion6 = 6
 	dispersionVersion5 = 5
 	dispersionVersion4 = 4
 	dispersionVersion3 = 3
@@ -61,8 +55,6 @@ var errDispersion = errors.New("dispersion: bad binary encoding")
 func (d Dispersion) MarshalBinary() ([]byte, error) {
 	b := []byte{dispersionVersion}
 	switch {
-	case d.BorrowFactor != 0 || len(d.BorrowPending) > 0:
-		b[0] = dispersionVersion6
 	case d.Graded != nil:
 		b[0] = dispersionVersion5
 	case d.NewFactor != 0 || len(d.NewPending) > 0 || d.LowFactor != 0 || len(d.LowPending) > 0:
@@ -105,17 +97,10 @@ func (d Dispersion) MarshalBinary() ([]byte, error) {
 		b = appendPending(appendF64(b, d.NewFactor), d.NewPending)
 		b = appendPending(appendF64(b, d.LowFactor), d.LowPending)
 	}
-	if b[0] >= dispersionVersion5 {
-		g := d.Graded
-		if g == nil {
-			g = &GradedCal{}
-		}
-		for _, tr := range []*Trend{g.Untried, g.Rechosen, g.Random} {
+	if d.Graded != nil {
+		for _, tr := range []*Trend{d.Graded.Untried, d.Graded.Rechosen, d.Graded.Random} {
 			b = appendTrendFlag(b, tr)
 		}
-	}
-	if b[0] == dispersionVersion6 {
-		b = appendPending(appendF64(b, d.BorrowFactor), d.BorrowPending)
 	}
 	if !d.finite() {
 		return nil, fmt.Errorf("dispersion: a number is not finite")
@@ -125,8 +110,8 @@ func (d Dispersion) MarshalBinary() ([]byte, error) {
 
 // finite reports whether every number of d but the log-likelihoods is finite.
 func (d Dispersion) finite() bool {
-	xs := []float64{d.RechosenFactor, d.NewFactor, d.LowFactor, d.BorrowFactor}
-	for _, g := range slices.Concat(d.NewPending, d.LowPending, d.BorrowPending) {
+	xs := []float64{d.RechosenFactor, d.NewFactor, d.LowFactor}
+	for _, g := range append(slices.Clip(d.NewPending), d.LowPending...) {
 		xs = append(xs, g.Mean, g.Count)
 	}
 	for _, l := range d.Env {
@@ -259,7 +244,7 @@ func appendLikelihood(b []byte, l *Likelihood) []byte {
 func (d *Dispersion) UnmarshalBinary(data []byte) error {
 	r := wsDecoder{b: data}
 	v := r.byte()
-	if v != dispersionVersion6 && v != dispersionVersion5 && v != dispersionVersion4 && v != dispersionVersion3 && v != dispersionVersion && v != dispersionVersion1 {
+	if v != dispersionVersion5 && v != dispersionVersion4 && v != dispersionVersion3 && v != dispersionVersion && v != dispersionVersion1 {
 		return errDispersion
 	}
 	var out Dispersion
@@ -285,7 +270,7 @@ func (d *Dispersion) UnmarshalBinary(data []byte) error {
 	if v != dispersionVersion1 {
 		r.signals(&out.CoverSignal, &out.ExploitSignal)
 	}
-	v4 := v >= dispersionVersion4 // version 4's fields, in versions 5 and 6 too
+	v4 := v == dispersionVersion4 || v == dispersionVersion5 // version 4's fields, in version 5 too
 	if v == dispersionVersion3 || v4 && r.flag() {
 		out.Stuck = r.trend()
 	}
@@ -293,14 +278,11 @@ func (d *Dispersion) UnmarshalBinary(data []byte) error {
 		out.NewFactor, out.NewPending = r.float64(), r.pending()
 		out.LowFactor, out.LowPending = r.float64(), r.pending()
 	}
-	if v >= dispersionVersion5 {
+	if v == dispersionVersion5 {
 		out.Graded = &GradedCal{Untried: r.trendFlag(), Rechosen: r.trendFlag(), Random: r.trendFlag()}
 		if *out.Graded == (GradedCal{}) {
 			out.Graded = nil
 		}
-	}
-	if v == dispersionVersion6 {
-		out.BorrowFactor, out.BorrowPending = r.float64(), r.pending()
 	}
 	if r.bad || len(r.b) != 0 || !out.finite() {
 		return errDispersion

@@ -126,11 +126,6 @@ type Dispersion struct {
 	// holds their groups while too few to measure it (see Params.LowMatch).
 	LowFactor  float64      `json:"low_factor,omitempty"`
 	LowPending []MatchGroup `json:"low_pending,omitempty"`
-	// BorrowFactor takes NewFactor's place for selection's picks of tasks never tried whose
-	// prediction borrowed a rollout's worth of evidence or more from neighbours (borrowedPick),
-	// and BorrowPending holds their groups while too few to measure it (Params.BorrowMatch).
-	BorrowFactor  float64      `json:"borrow_factor,omitempty"`
-	BorrowPending []MatchGroup `json:"borrow_pending,omitempty"`
 	// NewSignal and ReSignal are the learning signal that groups of tasks never tried
 	// (exploration) and of tasks tried before returned (see State.ExplorationReturn).
 	NewSignal *Signal `json:"new_signal,omitempty"`
@@ -231,10 +226,8 @@ func (d Dispersion) clone() Dispersion {
 	out := Dispersion{Global: d.Global.clone(), Rechose: d.Rechose.clone(), Random: d.Random.clone(),
 		NewSignal: d.NewSignal.clone(), ReSignal: d.ReSignal.clone(), RandSignal: d.RandSignal.clone(),
 		CoverSignal: d.CoverSignal.clone(), ExploitSignal: d.ExploitSignal.clone(),
-		RechosenFactor: validFactor(d.RechosenFactor), NewFactor: validFactor(d.NewFactor), LowFactor: validFactor(d.LowFactor),
-		BorrowFactor: validFactor(d.BorrowFactor)}
+		RechosenFactor: validFactor(d.RechosenFactor), NewFactor: validFactor(d.NewFactor), LowFactor: validFactor(d.LowFactor)}
 	out.NewPending, out.LowPending = validPending(d.NewPending), validPending(d.LowPending)
-	out.BorrowPending = validPending(d.BorrowPending)
 	if d.Trend != nil && d.Trend.valid() {
 		tr := *d.Trend
 		out.Trend = &tr

@@ -147,7 +147,6 @@ type drift struct {
 	match         bool    // the re-chosen factor is measured (Params.DispersionMatch)
 	matchUntried  bool    // the never-tried factor is measured (Params.NewMatch)
 	matchLow      bool    // the low-value re-chosen factor is measured (Params.LowMatch)
-	matchBorrow   bool    // the factor of untried picks with borrowed evidence is measured (Params.BorrowMatch)
 	stuck         bool    // stuck tasks are a channel of their own (Params.DispersionStuck)
 	graded        bool    // graded picks' maps are measured (Params.GradedCal)
 	scale         []correction
@@ -186,7 +185,6 @@ func (d *drift) start(st State, p Params) {
 	d.startScale, d.kappa, d.byMean, d.byCount = p.startScale(), p.Kappa, p.DispersionByMean, p.DispersionByCount
 	d.match, d.matchUntried = p.DispersionMatch, p.NewMatch
 	d.matchLow = p.DispersionMatch && p.LowMatch
-	d.matchBorrow = p.NewMatch && p.BorrowMatch
 	d.stuck = p.DispersionStuck && p.DispersionMemory > 0
 	d.disp = Dispersion{}
 	if d.memory > 0 {
@@ -200,9 +198,6 @@ func (d *drift) start(st State, p Params) {
 	}
 	if !d.matchLow {
 		d.disp.LowFactor, d.disp.LowPending = 0, nil
-	}
-	if !d.matchBorrow {
-		d.disp.BorrowFactor, d.disp.BorrowPending = 0, nil
 	}
 	d.graded = p.GradedCal && p.DispersionMemory > 0
 	if !d.graded {

@@ -28,21 +28,6 @@ func (d Dispersion) newFactor() float64 {
 	return 1
 }
 
-// borrowFactor is the stored factor of untried picks with borrowed evidence, the never-tried
-// factor when unset.
-func (d Dispersion) borrowFactor() float64 {
-	if f := validFactor(d.BorrowFactor); f > 0 {
-		return f
-	}
-	return d.newFactor()
-}
-
-// borrowedPick reports whether a prediction of a task never tried, of count n (before the
-// dispersion correction) under a prior of strength kappa, borrowed a rollout's worth of
-// evidence or more from its neighbours: its count is the prior's and the borrowed evidence
-// (Predictor.posterior), as batcher's reason "never tried; neighbours' evidence" says.
-func borrowedPick(n, kappa float64) bool { return n-kappa >= 1-1e-9 }
-
 // lowFactor is the stored low-value re-chosen factor, the re-chosen factor when unset.
 func (d Dispersion) lowFactor() float64 {
 	if f := validFactor(d.LowFactor); f > 0 {
@@ -105,7 +90,7 @@ func matchPending(stored, prev float64, groups []MatchGroup) (float64, []MatchGr
 // is tried): while fewer than minFactorGroups have come back, they are kept, as predicted,
 // in the state (Dispersion.NewPending) and measured with the next ones.
 func (d *drift) matchNew(groups []group) {
-	obs, borrowed := d.disp.NewPending, d.disp.BorrowPending
+	obs := d.disp.NewPending
 	byEnv := map[string]correction{}
 	for _, gr := range groups {
 		if gr.b.Tried || gr.b.Random || gr.graded {
@@ -116,16 +101,9 @@ func (d *drift) matchNew(groups []group) {
 			k = d.newCorrection(gr.b.Env)
 			byEnv[gr.b.Env] = k
 		}
-		if d.matchBorrow && borrowedPick(gr.b.Count, d.kappa) {
-			borrowed = append(borrowed, matchGroup(gr, k))
-		} else {
-			obs = append(obs, matchGroup(gr, k))
-		}
+		obs = append(obs, matchGroup(gr, k))
 	}
 	d.disp.NewFactor, d.disp.NewPending = matchPending(d.disp.NewFactor, d.disp.newFactor(), obs)
-	if d.matchBorrow {
-		d.disp.BorrowFactor, d.disp.BorrowPending = matchPending(d.disp.BorrowFactor, d.disp.borrowFactor(), borrowed)
-	}
 }
 
 // validPending is the valid groups of pending, at most minFactorGroups−1 (nil when none).

@@ -165,16 +165,6 @@ type Params struct {
 	// fitted on all, is the informative picks' and leaves these predicted less degenerate
 	// than they come back (the acceptance harness: 5 to 19 points). Answer only.
 	LowMatch bool
-	// BorrowMatch splits NewMatch's never-tried factor in two: selection's picks of tasks
-	// never tried whose prediction borrowed a rollout's worth of evidence or more from
-	// neighbours (batcher's reason "never tried; neighbours' evidence") are matched apart
-	// (Dispersion.BorrowFactor, their groups waiting in the state while fewer than
-	// minFactorGroups; NewFactor while unmeasured), the others by NewFactor. Borrowed
-	// evidence counts as if it were the task's own, and on real task text it is worth less:
-	// such picks came back all-equal 0.05-0.15 more often than predicted in the acceptance
-	// worlds and 0.066 in the simulator's real-catalog one, while the one factor, fitted mostly
-	// on picks with the prior alone, left them so. Answer only.
-	BorrowMatch bool
 	// DispersionStuck predicts the tasks tried before whose every group so far was
 	// all-equal ("stuck": always or never solved, rewards 0 or 1) by a calibration map of
 	// their own (Dispersion.Stuck): the logit of the chance that such a task's next group is
@@ -262,7 +252,6 @@ func DefaultParams() Params {
 		GradedCal:         true,
 		NewMatch:          true,
 		LowMatch:          true,
-		BorrowMatch:       true,
 		GroupSize:         8,
 	}
 }

@@ -93,11 +93,6 @@ func (pr *Predictor) Picker(st State) func(p Prediction, tried, random bool) Pre
 // off or unmeasured, or p's environment has graded rewards.
 func (pr *Predictor) untried(d Dispersion, p Prediction) Prediction {
 	f := validFactor(d.NewFactor)
-	if pr.p.BorrowMatch && borrowedPick(p.count, pr.p.Kappa) {
-		if b := validFactor(d.BorrowFactor); b > 0 {
-			f = b
-		}
-	}
 	if !pr.p.NewMatch || f == 0 || p.graded {
 		return p
 	}

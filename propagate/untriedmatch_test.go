@@ -215,8 +215,7 @@ func TestNeverTriedFactorSkipsGradedEnvironments(t *testing.T) {
 		for round := int64(1); round <= 12; round++ {
 			w.step(t, c, round)
 		}
-		// this world's untried picks borrow their twins' evidence: the borrowed factor
-		return max(c.st.Dispersion.NewFactor, c.st.Dispersion.BorrowFactor)
+		return c.st.Dispersion.NewFactor
 	}
 	if f := run(false); f == 0 {
 		t.Fatalf("0/1 environment: no factor measured")
@@ -228,46 +227,26 @@ func TestNeverTriedFactorSkipsGradedEnvironments(t *testing.T) {
 
 // TestNeverTriedFactorFromFewPicksARequest: with 3 untried picks a request, fewer than a
 // factor needs, the groups are kept in the state until enough have come back, and the factor
-// is measured from them; at most minFactorGroups−1 wait at any time. Every untried pick of
-// this world borrows its twin's evidence: with BorrowMatch (the default) they measure the
-// borrowed factor, without it the never-tried factor, each through the binary form.
+// is measured from them; at most minFactorGroups−1 wait at any time.
 func TestNeverTriedFactorFromFewPicksARequest(t *testing.T) {
-	for _, borrow := range []bool{false, true} {
-		w := newUntriedCurseWorld()
-		w.picks = 3
-		p := DefaultParams()
-		p.BorrowMatch = borrow
-		c := newChain(t, p)
-		factor := func(d Dispersion) (float64, int) {
-			if borrow {
-				return d.BorrowFactor, len(d.BorrowPending)
-			}
-			return d.NewFactor, len(d.NewPending)
+	w := newUntriedCurseWorld()
+	w.picks = 3
+	c := newChain(t, DefaultParams())
+	measured := 0
+	for round := int64(1); round <= 20; round++ {
+		prev := c.st.Dispersion.NewFactor
+		_, _, _, next := w.step(t, c, round)
+		if n := len(next.Dispersion.NewPending); n >= minFactorGroups {
+			t.Fatalf("round %d: %d groups pending, want fewer than %d", round, n, minFactorGroups)
 		}
-		measured := 0
-		for round := int64(1); round <= 20; round++ {
-			prev, _ := factor(c.st.Dispersion)
-			_, _, _, next := w.step(t, c, round)
-			f, n := factor(next.Dispersion)
-			if n >= minFactorGroups {
-				t.Fatalf("borrow %v, round %d: %d groups pending, want fewer than %d", borrow, round, n, minFactorGroups)
-			}
-			if f != prev {
-				measured++
-			}
-			other := next.Dispersion.BorrowFactor
-			if borrow {
-				other = next.Dispersion.NewFactor
-			}
-			if other != 0 {
-				t.Fatalf("borrow %v, round %d: the other factor measured (%v) from picks that all borrowed", borrow, round, other)
-			}
-			c.st = roundTrip(t, c.st)
+		if next.Dispersion.NewFactor != prev {
+			measured++
 		}
-		if f, _ := factor(c.st.Dispersion); measured < 4 || f == 0 {
-			t.Errorf("borrow %v: 3 picks a request for 20 requests: the factor moved %d times, now %v; want it measured every 3 requests or so",
-				borrow, measured, f)
-		}
+		c.st = roundTrip(t, c.st)
+	}
+	if measured < 4 || c.st.Dispersion.NewFactor == 0 {
+		t.Errorf("3 picks a request for 20 requests: the factor moved %d times, now %v; want it measured every 3 requests or so",
+			measured, c.st.Dispersion.NewFactor)
 	}
 }
 

@@ -46,7 +46,6 @@ func Corrections(c propagate.Corrections) ([]CorrectionRow, []FactorRow) {
 	}
 	factors = append(factors, FactorRow{Name: "rechosen_factor", Value: c.RechosenFactor},
 		FactorRow{Name: "never_tried_factor", Value: c.NeverTriedFactor},
-		FactorRow{Name: "never_tried_borrowed_factor", Value: c.NeverTriedBorrowedFactor},
 		FactorRow{Name: "rechosen_low_factor", Value: c.RechosenLowFactor}, FactorRow{Name: "rechosen_offset", Value: c.RechosenOffset})
 	return disp, factors
 }
