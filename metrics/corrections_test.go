@@ -1,13 +1,11 @@
 package metrics_test
 
 import (
-	"fmt"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/envsched/envsched/metrics"
-	"github.com/envsched/envsched/propagate"
 	"github.com/envsched/envsched/storage/storagetest"
 )
 
@@ -31,9 +29,7 @@ func TestCorrectionGauges(t *testing.T) {
 			}
 		}
 	}
-	// nothing measured: the start scale of tasks never tried, as propagate shows it
-	start := fmt.Sprintf(`envsched_correction_scale{channel="never_tried"} %g`, propagate.State{}.Corrections().Dispersion["never_tried"].Scale)
-	has(text(), start, `envsched_correction_scale{channel="rechosen"} 1`,
+	has(text(), `envsched_correction_scale{channel="never_tried"} 0.6`, `envsched_correction_scale{channel="rechosen"} 1`,
 		`envsched_correction_return{name="coverage_return"} 1`, `envsched_correction_rechosen_factor 1`,
 		`envsched_correction_rechosen_trend_weight 0`, `envsched_correction_state{state="none"} 1`,
 		`envsched_correction_state{state="stored"} 0`)
@@ -54,7 +50,7 @@ func TestCorrectionGauges(t *testing.T) {
 		t.Fatal(err)
 	}
 	has(text(), `envsched_correction_state{state="unreadable"} 1`, `envsched_correction_state{state="stored"} 0`,
-		`envsched_correction_rechosen_factor 1`, start)
+		`envsched_correction_rechosen_factor 1`, `envsched_correction_scale{channel="never_tried"} 0.6`)
 }
 
 // TestGradedMapGauges: the graded calibration's maps stored with the last answer (a state in

@@ -110,7 +110,7 @@ func (s State) Corrections() Corrections {
 	}
 	envFit := func(env string) correction {
 		if !d.Env[env].measured() && !d.Global.measured() {
-			return startCorrection(p.startScale(), p.Kappa)
+			return startCorrection(p.DispersionStart)
 		}
 		return fit(d.Env[env], d.Global, p.DispersionPrior)
 	}

@@ -46,7 +46,7 @@ func TestCorrectionsShowWhatTheCallUsed(t *testing.T) {
 // never tried (random slots with them), the re-chosen channel uncorrected, every factor 1.
 func TestCorrectionsOfNothingMeasured(t *testing.T) {
 	got := State{}.Corrections()
-	start := Correction{Scale: r4(DefaultParams().startScale()), Slope: 1, Theta: 1}
+	start := Correction{Scale: DefaultParams().DispersionStart, Slope: 1, Theta: 1}
 	unit := Correction{Scale: 1, Slope: 1, Theta: 1}
 	if got.Dispersion["never_tried"] != start || got.Dispersion["random_slot"] != start || got.Dispersion["rechosen"] != unit {
 		t.Errorf("dispersion %+v", got.Dispersion)
@@ -101,7 +101,7 @@ func TestCorrectionsOfAnEarlierVersionsState(t *testing.T) {
 			}()
 			got = st.Corrections()
 		}()
-		start := Correction{Scale: r4(p.startScale()), Slope: 1, Theta: 1}
+		start := Correction{Scale: p.DispersionStart, Slope: 1, Theta: 1}
 		if got.Dispersion["never_tried"] != start || got.Dispersion["random_slot"] != start ||
 			got.Envs["web"].Correction != start || got.Dispersion["rechosen"] != (Correction{Scale: 1, Slope: 1, Theta: 1}) {
 			t.Errorf("%s: dispersion %+v, web %+v; want the start, as a call uses", name, got.Dispersion, got.Envs["web"])

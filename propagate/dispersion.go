@@ -41,8 +41,8 @@ const countRef = 2
 
 // correction is one point of the grid: a scale of the count, a slope of the mean, the
 // exponent of the count's dependence on the mean and the power of the count. prior is 0 for
-// the grid's; the start correction's is the prior's strength κ, the part of a count its
-// scale applies to (see startCorrection).
+// the grid's; the answer's start's is the prior's strength κ, the part of a count its scale
+// applies to (see answerStart).
 type correction struct{ scale, slope, eta, theta, prior float64 }
 
 // unitCorrection is the predictor without a correction.
@@ -70,12 +70,15 @@ var dispersionGrid, unitScale = func() ([]correction, int) {
 }()
 
 // startCorrection is the correction of tasks never tried while nothing is measured (the
-// first request of a database): the prior's part κ of the count scaled by start
-// (Params.startScale), nothing else changed. What is uncertain before anything is measured
-// is how spread out an environment's tasks are, which the prior's strength says, not the
-// evidence a task borrowed from its neighbours: a database whose rollouts came before its
-// first request (a folder of earlier rollouts) keeps that evidence whole.
-func startCorrection(start, kappa float64) correction { return correction{start, 1, 0, 1, kappa} }
+// first request of a database), in the predictions selection reads: the count scaled by start
+// (Params.DispersionStart), nothing else changed.
+func startCorrection(start float64) correction { return correction{start, 1, 0, 1, 0} }
+
+// answerStart is the correction of the answer for a pick of a task never tried while nothing
+// is measured (Params.StartDegenerate): the prior's part kappa of its count becomes the count
+// c, the rest (evidence borrowed from neighbours: a folder of rollouts ingested before the
+// first request) kept whole.
+func answerStart(c, kappa float64) correction { return correction{c / kappa, 1, 0, 1, kappa} }
 
 // apply gives the mean and count of a prediction of mean m and count n, its environment's
 // centre logit c, under the correction.

@@ -109,19 +109,24 @@ type Params struct {
 	// the global scale).
 	DispersionPrior float64
 	// DispersionStart is the scale of the count of tasks never tried while nothing is
-	// measured yet (the first request of a database, when the correction is on), used when
-	// StartDegenerate is 0: below 1 the first batch is predicted more spread out than the
-	// prior's strength κ says; the measured correction replaces it from the first groups on.
+	// measured yet (the first request of a database, when the correction is on), in the
+	// predictions selection reads: below 1 the first batch is predicted more spread out than
+	// the prior's strength κ says. Chosen on the simulator's tuning seeds over every world
+	// together, as the value whose first steps are honest across them; the measured correction
+	// replaces it from the first groups on.
 	DispersionStart float64
-	// StartDegenerate, when above 0, sets the start instead: the count of tasks never tried is
-	// scaled, while nothing is measured, so that a task at mean ½ is predicted to come back
-	// all-equal in its group of GroupSize with this chance, whatever the group size. A scale
-	// alone cannot: the same Beta says 0.51 for groups of 4 and 0.23 for groups of 16, while
+	// StartDegenerate, when above 0, is what the answer says of a pick of a task never tried
+	// while nothing is measured (random slots too): its prior's part κ of the count is set so
+	// that, at mean ½, its group of GroupSize comes back all-equal with this chance, whatever
+	// the group size and κ; evidence it borrowed from neighbours is kept whole. A scale of the
+	// count cannot: the same Beta says 0.51 for groups of 4 and 0.23 for groups of 16, while
 	// the first groups of agent benchmarks come back all-equal about as often whatever G (a
-	// task always or never solved is all-equal in any group). Chosen once, on the tuning
-	// seeds of every simulated and acceptance world together, as the chance whose first
-	// request is honest across them (BENCHMARKS.md): the first request cannot know whether
-	// its world is one of coin flips or of always-or-never tasks.
+	// task always or never solved is all-equal in any group). Chosen once, on the tuning seeds
+	// of every simulated and acceptance world together, as the chance whose first request is
+	// the least wrong across them (BENCHMARKS.md): the first request cannot know whether its
+	// world is one of coin flips or of always-or-never tasks. Answer only, like the factors:
+	// what selection reads keeps DispersionStart, so every batch holds the tasks it held.
+	// Groups of 2 (all-equal with chance ½ or more whatever the count) keep DispersionStart.
 	StartDegenerate float64
 	// DispersionByMean lets the correction's count depend on the predicted mean: the count
 	// of a prediction of mean m is multiplied by (4·m·(1−m))^(−η), η chosen per channel with
@@ -287,29 +292,31 @@ func (p Params) Validate() error {
 
 func finite(x float64) bool { return num.Finite(x) }
 
-// startScale is the scale of the count of tasks never tried while nothing is measured:
-// DispersionStart, or, with StartDegenerate above 0 and groups of 2 or more, the scale s in
-// [1/64, 16] under which Beta(s·κ/2, s·κ/2) gives groups of GroupSize all-equal with chance
-// StartDegenerate (bisection on log s: the chance falls as s grows).
-func (p Params) startScale() float64 {
-	if p.StartDegenerate <= 0 || p.GroupSize < 2 {
-		return p.DispersionStart
+// startCount is the count c of a Beta(c/2, c/2) whose groups of g come back all-equal with
+// chance StartDegenerate (the answer's start, see Params.StartDegenerate), from 2^−20 to 2^20
+// by bisection on log c (the chance falls as the count grows, from 1 towards 2^(1−g)); false
+// when StartDegenerate is 0, for groups of one, and where no count gives the chance (groups
+// of 2 are all-equal with chance ½ or more whatever the count).
+func (p Params) startCount(g int) (float64, bool) {
+	want := p.StartDegenerate
+	if want <= 0 || g < 2 || want <= math.Exp2(float64(1-g)) {
+		return 0, false
 	}
-	at := func(s float64) float64 { return BetaBinomialDegenerate(s*p.Kappa/2, s*p.Kappa/2, p.GroupSize) }
-	lo, hi := math.Log(1.0/64), math.Log(16)
+	at := func(lc float64) float64 { c := math.Exp2(lc); return BetaBinomialDegenerate(c/2, c/2, g) }
+	lo, hi := -20.0, 20.0
 	switch {
-	case at(math.Exp(lo)) <= p.StartDegenerate:
-		return math.Exp(lo)
-	case at(math.Exp(hi)) >= p.StartDegenerate:
-		return math.Exp(hi)
+	case at(lo) <= want:
+		return math.Exp2(lo), true
+	case at(hi) >= want:
+		return math.Exp2(hi), true
 	}
 	for range 60 {
 		mid := (lo + hi) / 2
-		if at(math.Exp(mid)) > p.StartDegenerate {
+		if at(mid) > want {
 			lo = mid
 		} else {
 			hi = mid
 		}
 	}
-	return math.Exp((lo + hi) / 2)
+	return math.Exp2((lo + hi) / 2), true
 }

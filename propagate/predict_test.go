@@ -71,69 +71,27 @@ func TestUnseenTaskWithSolvedNeighboursIsEasy(t *testing.T) {
 }
 
 // TestUnseenTaskInUnknownEnvIsAFairCoin: with nothing known, a task's prior is Beta(κ/2, κ/2)
-// with the count scaled by the dispersion correction's start (Params.startScale), under which
-// its group comes back all-equal with the chance Params.StartDegenerate whatever the group
-// size; with the start given as a scale (StartDegenerate 0), that scale; with the correction
-// off, the prior alone.
+// with the count scaled by the dispersion correction's start (Params.DispersionStart), the
+// first request's honest spread; with the correction off, the prior alone.
 func TestUnseenTaskInUnknownEnvIsAFairCoin(t *testing.T) {
 	g := star(2, 0.5)
 	off := DefaultParams()
 	off.DispersionMemory = 0
-	scale := DefaultParams()
-	scale.StartDegenerate = 0
-	type tc struct {
+	for _, c := range []struct {
 		name  string
 		p     Params
 		count float64
-		pdeg  float64 // the chance wanted, 0: the Beta-Binomial's of count
-	}
-	cases := []tc{
-		{"correction off", off, off.Kappa, 0},
-		{"start as a scale", scale, scale.Kappa * scale.DispersionStart, 0},
-	}
-	for _, gs := range []int{3, 4, 8, 16, 64} {
-		p := DefaultParams()
-		p.GroupSize = gs
-		cases = append(cases, tc{fmt.Sprintf("default, groups of %d", gs), p, p.Kappa * p.startScale(), p.StartDegenerate})
-	}
-	for _, c := range cases {
+	}{
+		{"correction off", off, off.Kappa},
+		{"default", DefaultParams(), DefaultParams().Kappa * DefaultParams().DispersionStart},
+	} {
 		p := mustPredict(t, g, make([]stats.Task, 3), 1, c.p)[0]
 		if math.Abs(p.Mean-0.5) > 1e-9 || math.Abs(p.Count()-c.count) > 1e-12 {
 			t.Errorf("%s: nothing known: want a prior of mean 0.5 and count %v, got %+v", c.name, c.count, p)
 		}
-		want := c.pdeg
-		if want == 0 {
-			want = BetaBinomialDegenerate(c.count/2, c.count/2, c.p.GroupSize)
-		}
-		if math.Abs(p.PDeg-want) > 1e-9 {
+		if want := BetaBinomialDegenerate(c.count/2, c.count/2, 8); math.Abs(p.PDeg-want) > 1e-12 {
 			t.Errorf("%s: PDeg %g, want %g", c.name, p.PDeg, want)
 		}
-	}
-}
-
-// TestStartKeepsBorrowedEvidence: before anything is measured, the start scales the prior's
-// part κ of a count, not the evidence a task never tried borrowed from its neighbours (a
-// folder of earlier rollouts ingested before the first request): its count is the
-// uncorrected one less (1 − s)·κ, its mean unchanged; with the scale on the whole count, a
-// task borrowing 4 rollouts' worth would lose two thirds of them.
-func TestStartKeepsBorrowedEvidence(t *testing.T) {
-	g := star(2, 0.5)
-	tasks := make([]stats.Task, 3)
-	for r := range int64(3) {
-		rollGroup(&tasks[1], 1+r, 1, 1, 1, 0, 1, 1, 0, 1)
-		rollGroup(&tasks[2], 1+r, 1, 0, 1, 1, 1, 0, 1, 1)
-	}
-	off := DefaultParams()
-	off.DispersionMemory = 0
-	p := DefaultParams()
-	raw, got := mustPredict(t, g, tasks, 5, off)[0], mustPredict(t, g, tasks, 5, p)[0]
-	if raw.Borrowed <= 0 || raw.Count() <= 2*p.Kappa {
-		t.Fatalf("the centre borrows too little to tell: %+v", raw)
-	}
-	want := raw.Count() - (1-p.startScale())*p.Kappa
-	if math.Abs(got.Count()-want) > 1e-9 || math.Abs(got.Mean-raw.Mean) > 1e-9 {
-		t.Errorf("count %.4f mean %.4f; want %.4f and %.4f (uncorrected count %.4f, start %.4f)",
-			got.Count(), got.Mean, want, raw.Mean, raw.Count(), p.startScale())
 	}
 }
 

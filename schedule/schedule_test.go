@@ -361,9 +361,9 @@ func TestPredictEnvs(t *testing.T) {
 		t.Fatal(err)
 	}
 	// nothing measured yet: the prior Beta(κ/2, κ/2) with its count scaled by the dispersion
-	// correction's start, under which a group of 8 comes back all-equal with the chance
-	// StartDegenerate (the prior alone: 2/9)
-	if fresh, want := envs["new"], envOnly.StartDegenerate; math.Abs(fresh.Degenerate-want) > 1e-3 {
+	// correction's start (Beta(0.6, 0.6): 0.344 degenerate; the prior alone, 2/9)
+	half := envOnly.Kappa * envOnly.DispersionStart / 2
+	if fresh, want := envs["new"], propagate.BetaBinomialDegenerate(half, half, 8); math.Abs(fresh.Degenerate-want) > 1e-3 {
 		t.Errorf("an environment never tried, environment priors alone: %+v, want %.3f degenerate", fresh, want)
 	}
 }
