@@ -62,3 +62,24 @@ func TestSchedulerFlagErrorsNameTheFlag(t *testing.T) {
 		t.Errorf("only %d flags with values tried", tried)
 	}
 }
+
+// TestTwoBadSchedulerFlagsNameTheOneReported: with two scheduling flags out of range, the
+// message names the flag whose range it reports. schedulerParams names the first flag (in
+// schedulerSetters' order) that alone fails, but wraps the error of all the flags together,
+// which propagate reports in its own order: `--gamma 2 --feature-ridge -1` said
+// "--feature-ridge -1: invalid prediction parameter: gamma is 2, want in [0, 1]".
+func TestTwoBadSchedulerFlagsNameTheOneReported(t *testing.T) {
+	dir := exchangeDir(t)
+	for _, args := range [][]string{
+		{"--gamma", "2", "--feature-ridge", "-1"},
+		{"--feature-ridge", "-1", "--gamma", "2"},
+		{"--drift-rate", "2", "--prior-refit", "-1"},
+	} {
+		code, _, msg := runApp(append([]string{"batch", "--dir", dir}, args...)...)
+		flag, _, _ := strings.Cut(strings.TrimPrefix(msg, "--"), " ")
+		param := strings.ReplaceAll(flag, "-", " ") // gamma, feature ridge, drift rate, prior refit
+		if code != 2 || !strings.Contains(msg, ": "+param+" is ") {
+			t.Errorf("%v: exit %d, %q; want exit 2 and the range of the flag it names (%q)", args, code, msg, param)
+		}
+	}
+}
