@@ -83,3 +83,21 @@ func TestTwoBadSchedulerFlagsNameTheOneReported(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchEmptyEnvFlagTouchesNothing: `--env ""` (or `--exclude-env ""`, as a script with an
+// unset variable writes it) can never name an environment, and needs no database to tell,
+// yet it is found by the request's parser after the database was made and ingested into:
+// exit 1, "envs has an empty environment name" (the request's field, not the flag). README:
+// bad flags "exit 2 before the database is opened (nothing is created or ingested)".
+func TestBatchEmptyEnvFlagTouchesNothing(t *testing.T) {
+	for _, args := range [][]string{{"--env", ""}, {"--exclude-env", ""}, {"--env", "a", "--env", ""}} {
+		dir := exchangeDir(t)
+		code, _, msg := runApp(append([]string{"batch", "--dir", dir}, args...)...)
+		if code != 2 || !strings.HasPrefix(msg, args[len(args)-2]) {
+			t.Errorf("%q: exit %d (%s); want 2 and a message naming the flag", args, code, msg)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "envsched.db")); err == nil {
+			t.Errorf("%q: exit %d, and envsched.db was made (and ingested into) first", args, code)
+		}
+	}
+}
