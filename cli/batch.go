@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
@@ -123,6 +124,15 @@ func batchParams(c *cli.Context) (schedule.Params, error) {
 	}
 	if id := c.String("id"); id != "" && !schedule.ValidID(id) {
 		return p, usageError{fmt.Errorf("--id %q: want %s", id, schedule.IDRule)}
+	}
+	for _, flag := range []string{"env", "exclude-env"} {
+		if slices.Contains(c.StringSlice(flag), "") {
+			return p, usageError{fmt.Errorf("--%s \"\": an environment name cannot be empty", flag)}
+		}
+	}
+	// whatever else the request the flags make would be refused for, before the database
+	if _, err := schedule.ParseRequest(batchBody(c), size, group); err != nil {
+		return p, usageError{fmt.Errorf("the flags' request: %w", err)}
 	}
 	return p, nil
 }

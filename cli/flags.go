@@ -317,8 +317,9 @@ func schedulerParams(c *cli.Context) (schedule.Params, error) {
 	if err := p.Validate(); err != nil {
 		for _, s := range schedulerSetters { // the flag that alone is out of its range
 			one := schedule.DefaultParams()
-			if s.set(&one, c); one.Validate() != nil {
-				return p, usageError{fmt.Errorf("--%s %v: %w", s.flag, c.Value(s.flag), err)}
+			s.set(&one, c)
+			if oneErr := one.Validate(); oneErr != nil { // its own error: the range of the flag named
+				return p, usageError{fmt.Errorf("--%s %v: %w", s.flag, c.Value(s.flag), oneErr)}
 			}
 		}
 		return p, usageError{err}

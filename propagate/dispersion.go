@@ -40,11 +40,13 @@ var thetaGrid = []float64{1, 0.5}
 const countRef = 2
 
 // correction is one point of the grid: a scale of the count, a slope of the mean, the
-// exponent of the count's dependence on the mean and the power of the count.
-type correction struct{ scale, slope, eta, theta float64 }
+// exponent of the count's dependence on the mean and the power of the count. prior is 0 for
+// the grid's; the answer's start's is the prior's strength κ, the part of a count its scale
+// applies to (see answerStart).
+type correction struct{ scale, slope, eta, theta, prior float64 }
 
 // unitCorrection is the predictor without a correction.
-var unitCorrection = correction{1, 1, 0, 1}
+var unitCorrection = correction{1, 1, 0, 1, 0}
 
 // dispersionGrid is every (scale, slope, η, θ), scale-major; unitScale is the index of
 // unitCorrection.
@@ -55,7 +57,7 @@ var dispersionGrid, unitScale = func() ([]correction, int) {
 		for _, a := range slopeGrid {
 			for _, e := range etaGrid {
 				for _, th := range thetaGrid {
-					k := correction{s, a, e, th}
+					k := correction{s, a, e, th, 0}
 					if k == unitCorrection {
 						unit = len(g)
 					}
@@ -68,9 +70,15 @@ var dispersionGrid, unitScale = func() ([]correction, int) {
 }()
 
 // startCorrection is the correction of tasks never tried while nothing is measured (the
-// first request of a database): the count scaled by start (Params.DispersionStart), nothing
-// else changed.
-func startCorrection(start float64) correction { return correction{start, 1, 0, 1} }
+// first request of a database), in the predictions selection reads: the count scaled by start
+// (Params.DispersionStart), nothing else changed.
+func startCorrection(start float64) correction { return correction{start, 1, 0, 1, 0} }
+
+// answerStart is the correction of the answer for a pick of a task never tried while nothing
+// is measured (Params.StartDegenerate): the prior's part kappa of its count becomes the count
+// c, the rest (evidence borrowed from neighbours: a folder of rollouts ingested before the
+// first request) kept whole.
+func answerStart(c, kappa float64) correction { return correction{c / kappa, 1, 0, 1, kappa} }
 
 // apply gives the mean and count of a prediction of mean m and count n, its environment's
 // centre logit c, under the correction.
@@ -84,6 +92,9 @@ func (k correction) apply(m, n, c float64) (float64, float64) {
 	}
 	if k.eta != 0 {
 		n *= math.Pow(4*m*(1-m), -k.eta)
+	}
+	if k.prior > 0 && n > k.prior { // the start: the scale of the prior's part alone
+		return m, n - k.prior*(1-k.scale)
 	}
 	return m, n * k.scale // the scale last, as groupLL applies it
 }

@@ -62,7 +62,7 @@ func skewed(st State) Dispersion {
 	pref := func() *Likelihood {
 		l := newLikelihood()
 		for j, c := range dispersionGrid {
-			if c == (correction{0.5, 0.7, 0.5, 1}) {
+			if c == (correction{0.5, 0.7, 0.5, 1, 0}) {
 				l.LL[j] = 10
 			}
 		}

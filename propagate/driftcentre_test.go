@@ -14,7 +14,7 @@ func slopeOnly(t *testing.T, slope float64) *Likelihood {
 	t.Helper()
 	l := newLikelihood()
 	for j, k := range dispersionGrid {
-		if k == (correction{1, slope, 0, 1}) {
+		if k == (correction{1, slope, 0, 1, 0}) {
 			l.LL[j] = 10
 			l.N = 1
 			return l

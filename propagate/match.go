@@ -101,6 +101,11 @@ func (d *drift) matchNew(groups []group) {
 			k = d.newCorrection(gr.b.Env)
 			byEnv[gr.b.Env] = k
 		}
+		if !d.disp.Global.measured() { // the pick was answered with the start of its group's size
+			if c, ok := d.params.startCount(int(gr.n)); ok {
+				k = answerStart(c, d.kappa)
+			}
+		}
 		obs = append(obs, matchGroup(gr, k))
 	}
 	d.disp.NewFactor, d.disp.NewPending = matchPending(d.disp.NewFactor, d.disp.newFactor(), obs)

@@ -181,7 +181,7 @@ func BenchmarkMatchFactor(b *testing.B) {
 		groups[i] = group{b: Baseline{Pred: 0.05 + 0.9*rng.Float64(), Count: 2 + 30*rng.Float64(), Centre: rng.NormFloat64(), Tried: true},
 			k: rng.Int64N(9), n: 8}
 	}
-	k := correction{0.5, 0.7, 0.5, 1}
+	k := correction{0.5, 0.7, 0.5, 1, 0}
 	for b.Loop() {
 		matchFactor(matchGroups(groups, k))
 	}

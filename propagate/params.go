@@ -2,6 +2,7 @@ package propagate
 
 import (
 	"errors"
+	"math"
 
 	"github.com/envsched/envsched/internal/num"
 	"github.com/envsched/envsched/stats"
@@ -108,11 +109,25 @@ type Params struct {
 	// the global scale).
 	DispersionPrior float64
 	// DispersionStart is the scale of the count of tasks never tried while nothing is
-	// measured yet (the first request of a database, when the correction is on): below 1 the
-	// first batch is predicted more spread out than the prior's strength κ says. Chosen on the
-	// simulator's tuning seeds over every world together, as the value whose first steps are
-	// honest across them; the measured correction replaces it from the first groups on.
+	// measured yet (the first request of a database, when the correction is on), in the
+	// predictions selection reads: below 1 the first batch is predicted more spread out than
+	// the prior's strength κ says. Chosen on the simulator's tuning seeds over every world
+	// together, as the value whose first steps are honest across them; the measured correction
+	// replaces it from the first groups on.
 	DispersionStart float64
+	// StartDegenerate, when above 0, is what the answer says of a pick of a task never tried
+	// while nothing is measured (random slots too): its prior's part κ of the count is set so
+	// that, at mean ½, its group of GroupSize comes back all-equal with this chance, whatever
+	// the group size and κ; evidence it borrowed from neighbours is kept whole. A scale of the
+	// count cannot: the same Beta says 0.51 for groups of 4 and 0.23 for groups of 16, while
+	// the first groups of agent benchmarks come back all-equal about as often whatever G (a
+	// task always or never solved is all-equal in any group). Chosen once, on the tuning seeds
+	// of every simulated and acceptance world together, as the chance whose first request is
+	// the least wrong across them (BENCHMARKS.md): the first request cannot know whether its
+	// world is one of coin flips or of always-or-never tasks. Answer only, like the factors:
+	// what selection reads keeps DispersionStart, so every batch holds the tasks it held.
+	// Groups of 2 (all-equal with chance ½ or more whatever the count) keep DispersionStart.
+	StartDegenerate float64
 	// DispersionByMean lets the correction's count depend on the predicted mean: the count
 	// of a prediction of mean m is multiplied by (4·m·(1−m))^(−η), η chosen per channel with
 	// the scale and the slope by the same likelihood (0, ½, 1 or 1½). One scale per channel
@@ -235,6 +250,7 @@ func DefaultParams() Params {
 		DispersionMemory:  0.95,
 		DispersionPrior:   16,
 		DispersionStart:   0.6,
+		StartDegenerate:   0.5,
 		DispersionByMean:  true,
 		DispersionByCount: true,
 		DispersionMatch:   true,
@@ -269,8 +285,38 @@ func (p Params) Validate() error {
 		{p.DispersionMemory >= 0 && p.DispersionMemory < 1, "dispersion memory", "in [0, 1)", p.DispersionMemory},
 		{p.DispersionPrior >= 0 && finite(p.DispersionPrior), "dispersion prior", "a finite number >= 0", p.DispersionPrior},
 		{p.DispersionStart > 0 && p.DispersionStart <= 16 && finite(p.DispersionStart), "dispersion start", "in (0, 16]", p.DispersionStart},
+		{p.StartDegenerate >= 0 && p.StartDegenerate < 1, "start degenerate", "in [0, 1)", p.StartDegenerate},
 		{p.GroupSize >= 1 && p.GroupSize <= 1<<16, "group size", "an integer from 1 to 65536", p.GroupSize},
 	})
 }
 
 func finite(x float64) bool { return num.Finite(x) }
+
+// startCount is the count c of a Beta(c/2, c/2) whose groups of g come back all-equal with
+// chance StartDegenerate (the answer's start, see Params.StartDegenerate), from 2^−20 to 2^20
+// by bisection on log c (the chance falls as the count grows, from 1 towards 2^(1−g)); false
+// when StartDegenerate is 0, for groups of one, and where no count gives the chance (groups
+// of 2 are all-equal with chance ½ or more whatever the count).
+func (p Params) startCount(g int) (float64, bool) {
+	want := p.StartDegenerate
+	if want <= 0 || g < 2 || want <= math.Exp2(float64(1-g)) {
+		return 0, false
+	}
+	at := func(lc float64) float64 { c := math.Exp2(lc); return BetaBinomialDegenerate(c/2, c/2, g) }
+	lo, hi := -20.0, 20.0
+	switch {
+	case at(lo) <= want:
+		return math.Exp2(lo), true
+	case at(hi) >= want:
+		return math.Exp2(hi), true
+	}
+	for range 60 {
+		mid := (lo + hi) / 2
+		if at(mid) > want {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return math.Exp2((lo + hi) / 2), true
+}

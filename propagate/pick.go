@@ -66,6 +66,14 @@ func (pr *Predictor) Picker(st State) func(p Prediction, tried, random bool) Pre
 		if pr.p.DispersionMemory == 0 || p.Continuous || !(p.count > 0) || p.stuck && !random {
 			return p
 		}
+		if !tried && !st.Dispersion.Global.measured() { // nothing measured: the answer's start
+			if c, ok := pr.p.startCount(pr.p.GroupSize); ok {
+				p = pr.corrected(p, answerStart(c, pr.p.Kappa))
+			}
+			if random {
+				return p
+			}
+		}
 		if !tried && !random {
 			return pr.untried(st.Dispersion, p)
 		}

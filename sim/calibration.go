@@ -60,9 +60,13 @@ func ratioOf(a, b float64) float64 {
 	return a / b
 }
 
-// Calibration is a run's calibration, by phase (0: steps 1 to 10, 1: the steps after) and
-// channel.
-type Calibration [2][numChannels]CalibCell
+// Calibration is a run's calibration, by phase (0: steps 1 to 10, 1: the steps after, 2: step
+// 1 alone, the first request, which phase 0 counts too) and channel. The first request is
+// shown apart because nothing is measured before it: its predictions are the prior's alone.
+type Calibration [3][numChannels]CalibCell
+
+// phaseFirst is the row of Calibration of the first request's picks.
+const phaseFirst = 2
 
 func (c *Calibration) add(o *Calibration) {
 	for ph := range c {
@@ -81,8 +85,17 @@ type Calibrated interface {
 // RetryCalibration splits selection's re-tries (picks of tasks rolled out before, not random
 // slots) after the early phase by the task's history: [0] every group so far all-equal
 // ("stuck"), [1] some group unequal; then by the rounds since its evidence, 1, 2-3, 4-7, 8 or
-// more (retryAgeBucket).
-type RetryCalibration [2][4]CalibCell
+// more (retryAgeBucket). Rows [2] and [3] hold selection's picks of tasks never tried after
+// the early phase, in column 0: [2] predicted from their environment's prior alone, [3] with
+// evidence borrowed from neighbours (a count of one rollout or more: batcher's reason
+// "never tried; neighbours' evidence"), which lean on the graph's edges.
+type RetryCalibration [4][4]CalibCell
+
+// Rows of RetryCalibration for selection's picks of tasks never tried.
+const (
+	untriedPrior    = 2
+	untriedBorrowed = 3
+)
 
 func (c *RetryCalibration) add(o *RetryCalibration) {
 	for s := range c {
@@ -143,11 +156,16 @@ func (r *calibRecorder) observe(step int, groups []Group) {
 		if !ok {
 			continue
 		}
-		c := &r.cal[ph][pk.ch]
-		c.Groups++
-		c.Predicted += pk.pdeg
-		if g.Degenerate() {
-			c.Degenerate++
+		cells := []*CalibCell{&r.cal[ph][pk.ch]}
+		if step == 1 {
+			cells = append(cells, &r.cal[phaseFirst][pk.ch])
+		}
+		for _, c := range cells {
+			c.Groups++
+			c.Predicted += pk.pdeg
+			if g.Degenerate() {
+				c.Degenerate++
+			}
 		}
 		if pk.retry > 0 && ph == 1 {
 			rc := &r.retry[pk.retry-1][pk.age]
@@ -224,7 +242,25 @@ func WriteCalibration(w io.Writer, res Result) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	writeFirst(w, res)
 	return writeRetries(w, res)
+}
+
+// writeFirst prints the first request's picks (step 1, predicted from the prior alone) per
+// policy and channel that had any.
+func writeFirst(w io.Writer, res Result) {
+	for _, pc := range res.Summary.Calibration {
+		var parts []string
+		for ch := range numChannels {
+			if c := pc.Cells[phaseFirst][ch]; c.Groups > 0 {
+				parts = append(parts, fmt.Sprintf("%s %s / %s (%s, %d)", ch, num(c.PredictedMean(), 3),
+					num(c.Realised(), 3), num(math.Abs(c.Gap()), 3), c.Groups))
+			}
+		}
+		if len(parts) > 0 {
+			fmt.Fprintf(w, "first request (step 1, the prior alone), %s: %s\n", pc.Policy, strings.Join(parts, "; "))
+		}
+	}
 }
 
 // writeRetries prints the re-tries after the early phase by history and evidence age.
@@ -248,5 +284,22 @@ func writeRetries(w io.Writer, res Result) error {
 			fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
 		}
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, pc := range res.Summary.Calibration {
+		if pc.Retries == nil {
+			continue
+		}
+		var parts []string
+		for _, r := range []struct {
+			row  int
+			name string
+		}{{untriedPrior, "env prior"}, {untriedBorrowed, "neighbours' evidence"}} {
+			c := pc.Retries[r.row][0]
+			parts = append(parts, fmt.Sprintf("%s %s / %s (%d)", r.name, num(c.PredictedMean(), 3), num(c.Realised(), 3), c.Groups))
+		}
+		fmt.Fprintf(w, "selection's picks of tasks never tried after step %d, %s: %s\n", earlySteps, pc.Policy, strings.Join(parts, "; "))
+	}
+	return nil
 }

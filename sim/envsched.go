@@ -191,13 +191,23 @@ func (p *envschedPolicy) Choose(v *View) ([]int, error) {
 		pr := p.pred.Pick(p.state, preds[pk.Node], p.tasks[pk.Node].Rollouts > 0, pk.Random)
 		t := &p.tasks[pk.Node]
 		retry := 0
-		if t.Rollouts > 0 && !pk.Random {
+		switch {
+		case pk.Random:
+		case t.Rollouts > 0:
 			retry = 2
 			if t.Groups > 0 && t.Degenerate == t.Groups {
 				retry = 1
 			}
+		case preds[pk.Node].Borrowed >= 1:
+			retry = 1 + untriedBorrowed
+		default:
+			retry = 1 + untriedPrior
 		}
-		p.calib.pickRetry(p.task[pk.Node], channelOf(pk, t), pr.PDegenerate(v.Group), retry, step-t.Round)
+		age := step - t.Round
+		if t.Rollouts == 0 {
+			age = 0
+		}
+		p.calib.pickRetry(p.task[pk.Node], channelOf(pk, t), pr.PDegenerate(v.Group), retry, age)
 		p.tasks[pk.Node].Chosen++
 		p.tasks[pk.Node].LastChosen = step
 		out = append(out, p.task[pk.Node])

@@ -131,6 +131,12 @@ func TestCalibrationCountsEveryGroup(t *testing.T) {
 		var groups, deg int64
 		for ph := range tr.Calib {
 			for ch, c := range tr.Calib[ph] {
+				if ph == phaseFirst { // step 1 again, counted in phase 0: a subset
+					if c.Groups > tr.Calib[0][ch].Groups || c.Predicted < 0 || c.Predicted > float64(c.Groups) {
+						t.Errorf("first request, channel %v: %+v of phase 0's %+v", Channel(ch), c, tr.Calib[0][ch])
+					}
+					continue
+				}
 				groups += c.Groups
 				deg += c.Degenerate
 				if c.Predicted < 0 || c.Predicted > float64(c.Groups) || (ch == int(ChannelRandom) && c.Groups == 0) {
@@ -144,6 +150,10 @@ func TestCalibrationCountsEveryGroup(t *testing.T) {
 		early := tr.Calib[0][ChannelNew].Groups + tr.Calib[0][ChannelRechosen].Groups + tr.Calib[0][ChannelRandom].Groups
 		if early != tr.Groups[earlySteps] {
 			t.Errorf("seed %d: %d groups in steps 1-10, the run %d", tr.Seed, early, tr.Groups[earlySteps])
+		}
+		first := tr.Calib[phaseFirst][ChannelNew].Groups + tr.Calib[phaseFirst][ChannelRechosen].Groups + tr.Calib[phaseFirst][ChannelRandom].Groups
+		if first != tr.Groups[1] || tr.Calib[phaseFirst][ChannelRechosen].Groups != 0 {
+			t.Errorf("seed %d: %d groups in the first request (%d re-chosen), the run %d", tr.Seed, first, tr.Calib[phaseFirst][ChannelRechosen].Groups, tr.Groups[1])
 		}
 	}
 	if res.Traces["random"][0].Calib != nil {
