@@ -303,20 +303,5 @@ func (p Params) startCount(g int) (float64, bool) {
 		return 0, false
 	}
 	at := func(lc float64) float64 { c := math.Exp2(lc); return BetaBinomialDegenerate(c/2, c/2, g) }
-	lo, hi := -20.0, 20.0
-	switch {
-	case at(lo) <= want:
-		return math.Exp2(lo), true
-	case at(hi) >= want:
-		return math.Exp2(hi), true
-	}
-	for range 60 {
-		mid := (lo + hi) / 2
-		if at(mid) > want {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return math.Exp2((lo + hi) / 2), true
+	return math.Exp2(bisectFalling(at, want, -20, 20, 60)), true
 }

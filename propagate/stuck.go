@@ -74,14 +74,20 @@ func countFor(m float64, g int, want float64) float64 {
 		c := math.Exp2(lc)
 		return BetaBinomialDegenerate(m*c, (1-m)*c, g)
 	}
-	lo, hi := -10.0, 6.0
+	return math.Exp2(bisectFalling(f, want, -10, 6, 30))
+}
+
+// bisectFalling returns where f, falling from lo to hi, crosses want: lo when f(lo) is want
+// or less, hi when f(hi) is want or more, else the middle of the interval left after steps
+// halvings.
+func bisectFalling(f func(float64) float64, want, lo, hi float64, steps int) float64 {
 	switch {
 	case f(lo) <= want:
-		return math.Exp2(lo)
+		return lo
 	case f(hi) >= want:
-		return math.Exp2(hi)
+		return hi
 	}
-	for range 30 {
+	for range steps {
 		mid := (lo + hi) / 2
 		if f(mid) > want {
 			lo = mid
@@ -89,5 +95,5 @@ func countFor(m float64, g int, want float64) float64 {
 			hi = mid
 		}
 	}
-	return math.Exp2((lo + hi) / 2)
+	return (lo + hi) / 2
 }
