@@ -141,7 +141,6 @@ type drift struct {
 	disp          Dispersion
 	memory, prior float64
 	startScale    float64 // the scale of tasks never tried while nothing is measured
-	kappa         float64 // the prior's strength, the part of a count the answer's start sets
 	params        Params  // for the answer's start of a group's size (Params.startCount)
 	byMean        bool    // the count may depend on the predicted mean (η of the grid)
 	byCount       bool    // the counts may be drawn together (θ of the grid)
@@ -183,7 +182,7 @@ func (d *drift) start(st State, p Params) {
 		}
 	}
 	d.memory, d.prior, d.params = p.DispersionMemory, p.DispersionPrior, p
-	d.startScale, d.kappa, d.byMean, d.byCount = p.DispersionStart, p.Kappa, p.DispersionByMean, p.DispersionByCount
+	d.startScale, d.byMean, d.byCount = p.DispersionStart, p.DispersionByMean, p.DispersionByCount
 	d.match, d.matchUntried = p.DispersionMatch, p.NewMatch
 	d.matchLow = p.DispersionMatch && p.LowMatch
 	d.stuck = p.DispersionStuck && p.DispersionMemory > 0

@@ -92,6 +92,7 @@ func matchPending(stored, prev float64, groups []MatchGroup) (float64, []MatchGr
 func (d *drift) matchNew(groups []group) {
 	obs := d.disp.NewPending
 	byEnv := map[string]correction{}
+	starts := map[int64]correction{} // the answer's start by group size, while nothing is measured
 	for _, gr := range groups {
 		if gr.b.Tried || gr.b.Random || gr.graded {
 			continue
@@ -102,8 +103,15 @@ func (d *drift) matchNew(groups []group) {
 			byEnv[gr.b.Env] = k
 		}
 		if !d.disp.Global.measured() { // the pick was answered with the start of its group's size
-			if c, ok := d.params.startCount(int(gr.n)); ok {
-				k = answerStart(c, d.kappa)
+			ks, seen := starts[gr.n]
+			if !seen {
+				if c, ok := d.params.startCount(int(gr.n)); ok {
+					ks = answerStart(c, d.params.Kappa)
+				}
+				starts[gr.n] = ks // the zero correction: none for this size
+			}
+			if ks.prior > 0 {
+				k = ks
 			}
 		}
 		obs = append(obs, matchGroup(gr, k))

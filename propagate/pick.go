@@ -56,6 +56,13 @@ func (pr *Predictor) Picker(st State) func(p Prediction, tried, random bool) Pre
 		lowF = 0
 	}
 	graded := pr.p.GradedCal && pr.p.DispersionMemory > 0
+	// the answer's start of untried picks while nothing is measured, found once for the call
+	start, withStart := correction{}, false
+	if !st.Dispersion.Global.measured() {
+		if c, ok := pr.p.startCount(pr.p.GroupSize); ok {
+			start, withStart = answerStart(c, pr.p.Kappa), true
+		}
+	}
 	return func(p Prediction, tried, random bool) Prediction {
 		if graded && p.Graded() {
 			p.cal = st.Dispersion.Graded.gradedMap(gradedChannel(tried, random))
@@ -67,8 +74,8 @@ func (pr *Predictor) Picker(st State) func(p Prediction, tried, random bool) Pre
 			return p
 		}
 		if !tried && !st.Dispersion.Global.measured() { // nothing measured: the answer's start
-			if c, ok := pr.p.startCount(pr.p.GroupSize); ok {
-				p = pr.corrected(p, answerStart(c, pr.p.Kappa))
+			if withStart {
+				p = pr.corrected(p, start)
 			}
 			if random {
 				return p
