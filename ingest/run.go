@@ -52,6 +52,8 @@ type run struct {
 	// catalogChanged says a catalogue file was rewritten, replaced, found again, read whole or
 	// gone in this scan: the scan's last commit carries the tasks listed now (Batch.Listed).
 	catalogChanged bool
+	// renumberedSaid: this scan logged files found on a device of another number (changeRenumbered).
+	renumberedSaid bool
 	// later are the lists that the scan's only commit made but left to commits of their own
 	later *EdgeLists
 
@@ -465,16 +467,23 @@ func (r *run) state(c candidate, id ident, f *os.File, fi os.FileInfo) (*storage
 		prev = f.Path
 	}
 	st, ch, gone := r.in.reg.resolve(c.rel, c.kind, id, birth, gone)
-	if c.kind == storage.KindCatalog && (ch != changeNone || len(gone) > 0) && !sameFormatRename(ch, prev, c.rel, gone) {
+	if c.kind == storage.KindCatalog && (ch != changeNone && ch != changeRenumbered || len(gone) > 0) &&
+		!sameFormatRename(ch, prev, c.rel, gone) {
 		r.catalogChanged = true
 	}
 	for _, g := range gone {
 		r.in.opts.Logger.Info("file replaced", "path", g.Path, "file", g.ID)
 		r.dirty[g.ID] = g
 	}
-	if ch == changeRenamed || ch == changeBack {
+	if ch == changeRenamed || ch == changeBack || ch == changeRenumbered {
 		if ch == changeRenamed {
 			r.in.opts.Logger.Info("file renamed", "path", st.Path, "file", st.ID)
+		}
+		if ch == changeRenumbered && !r.renumberedSaid {
+			r.renumberedSaid = true
+			r.in.opts.Logger.Warn("files found at their paths with their inodes on a device of another number "+
+				"(their filesystem mounted again): the same files, resuming where they were", "path", st.Path,
+				"file", st.ID, "device", st.Dev)
 		}
 		r.dirty[st.ID] = st
 	}
