@@ -585,7 +585,21 @@ class RolloutWriter:
         self.fsync = fsync
         self._buf: List[bytes] = []
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        # Without blocking, and only a regular file: envsched reads nothing else, and the open of a
+        # FIFO for writing waited for a reader that never comes (the trainer hung in its first step).
+        self._fd = -1
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0), 0o644)
+        except OSError as e:
+            if not os.path.exists(path) or stat.S_ISREG(os.stat(path).st_mode):
+                raise
+            raise ValueError(f"{path} is not a regular file; envsched reads rollouts from regular files only") from e
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise ValueError(f"{path} is not a regular file; envsched reads rollouts from regular files only")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        self._fd = fd
         self._terminate_half_line()
 
     def _terminate_half_line(self) -> None:

@@ -303,6 +303,10 @@ class HostileFilesTest(unittest.TestCase):
         self.assertIn("FIFO", str(cm.exception))
         os.mkfifo(os.path.join(self.dir, "status.json"))
         self.assertIsNone(ec.read_status(self.dir))
+        os.makedirs(os.path.join(self.dir, "rollouts"), exist_ok=True)
+        os.mkfifo(os.path.join(self.dir, "rollouts", "w.jsonl"))
+        with self.assertRaises(ValueError):
+            c.rollout_writer("w")
         signal.alarm(0)
 
 
