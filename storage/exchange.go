@@ -64,6 +64,13 @@ func (db *DB) bindExchange(dir string) error {
 	case stored == "":
 	case sameDir(stored, abs):
 		return nil
+	case inside(canonicalDir(filepath.Dir(db.path)), abs) && isDir(stored):
+		// The recorded folder is still there: this one is a copy of it (cp -a, a backup
+		// restored beside it). Its files are new files to envsched (other inodes), read from
+		// their start: lines with a rollout_id are skipped as duplicates, the others count again.
+		db.log.Warn("database made for another exchange directory, still there, found inside this one: a copy? "+
+			"its rollout files are new files here, and their lines without a rollout_id count again",
+			"was", stored, "dir", abs, "db", db.name)
 	case inside(canonicalDir(filepath.Dir(db.path)), abs):
 		db.log.Info("database moved with its exchange directory", "was", stored, "dir", abs)
 	case !isDir(stored):

@@ -1,9 +1,12 @@
 package storage
 
 import (
+	"bytes"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -57,8 +60,15 @@ func TestBindExchange(t *testing.T) {
 	if err := os.WriteFile(inB, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := open(b, inB); err != nil {
+	var logged bytes.Buffer
+	db, err = Open(inB, Options{ExchangeDir: b, Logger: slog.New(slog.NewTextHandler(&logged, nil))})
+	if err != nil {
 		t.Errorf("a database inside the folder: %v", err)
+	} else {
+		db.Close()
+	}
+	if !strings.Contains(logged.String(), "level=WARN") || !strings.Contains(logged.String(), "a copy?") {
+		t.Errorf("a copy of the folder (the recorded one still there) is not warned of: %s", logged.String())
 	}
 	// a gone: its database serves wherever a went.
 	if err := os.Rename(a, filepath.Join(base, "c")); err != nil {
