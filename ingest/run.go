@@ -540,9 +540,17 @@ func (r *run) restore() {
 			continue
 		}
 		touched[id] = true
-		if f.Gone || r.rewrote[id] {
-			dropped = append(dropped, id)
+		if !f.Gone && !r.rewrote[id] {
+			continue
 		}
+		// A file replaced or rewritten with the same tasks (the usual rewrite of a catalogue, by
+		// rename or in place) dropped none: its list is not read (a million keys are some
+		// 100 MB as a map).
+		if now := r.in.reg.byPath[f.Path]; now != nil && now.Kind == storage.KindCatalog &&
+			r.in.db.SameFileList(id, r.batch.Lists[now.ID]) {
+			continue
+		}
+		dropped = append(dropped, id)
 	}
 	if len(dropped) == 0 || r.batch.Listed == nil {
 		return

@@ -279,6 +279,20 @@ func (r *Reader) Retired() (map[TaskKey]bool, error) {
 	return out, err
 }
 
+// SameFileList reports whether the stored list of catalogue file id holds the same tasks as l
+// (by the digest stored with it: the sum of the keys' hashes and their count).
+func (db *DB) SameFileList(id uint64, l *FileList) bool {
+	same := false
+	_ = db.view(func(tx *bolt.Tx) error {
+		if fl := tx.Bucket(bucketFileLists); fl != nil && l != nil {
+			v := fl.Get(u64key(id))
+			same = len(v) >= 16 && bytes.Equal(v[:16], l.digest())
+		}
+		return nil
+	})
+	return same
+}
+
 // FileListKeys adds to out the tasks of the stored lists of the catalogue files ids, as the
 // last commit that carried the catalogue's lists left them (nothing for a file without a stored
 // list, or one whose list is not known).
