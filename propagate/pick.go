@@ -56,6 +56,10 @@ func (pr *Predictor) Picker(st State) func(p Prediction, tried, random bool) Pre
 		lowF = 0
 	}
 	graded := pr.p.GradedCal && pr.p.DispersionMemory > 0
+	randF := 0.0 // the random-slot factor (Params.RandomMatch)
+	if pr.p.RandomMatch {
+		randF = validFactor(st.Dispersion.RandomFactor)
+	}
 	// the answer's start of untried picks while nothing is measured, found once for the call
 	start, withStart := correction{}, false
 	if !st.Dispersion.Global.measured() {
@@ -96,10 +100,14 @@ func (pr *Predictor) Picker(st State) func(p Prediction, tried, random bool) Pre
 			m.k, m.ok = pr.pickCorrection(st.Dispersion, tried, random)
 			m.worked = true
 		}
-		if !m.ok {
-			return p
+		q := p
+		if m.ok {
+			q = pr.corrected(p, m.k)
 		}
-		return pr.corrected(p, m.k)
+		if random && randF > 0 && !p.graded {
+			q = pr.scaled(q, randF)
+		}
+		return q
 	}
 }
 
@@ -111,6 +119,11 @@ func (pr *Predictor) untried(d Dispersion, p Prediction) Prediction {
 	if !pr.p.NewMatch || f == 0 || p.graded {
 		return p
 	}
+	return pr.scaled(p, f)
+}
+
+// scaled is p with its posterior's count multiplied by f, its mean kept.
+func (pr *Predictor) scaled(p Prediction, f float64) Prediction {
 	q := p
 	q.Alpha, q.Beta = p.Alpha*f, p.Beta*f
 	q.SD = betaSD(q.Alpha, q.Beta)
