@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strconv"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
@@ -32,7 +33,7 @@ func batchCommand() *cli.Command {
 		&cli.StringSliceFlag{Name: "env", Usage: "only this environment (repeat for several)"},
 		&cli.StringSliceFlag{Name: "exclude-env", Usage: "never this environment (repeat for several)"},
 		&cli.BoolFlag{Name: "allow-repeats", Usage: "repeat tasks when fewer are eligible than --size"},
-		&cli.Int64Flag{Name: "seed", Usage: "seed of every random choice", DefaultText: "derived from the ID"},
+		&cli.StringFlag{Name: "seed", Usage: "seed of every random choice: an integer of 64 bits, signed or not, as a request's seed", DefaultText: "derived from the ID"},
 		&cli.BoolFlag{Name: "json", Usage: "print the batch object of PROTOCOL.md instead of a table"},
 	}
 	return &cli.Command{
@@ -125,6 +126,9 @@ func batchParams(c *cli.Context) (schedule.Params, error) {
 	if id := c.String("id"); id != "" && !schedule.ValidID(id) {
 		return p, usageError{fmt.Errorf("--id %q: want %s", id, schedule.IDRule)}
 	}
+	if seed := c.String("seed"); c.IsSet("seed") && !validSeed(seed) {
+		return p, usageError{fmt.Errorf("--seed %q: want an integer of 64 bits, signed (down to -2^63) or not (up to 2^64-1)", seed)}
+	}
 	for _, flag := range []string{"env", "exclude-env"} {
 		if slices.Contains(c.StringSlice(flag), "") {
 			return p, usageError{fmt.Errorf("--%s \"\": an environment name cannot be empty", flag)}
@@ -135,6 +139,16 @@ func batchParams(c *cli.Context) (schedule.Params, error) {
 		return p, usageError{fmt.Errorf("the flags' request: %w", err)}
 	}
 	return p, nil
+}
+
+// validSeed says whether s is a decimal integer a request's seed takes (any 64-bit value, signed
+// or not): a signed flag could not give the seeds from 2^63 on that requests allow.
+func validSeed(s string) bool {
+	if _, err := strconv.ParseUint(s, 10, 64); err == nil {
+		return true
+	}
+	_, err := strconv.ParseInt(s, 10, 64)
+	return err == nil
 }
 
 // batchID is --id, or batch-STEP with STEP the step the batch will be for.
@@ -169,7 +183,7 @@ func batchBody(c *cli.Context) []byte {
 		req["allow_repeats"] = true
 	}
 	if c.IsSet("seed") {
-		req["seed"] = c.Int64("seed")
+		req["seed"] = json.Number(c.String("seed")) // checked by batchParams: validSeed
 	}
 	data, _ := json.Marshal(req)
 	return data

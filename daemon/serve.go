@@ -446,9 +446,11 @@ func (d *Daemon) readStatus() (Status, error) {
 		return Status{}, fmt.Errorf("read calibration: %w", err)
 	}
 	s.Calibration = ledger.Summarize(cal, ledger.EnvMeans(envs))
-	if s.Corrections, err = d.corrections(c.RequestsAnswered); err != nil {
+	corr, err := d.corrections(c.RequestsAnswered)
+	if err != nil {
 		return Status{}, err
 	}
+	s.Corrections, s.CorrectionsEnvsOmitted = shownEnvs(corr, StatusEnvsMax)
 	return s, nil
 }
 

@@ -36,6 +36,9 @@ type Status struct {
 	// Corrections are the corrections stored with the last answer (schedule.Corrections),
 	// another extra field
 	Corrections *propagate.Corrections `json:"corrections"`
+	// CorrectionsEnvsOmitted counts the environments left out of Corrections.Envs, which lists
+	// at most StatusEnvsMax of them (the most groups first); absent when none is.
+	CorrectionsEnvsOmitted int `json:"corrections_envs_omitted,omitempty"`
 }
 
 // StatusFile is the name of the status file the daemon rewrites in the exchange directory.

@@ -82,9 +82,9 @@ func (b *FeatureBuilder) flush() {
 // rowNames appends to out the distinct features of t in the order of their full names (kind
 // prefix, then name): tags, then tools, then words, each sorted, as taskFeatures orders them.
 func rowNames(t record.Task, out []kindName) []kindName {
-	out = appendKind(out, 0, t.Tags, strings.TrimSpace)
-	out = appendKind(out, 1, t.Tools, strings.TrimSpace)
-	return appendKind(out, 2, tokens(t.Text), nil)
+	out = appendKind(out, 0, firstDistinct(t.Tags, MaxTaskNames, strings.TrimSpace), strings.TrimSpace)
+	out = appendKind(out, 1, firstDistinct(t.Tools, MaxTaskNames, strings.TrimSpace), strings.TrimSpace)
+	return appendKind(out, 2, firstDistinct(tokens(t.Text), MaxTaskWords, nil), nil)
 }
 
 // appendKind appends the distinct non-empty names (after clean, when not nil), sorted.

@@ -19,6 +19,44 @@ const (
 	kindTag  = "g\x00"
 )
 
+// MaxTaskWords and MaxTaskNames bound the features one task gives: its first MaxTaskWords
+// distinct words (in the order of its text) and its first MaxTaskNames distinct tools and tags.
+// A task's text tells what it is in far fewer words (the real catalogue's longest has 98); a
+// hostile row of 150,000 distinct random words made every one of them a feature, held in the
+// vocabulary by every start (40 such rows, 72 MB: 1.5 GB resident and 15-20 s to the first
+// answer). Every occurrence of a word kept is counted.
+const (
+	MaxTaskWords = 2048
+	MaxTaskNames = 1024
+)
+
+// firstDistinct returns names without the occurrences of any name (after clean, when not nil;
+// empty ones dropped) past the first n distinct, in their order. It returns names itself when
+// they hold n distinct names or fewer.
+func firstDistinct(names []string, n int, clean func(string) string) []string {
+	if len(names) <= n {
+		return names
+	}
+	seen := make(map[string]struct{}, n)
+	out := make([]string, 0, len(names))
+	for _, x := range names {
+		if clean != nil {
+			x = clean(x)
+		}
+		if x == "" {
+			continue
+		}
+		if _, ok := seen[x]; !ok {
+			if len(seen) == n {
+				continue
+			}
+			seen[x] = struct{}{}
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
 // rawFeature is one feature of a task with its weight before IDF.
 type rawFeature struct {
 	name string
@@ -29,7 +67,7 @@ type rawFeature struct {
 // 1 + ln(count), each distinct tool with toolW and each distinct tag with tagW.
 func taskFeatures(t record.Task, toolW, tagW float64) []rawFeature {
 	counts := map[string]int{}
-	for _, w := range tokens(t.Text) {
+	for _, w := range firstDistinct(tokens(t.Text), MaxTaskWords, nil) {
 		counts[kindWord+w]++
 	}
 	out := make([]rawFeature, 0, len(counts)+len(t.Tools)+len(t.Tags))
@@ -44,7 +82,7 @@ func taskFeatures(t record.Task, toolW, tagW float64) []rawFeature {
 
 func appendSet(out []rawFeature, kind string, names []string, w float64) []rawFeature {
 	seen := map[string]bool{}
-	for _, n := range names {
+	for _, n := range firstDistinct(names, MaxTaskNames, strings.TrimSpace) {
 		n = strings.TrimSpace(n)
 		if n == "" || seen[n] {
 			continue
