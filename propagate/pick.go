@@ -10,7 +10,10 @@ package propagate
 //     fitted mostly on selection's picks, which sit near ½ with the most evidence behind
 //     them: it gets the correction that the groups of random slots measured
 //     (Dispersion.Random, shrunk towards the likelihood of the task's channel by
-//     Params.DispersionPrior groups) in place of its channel's.
+//     Params.DispersionPrior groups) in place of its channel's; in an environment whose
+//     rewards are 0 or 1 its count is then multiplied by the random-slot factor
+//     (Params.RandomMatch), matched on the last random slots' groups as answered, which
+//     follows them while they are too few for their likelihood to outweigh the channel's.
 //
 //   - A task tried before that selection chose is one that looked the most informative of
 //     its kind, and was trained on (a winner's curse): its re-chosen correction's count is
