@@ -14,12 +14,25 @@ type UnknownEnvError struct {
 	Field string   // "envs" (a name in exclude_envs that is not an environment excludes nothing)
 	Env   string   // the name asked for
 	Known []string // the environments that exist
+	// Like is the known environment that Env reads as (the same once both are normalised,
+	// case-folded and stripped of invisible characters: lookAlike); "" when there is none.
+	Like string
 }
 
 // Error names the environment and lists the known ones: at most maxListed, each quoted and cut
 // like the name asked for (an environment name may be 4 KiB, and the message goes into an error
 // file and a log line), then how many more there are.
 func (e *UnknownEnvError) Error() string {
+	if e.Like != "" {
+		what := "names unknown environment " + quoteCut(e.Env)
+		if e.Field == "exclude_envs" {
+			what = "names " + quoteCut(e.Env) + ", which has no tasks and so would exclude nothing"
+		}
+		return fmt.Sprintf("%s %s: the known environment %s reads the same but differs from it in Unicode form, "+
+			"letter case, invisible characters or spaces at its ends (asked %s, known %s); names are compared byte for byte "+
+			"(PROTOCOL.md, section 2): write the name as the catalogue does", e.Field, what, quoteCut(e.Like),
+			quoteCutASCII(e.Env), quoteCutASCII(e.Like))
+	}
 	n := min(len(e.Known), maxListed)
 	known := make([]string, n)
 	for i, k := range e.Known[:n] {
@@ -43,6 +56,15 @@ func quoteCut(name string) string {
 		return fmt.Sprintf("%q", name)
 	}
 	return fmt.Sprintf("%q… (%d bytes)", name[:100], len(name))
+}
+
+// quoteCutASCII is quoteCut with every character that is not printable ASCII escaped, so that
+// two names that look alike show how they differ ("cafe\u0301" and "caf\u00e9").
+func quoteCutASCII(name string) string {
+	if len(name) <= 100 {
+		return fmt.Sprintf("%+q", name)
+	}
+	return fmt.Sprintf("%+q… (%d bytes)", name[:100], len(name))
 }
 
 // TooFewTasksError means fewer tasks are eligible than the batch size and repeats are not

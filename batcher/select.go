@@ -150,7 +150,7 @@ func check(g *graph.Graph, preds []propagate.Prediction, tasks []stats.Task, req
 
 // allowedEnvs applies envs and exclude_envs. A name in envs that is not an environment is an
 // error (the trainer asked for tasks that do not exist); a name in exclude_envs that is not one
-// excludes nothing (PROTOCOL.md: "never these environments" holds of an environment with no
+// is an error when an environment reads as it (lookAlike), and otherwise excludes nothing (PROTOCOL.md: "never these environments" holds of an environment with no
 // tasks, and a trainer that always excludes one, say before its tasks are in the catalogue or
 // after they are retired, would otherwise get only error files).
 func allowedEnvs(g *graph.Graph, req Request) ([]bool, error) {
@@ -161,13 +161,17 @@ func allowedEnvs(g *graph.Graph, req Request) ([]bool, error) {
 	for _, name := range req.Envs {
 		e, ok := slices.BinarySearch(g.Envs, name)
 		if !ok {
-			return nil, &UnknownEnvError{Field: "envs", Env: name, Known: g.Envs}
+			return nil, &UnknownEnvError{Field: "envs", Env: name, Known: g.Envs, Like: lookAlike(name, g.Envs)}
 		}
 		allowed[e] = true
 	}
 	for _, name := range req.ExcludeEnvs {
 		if e, ok := slices.BinarySearch(g.Envs, name); ok {
 			allowed[e] = false
+		} else if like := lookAlike(name, g.Envs); like != "" {
+			// Not an environment, but one reads as it: excluding nothing would hand the trainer
+			// the tasks of the environment it meant to exclude.
+			return nil, &UnknownEnvError{Field: "exclude_envs", Env: name, Known: g.Envs, Like: like}
 		}
 	}
 	return allowed, nil

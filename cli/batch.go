@@ -66,7 +66,7 @@ func batchAction(c *cli.Context) error {
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	db, err := storage.Open(ingestDBPath(c), storage.Options{Logger: log})
+	db, err := storage.Open(ingestDBPath(c), storage.Options{Logger: log, ExchangeDir: dir})
 	if err != nil {
 		return err
 	}

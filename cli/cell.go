@@ -4,13 +4,22 @@ import (
 	"strconv"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // cell is a name from the trainer's files (an environment, a task id) as a table cell for a
 // terminal: unchanged when every rune is printable, else Go-quoted ("a\tb", "\x1b[2J"), so that
 // a hostile name can neither send escape sequences to the terminal nor break the table's rows
 // and columns with tabs and newlines.
+//
+// A name that is not in Unicode's composed form (NFC: "cafe" plus a combining accent) is
+// quoted with every non-ASCII character escaped ("cafe\u0301"): names are bytes, so such a name
+// and its composed twin are two environments, and `stats` showed two rows that read "café".
 func cell(s string) string {
+	if !norm.NFC.IsNormalString(s) {
+		return strconv.QuoteToASCII(s)
+	}
 	for i, r := range s {
 		if r == utf8.RuneError && !validAt(s, i) || !unicode.IsPrint(r) {
 			return strconv.Quote(s)

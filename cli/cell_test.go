@@ -74,3 +74,17 @@ func checkTable(t *testing.T, what, out string, lines int) {
 		t.Errorf("%s does not show plain-env as it is and tab\\tbed quoted:\n%s", what, out)
 	}
 }
+
+// TestTablesTellNormalisationTwinsApart: "café" composed (NFC) and decomposed (NFD, "e" plus a
+// combining accent) are two environments; the stats table showed two rows that read "café".
+// The decomposed one is shown quoted with its accent escaped.
+func TestTablesTellNormalisationTwinsApart(t *testing.T) {
+	rep := statsReport{GroupSize: 8, Envs: map[string]statsRow{"caf\u00e9": {Tasks: 1}, "cafe\u0301": {Tasks: 2}}}
+	var out bytes.Buffer
+	if err := writeStatsTable(&out, rep); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), `"cafe\u0301"`) || !strings.Contains(out.String(), "\ncafé ") {
+		t.Errorf("the two environments do not read apart:\n%s", out.String())
+	}
+}

@@ -68,7 +68,7 @@ func ingestAction(c *cli.Context) error {
 		return usageError{err}
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	db, err := storage.Open(ingestDBPath(c), storage.Options{Reward: rg, Logger: log})
+	db, err := storage.Open(ingestDBPath(c), storage.Options{Reward: rg, Logger: log, ExchangeDir: dir})
 	if err != nil {
 		return err
 	}

@@ -239,7 +239,7 @@ func (d *Daemon) open(p parts) error {
 	if p.ingester == nil || p.answerer == nil {
 		return errors.New("daemon needs an ingester and an answerer")
 	}
-	opts := storage.Options{Timeout: time.Second, Logger: d.log}
+	opts := storage.Options{Timeout: time.Second, Logger: d.log, ExchangeDir: d.dirs.root}
 	if d.cfg.RewardGiven {
 		opts.Reward = &storage.Range{Min: d.cfg.RewardMin, Max: d.cfg.RewardMax}
 	}

@@ -22,10 +22,14 @@ func TestBadRequestWrittenAgainIsRefusedOnce(t *testing.T) {
 	refusals := func() int { return strings.Count(d.stderr.String(), `"msg":"bad request","id":"again"`) }
 	writeRequest(t, dir, "again", `{"size": -1}`)
 	waitUntil(t, "the error file", func() bool { _, err := os.Stat(errPath); return err == nil })
-	// The error file is made a minute old (the clock's granularity must not decide whether the
-	// request written again is newer), and the same body is written again.
-	past := time.Now().Add(-time.Minute)
-	must(t, os.Chtimes(errPath, past, past))
+	// The same body is written again once the error file is older than any file-time granularity
+	// (the clock's granularity must not decide whether the request written again is newer). The
+	// error file was made a minute old instead, but a rescan between that and the new version
+	// then saw the first version newer than its error file and refused it a second time, as it
+	// should: 3 refusals, a failure under load.
+	first, err := os.Stat(errPath)
+	must(t, err)
+	time.Sleep(1100 * time.Millisecond)
 	writeRequest(t, dir, "again", `{"size": -1}`)
 	waitUntil(t, "the second refusal", func() bool { return refusals() >= 2 })
 	time.Sleep(time.Second) // twenty rescans
@@ -35,7 +39,7 @@ func TestBadRequestWrittenAgainIsRefusedOnce(t *testing.T) {
 	}
 	fi, err := os.Stat(errPath)
 	must(t, err)
-	if !fi.ModTime().After(past) {
+	if !fi.ModTime().After(first.ModTime()) {
 		t.Errorf("the error file was not written again for the request's new version")
 	}
 	if code := d.signal(syscall.SIGTERM); code != 0 {

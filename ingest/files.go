@@ -70,13 +70,14 @@ const settleAfter = 2 * time.Second
 // registry is the in-memory copy of the tracked files, as read so far (ahead of what is
 // committed while a scan runs; reloaded from the database after a failed scan).
 type registry struct {
-	byID    map[uint64]*storage.FileState
-	byIdent map[ident]*storage.FileState  // files not gone
-	byPath  map[string]*storage.FileState // files not gone
-	gone    map[ident]*storage.FileState  // tombstones: the last file gone with each identity
-	settled map[uint64]stamp              // files checked by content and settled since, in memory only
-	young   map[uint64]youngCheck         // files checked by content and not settled: the stamp then, and when
-	nextID  uint64
+	byID     map[uint64]*storage.FileState
+	byIdent  map[ident]*storage.FileState  // files not gone
+	byPath   map[string]*storage.FileState // files not gone
+	gone     map[ident]*storage.FileState  // tombstones: the last file gone with each identity
+	gonePath map[string]*storage.FileState // tombstones: the last file gone from each path
+	settled  map[uint64]stamp              // files checked by content and settled since, in memory only
+	young    map[uint64]youngCheck         // files checked by content and not settled: the stamp then, and when
+	nextID   uint64
 }
 
 // youngCheck is the stamp a file had when it was checked by content without settling, and when
@@ -108,7 +109,7 @@ func (g *registry) steady(id uint64, stp stamp, now time.Time, settle time.Durat
 func newRegistry(files []storage.FileState) *registry {
 	g := &registry{byID: map[uint64]*storage.FileState{}, byIdent: map[ident]*storage.FileState{},
 		byPath: map[string]*storage.FileState{}, gone: map[ident]*storage.FileState{},
-		settled: map[uint64]stamp{}, young: map[uint64]youngCheck{}, nextID: 1}
+		gonePath: map[string]*storage.FileState{}, settled: map[uint64]stamp{}, young: map[uint64]youngCheck{}, nextID: 1}
 	for i := range files {
 		f := files[i]
 		g.byID[f.ID] = &f
@@ -118,6 +119,9 @@ func newRegistry(files []storage.FileState) *registry {
 		if f.Gone {
 			if old := g.gone[identOfState(&f)]; old == nil || old.ID < f.ID {
 				g.gone[identOfState(&f)] = &f
+			}
+			if old := g.gonePath[f.Path]; old == nil || old.ID < f.ID {
+				g.gonePath[f.Path] = &f
 			}
 			continue
 		}
@@ -137,6 +141,9 @@ const (
 	changeNew            // a file not tracked before
 	changeRenamed        // a tracked file (same device and inode) found under a new path
 	changeBack           // a file marked gone (a tombstone) found again, under any path
+	// changeRenumbered: a tracked file found at its path with its inode (and birth time) on a
+	// device of another number: its filesystem mounted again under another device.
+	changeRenumbered
 )
 
 // resolve returns the tracked state of the file found at rel with identity id, applying the
@@ -153,6 +160,11 @@ func (g *registry) resolve(rel string, kind storage.FileKind, id ident, birth in
 	f, ch := g.byIdent[id], changeRenamed
 	if f == nil {
 		f, ch = g.gone[id], changeBack
+	}
+	if f == nil {
+		if r := g.renumbered(rel, kind, id, birth); r != nil {
+			return r, changeRenumbered, gone
+		}
 	}
 	if f != nil && f.Kind == kind && sameBirth(f, birth) {
 		if f.Birth == 0 {
@@ -172,6 +184,36 @@ func (g *registry) resolve(rel string, kind storage.FileKind, id ident, birth in
 	g.byID[f.ID] = f
 	g.place(f, rel, id)
 	return f, changeNew, gone
+}
+
+// renumbered returns the tracked file (live or a tombstone) at path rel that the file found
+// there with identity id is, when only the device number differs: the same inode, of the same
+// kind, with the same birth time where both are known. A filesystem's device number is not the
+// file's: it is given at mount time, so the same disk attached again under another device
+// (a cloud volume or USB disk re-attached, a loop device, an NFS, ZFS or overlay mount, which
+// get a number of their own at every mount) numbers every file anew. Taken for new files, every
+// rollout and catalogue file was read again from its start and each rollout counted twice. The
+// state is moved to the new identity and keeps its place; checkContent then checks its bytes as
+// for any file found again (other bytes: read from the start). nil when there is none.
+func (g *registry) renumbered(rel string, kind storage.FileKind, id ident, birth int64) *storage.FileState {
+	f := g.byPath[rel]
+	if f == nil {
+		f = g.gonePath[rel]
+	}
+	if f == nil || f.Ino != id.ino || f.Dev == id.dev || f.Kind != kind || !sameBirth(f, birth) {
+		return nil
+	}
+	if old := identOfState(f); !f.Gone && g.byIdent[old] == f {
+		delete(g.byIdent, old)
+	} else if g.gone[old] == f {
+		delete(g.gone, old)
+	}
+	if f.Birth == 0 {
+		f.Birth = birth
+	}
+	f.Dev = id.dev
+	g.place(f, rel, id)
+	return f
 }
 
 // linkedName returns the path and kind under which the file of identity id, found at rel, is
@@ -202,6 +244,9 @@ func (g *registry) place(f *storage.FileState, rel string, id ident) {
 	if g.gone[id] == f {
 		delete(g.gone, id)
 	}
+	if f.Gone && g.gonePath[f.Path] == f {
+		delete(g.gonePath, f.Path)
+	}
 	f.Gone, f.Path = false, rel
 	g.byIdent[id], g.byPath[rel] = f, f
 }
@@ -219,6 +264,9 @@ func (g *registry) markGone(f *storage.FileState) *storage.FileState {
 	}
 	if old := g.gone[id]; old == nil || old.ID < f.ID {
 		g.gone[id] = f
+	}
+	if old := g.gonePath[f.Path]; old == nil || old.ID < f.ID {
+		g.gonePath[f.Path] = f
 	}
 	delete(g.settled, f.ID)
 	delete(g.young, f.ID)

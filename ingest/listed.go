@@ -2,6 +2,8 @@ package ingest
 
 import (
 	"errors"
+	"slices"
+	"strings"
 
 	"github.com/envsched/envsched/fsutil"
 	"github.com/envsched/envsched/record"
@@ -63,7 +65,7 @@ func (in *Ingester) listed() (out map[storage.TaskKey]bool, lists map[uint64]*st
 		default:
 			// A file read whole by an earlier process (a restart does not read it again) is read
 			// here, once per process: its tasks are then kept like those of a file read whole.
-			bad, ok := in.catalogKeys(f, add)
+			bad, ok := in.catalogKeys(f, add, nil)
 			switch {
 			case !ok && in.unreadable[f.ID]:
 				why = "cannot be read as its format"
@@ -134,7 +136,9 @@ func (in *Ingester) logHeld(now map[uint64]string) {
 // lines file is read a line at a time up to the offset reached and only the keys are kept, not
 // the rows: at a million tasks the rows' texts would be hundreds of megabytes held beside the
 // task graph's build.
-func (in *Ingester) catalogKeys(f *storage.FileState, keep func(storage.TaskKey)) (bad int, ok bool) {
+//
+// row, when not nil, is given every valid row of a JSON lines file too.
+func (in *Ingester) catalogKeys(f *storage.FileState, keep func(storage.TaskKey), row func(record.Task)) (bad int, ok bool) {
 	add := func(t record.Task) {
 		if t.Env != "" && t.Task != "" && checkNames(t.Env, t.Task) == nil {
 			keep(storage.TaskKey{Env: t.Env, Task: t.Task})
@@ -188,6 +192,9 @@ func (in *Ingester) catalogKeys(f *storage.FileState, keep func(storage.TaskKey)
 		}
 		if t, err := record.ParseTask(line); err == nil {
 			add(t)
+			if row != nil && t.Env != "" && t.Task != "" && checkNames(t.Env, t.Task) == nil {
+				row(t)
+			}
 		} else {
 			bad++
 		}
@@ -216,4 +223,25 @@ func (in *Ingester) noteWhole(id uint64, err error) {
 func unreadableFile(err error) bool {
 	var u interface{ Unreadable() bool }
 	return errors.As(err, &u) && u.Unreadable()
+}
+
+// rowsOf returns the last row of each task of want in the JSON lines catalogue files not in
+// skip, read in the order of their paths (restore).
+func (in *Ingester) rowsOf(want map[storage.TaskKey]bool, skip map[uint64]bool) map[storage.TaskKey]record.Task {
+	var files []*storage.FileState
+	for _, f := range in.reg.byPath {
+		if f.Kind == storage.KindCatalog && !f.Gone && !skip[f.ID] && isJSONL(f.Path) {
+			files = append(files, f)
+		}
+	}
+	slices.SortFunc(files, func(a, b *storage.FileState) int { return strings.Compare(a.Path, b.Path) })
+	rows := map[storage.TaskKey]record.Task{}
+	for _, f := range files {
+		in.catalogKeys(f, func(storage.TaskKey) {}, func(t record.Task) {
+			if k := (storage.TaskKey{Env: t.Env, Task: t.Task}); want[k] {
+				rows[k] = t
+			}
+		})
+	}
+	return rows
 }

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -52,6 +53,10 @@ type run struct {
 	// catalogChanged says a catalogue file was rewritten, replaced, found again, read whole or
 	// gone in this scan: the scan's last commit carries the tasks listed now (Batch.Listed).
 	catalogChanged bool
+	// renumberedSaid: this scan logged files found on a device of another number (changeRenumbered).
+	renumberedSaid bool
+	// rewrote are the catalogue files found rewritten in this scan (content; read from the start).
+	rewrote map[uint64]bool
 	// later are the lists that the scan's only commit made but left to commits of their own
 	later *EdgeLists
 
@@ -177,6 +182,7 @@ func (r *run) all(cands []candidate) error {
 	}
 	if r.catalogChanged {
 		r.batch.Listed, r.batch.Lists, r.batch.Held = r.in.listed() // nil when no catalogue file is left: no change
+		r.restore()
 	}
 	if r.inflight == nil && r.sum.Commits == 0 && r.in.opts.FinishEdges != nil && r.in.opts.OnTasks != nil {
 		r.batch.Adjacency = r.inline(r.batch) // the scan's only commit
@@ -465,16 +471,23 @@ func (r *run) state(c candidate, id ident, f *os.File, fi os.FileInfo) (*storage
 		prev = f.Path
 	}
 	st, ch, gone := r.in.reg.resolve(c.rel, c.kind, id, birth, gone)
-	if c.kind == storage.KindCatalog && (ch != changeNone || len(gone) > 0) && !sameFormatRename(ch, prev, c.rel, gone) {
+	if c.kind == storage.KindCatalog && (ch != changeNone && ch != changeRenumbered || len(gone) > 0) &&
+		!sameFormatRename(ch, prev, c.rel, gone) {
 		r.catalogChanged = true
 	}
 	for _, g := range gone {
 		r.in.opts.Logger.Info("file replaced", "path", g.Path, "file", g.ID)
 		r.dirty[g.ID] = g
 	}
-	if ch == changeRenamed || ch == changeBack {
+	if ch == changeRenamed || ch == changeBack || ch == changeRenumbered {
 		if ch == changeRenamed {
 			r.in.opts.Logger.Info("file renamed", "path", st.Path, "file", st.ID)
+		}
+		if ch == changeRenumbered && !r.renumberedSaid {
+			r.renumberedSaid = true
+			r.in.opts.Logger.Warn("files found at their paths with their inodes on a device of another number "+
+				"(their filesystem mounted again): the same files, resuming where they were", "path", st.Path,
+				"file", st.ID, "device", st.Dev)
 		}
 		r.dirty[st.ID] = st
 	}
@@ -509,6 +522,71 @@ func (r *run) state(c candidate, id ident, f *os.File, fi os.FileInfo) (*storage
 		r.in.opts.Logger.Warn("file rewritten with the same size: reading it again", "path", st.Path, "file", st.ID)
 	}
 	return st, nil
+}
+
+// restore adds to the scan's last commit the row of each task that a catalogue file gone or
+// rewritten in this scan listed (as the catalogue's lists were last stored), that no catalogue
+// file touched by this scan lists now, and that another file still lists: its last row in those
+// files, read in the order of their paths, as if the file had never been there. A task listed by
+// two files takes the row read last, so one whose row came from a file deleted since kept that
+// row for good, though the only file listing it now said otherwise (a.jsonl and b.jsonl list
+// t1, b.jsonl is deleted: t1 kept b's text, its edges and its features). A task a touched file
+// lists took its row from that file in this scan. Catalogue files read whole give no rows here.
+func (r *run) restore() {
+	touched := map[uint64]bool{}
+	var dropped []uint64
+	for id, f := range r.dirty {
+		if f.Kind != storage.KindCatalog {
+			continue
+		}
+		touched[id] = true
+		if !f.Gone && !r.rewrote[id] {
+			continue
+		}
+		// A file replaced or rewritten with the same tasks (the usual rewrite of a catalogue, by
+		// rename or in place) dropped none: its list is not read (a million keys are some
+		// 100 MB as a map).
+		if now := r.in.reg.byPath[f.Path]; now != nil && now.Kind == storage.KindCatalog &&
+			r.in.db.SameFileList(id, r.batch.Lists[now.ID]) {
+			continue
+		}
+		dropped = append(dropped, id)
+	}
+	if len(dropped) == 0 || r.batch.Listed == nil {
+		return
+	}
+	want := map[storage.TaskKey]bool{}
+	if err := r.in.db.FileListKeys(dropped, want); err != nil {
+		r.in.opts.Logger.Warn("cannot read what the catalogue files gone or rewritten listed; their tasks' rows are "+
+			"not read again from the other files", "err", err)
+		return
+	}
+	for id := range touched {
+		r.batch.Lists[id].Each(func(k storage.TaskKey) { delete(want, k) })
+	}
+	for k := range want {
+		if !r.batch.Listed[k] {
+			delete(want, k)
+		}
+	}
+	if len(want) == 0 {
+		return
+	}
+	rows := r.in.rowsOf(want, touched)
+	keys := make([]storage.TaskKey, 0, len(rows))
+	for k := range rows {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b storage.TaskKey) int {
+		return cmp.Or(strings.Compare(a.Env, b.Env), strings.Compare(a.Task, b.Task))
+	})
+	for _, k := range keys {
+		r.batch.Tasks = append(r.batch.Tasks, rows[k])
+	}
+	if len(keys) > 0 {
+		r.in.opts.Logger.Info("catalogue rows read again from the files that list them: the file their row came "+
+			"from is gone or no longer lists them", "tasks", len(keys))
+	}
 }
 
 // sameFormatRename reports whether a catalogue file was only renamed inside catalog/ to a name
@@ -641,6 +719,10 @@ func (r *run) content(st *storage.FileState, ch change, ev evidence) {
 	rewritten := checkContent(st, ev)
 	if rewritten && st.Kind == storage.KindCatalog && isJSONL(st.Path) {
 		r.catalogChanged = true // a file read whole says so in readWhole, when it could be read
+		if r.rewrote == nil {
+			r.rewrote = map[uint64]bool{}
+		}
+		r.rewrote[st.ID] = true
 	}
 	if fp != len(st.Fingerprint) {
 		r.dirty[st.ID] = st

@@ -76,6 +76,11 @@ type Options struct {
 	Logger *slog.Logger
 	// Name is the file that messages name, when path is a copy of it; empty means path.
 	Name string
+	// ExchangeDir, for the commands that write (run, ingest, batch), is the exchange directory
+	// the database serves: recorded in a new database, and checked against the one recorded in
+	// an existing one (bindExchange; an *OtherExchangeError when it is another directory).
+	// Ignored when ReadOnly.
+	ExchangeDir string
 }
 
 // DB is an open envsched database. All methods are safe for concurrent use; bbolt allows one
@@ -138,6 +143,12 @@ func Open(path string, opts Options) (*DB, error) {
 	if err := db.init(opts); err != nil {
 		bdb.Close()
 		return nil, fmt.Errorf("open db %s: %w", path, err)
+	}
+	if opts.ExchangeDir != "" && !opts.ReadOnly {
+		if err := db.bindExchange(opts.ExchangeDir); err != nil {
+			bdb.Close()
+			return nil, err
+		}
 	}
 	return db, nil
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 // The latest catalogue is the truth. A task that has a catalogue row but is listed by no
@@ -92,6 +94,14 @@ func (l *FileList) Add(k TaskKey) {
 	l.n++
 }
 
+// Each calls fn with every key of the list, in the order added.
+func (l *FileList) Each(fn func(TaskKey)) {
+	if l == nil || l.n == 0 {
+		return
+	}
+	_ = eachListed(append(l.digest(), l.buf...), fn) // its own encoding: it decodes
+}
+
 // Len is the number of keys added.
 func (l *FileList) Len() int {
 	if l == nil {
@@ -107,6 +117,11 @@ func (l *FileList) digest() []byte {
 
 // decodeList adds the keys of a stored file list (the digest, then FileList's encoding) to out.
 func decodeList(v []byte, out map[TaskKey]bool) error {
+	return eachListed(v, func(k TaskKey) { out[k] = true })
+}
+
+// eachListed calls fn with every key of a stored file list.
+func eachListed(v []byte, fn func(TaskKey)) error {
 	if len(v) < 16 {
 		return fmt.Errorf("file list of %d bytes: %w", len(v), ErrCorrupt)
 	}
@@ -139,7 +154,7 @@ func decodeList(v []byte, out map[TaskKey]bool) error {
 			return corrupt
 		}
 		prev, v = prev[:shared]+string(v[:n]), v[n:]
-		out[TaskKey{envs[idx], prev}] = true
+		fn(TaskKey{envs[idx], prev})
 	}
 	return nil
 }
@@ -262,4 +277,40 @@ func (r *Reader) Retired() (map[TaskKey]bool, error) {
 		return nil
 	})
 	return out, err
+}
+
+// SameFileList reports whether the stored list of catalogue file id holds the same tasks as l
+// (by the digest stored with it: the sum of the keys' hashes and their count).
+func (db *DB) SameFileList(id uint64, l *FileList) bool {
+	same := false
+	_ = db.view(func(tx *bolt.Tx) error {
+		if fl := tx.Bucket(bucketFileLists); fl != nil && l != nil {
+			v := fl.Get(u64key(id))
+			same = len(v) >= 16 && bytes.Equal(v[:16], l.digest())
+		}
+		return nil
+	})
+	return same
+}
+
+// FileListKeys adds to out the tasks of the stored lists of the catalogue files ids, as the
+// last commit that carried the catalogue's lists left them (nothing for a file without a stored
+// list, or one whose list is not known).
+func (db *DB) FileListKeys(ids []uint64, out map[TaskKey]bool) error {
+	return db.view(func(tx *bolt.Tx) error {
+		fl := tx.Bucket(bucketFileLists)
+		if fl == nil {
+			return nil
+		}
+		for _, id := range ids {
+			v := fl.Get(u64key(id))
+			if v == nil || bytes.Equal(v, unknownList) {
+				continue
+			}
+			if err := decodeList(v, out); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }

@@ -35,6 +35,7 @@ import logging
 import os
 import random
 import re
+import stat
 import time
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -428,12 +429,23 @@ def _read_answer_file(path: str) -> Optional[Dict[str, Any]]:
 
 
 def _read_json(path: str) -> Optional[Dict[str, Any]]:
-    """Read a JSON object file published atomically; None when it does not exist."""
+    """Read a JSON object file published atomically; None when it does not exist.
+
+    Only a regular file is read: the file is opened without blocking and anything else (a FIFO,
+    a device, a socket) is a ValueError. envsched publishes regular files only, and ``open`` of a
+    FIFO put in their place waited for a writer for ever, past every timeout (the trainer hung
+    in ``ask`` and never fell back, or in ``metrics`` on a FIFO status.json).
+    """
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
         return None
+    with os.fdopen(fd, "rb") as f:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = "a named pipe (FIFO)" if stat.S_ISFIFO(mode) else "not a regular file"
+            raise ValueError(f"{path}: {kind}; envsched writes regular files only")
+        data = f.read()
     obj = json.loads(data)
     if not isinstance(obj, dict):
         raise ValueError(f"{path}: not a JSON object")
@@ -575,7 +587,21 @@ class RolloutWriter:
         self.fsync = fsync
         self._buf: List[bytes] = []
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        # Without blocking, and only a regular file: envsched reads nothing else, and the open of a
+        # FIFO for writing waited for a reader that never comes (the trainer hung in its first step).
+        self._fd = -1
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0), 0o644)
+        except OSError as e:
+            if not os.path.exists(path) or stat.S_ISREG(os.stat(path).st_mode):
+                raise
+            raise ValueError(f"{path} is not a regular file; envsched reads rollouts from regular files only") from e
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise ValueError(f"{path} is not a regular file; envsched reads rollouts from regular files only")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        self._fd = fd
         self._terminate_half_line()
 
     def _terminate_half_line(self) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import signal
 import unittest
 
 from standin import TASKS, Daemon, Responder, envsched_bin, tempdir, write_catalog
@@ -281,6 +282,32 @@ class HostileFilesTest(unittest.TestCase):
         os.mkdir(path)  # a folder where the batch belongs
         with self.assertRaises(ec.BadAnswerError):
             c.wait("run-000001", 0.1)
+
+    def test_fifo_answer_or_status_does_not_hang(self) -> None:
+        # A FIFO where the batch or status.json belongs: open() waited for a writer for ever,
+        # past the client's timeout (no fallback, no error), and metrics() likewise.
+        if not hasattr(os, "mkfifo") or not hasattr(signal, "SIGALRM"):
+            self.skipTest("no FIFOs or no SIGALRM here")
+
+        def hung(signum: int, frame: object) -> None:
+            raise AssertionError("hung opening a FIFO")
+
+        old = signal.signal(signal.SIGALRM, hung)
+        self.addCleanup(signal.signal, signal.SIGALRM, old)
+        self.addCleanup(signal.alarm, 0)
+        c = ec.EnvschedClient(self.dir, prefix="fifo", timeout=0.2, fallback_tasks=[("a", "1")])
+        os.mkfifo(os.path.join(self.dir, "batches", "fifo-000001.json"))
+        signal.alarm(5)
+        with self.assertRaises(ec.BadAnswerError) as cm:
+            c.ask("fifo-000001", {"size": 1})
+        self.assertIn("FIFO", str(cm.exception))
+        os.mkfifo(os.path.join(self.dir, "status.json"))
+        self.assertIsNone(ec.read_status(self.dir))
+        os.makedirs(os.path.join(self.dir, "rollouts"), exist_ok=True)
+        os.mkfifo(os.path.join(self.dir, "rollouts", "w.jsonl"))
+        with self.assertRaises(ValueError):
+            c.rollout_writer("w")
+        signal.alarm(0)
 
 
 @unittest.skipUnless(envsched_bin(), "ENVSCHED_BIN not set: the real daemon is tested from Go (clients/python e2e)")

@@ -1,0 +1,87 @@
+package storage
+
+import (
+	"bytes"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestBindExchange: a database records the exchange directory it is opened for; it opens again
+// for the same folder under another path, for a folder it lies in (moved with it), and for any
+// folder once the recorded one is gone; it is refused for another folder that is still there.
+func TestBindExchange(t *testing.T) {
+	base := t.TempDir()
+	a, b := filepath.Join(base, "a"), filepath.Join(base, "b")
+	for _, d := range []string{a, b} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(base, "x.db")
+	open := func(dir, path string) error {
+		db, err := Open(path, Options{ExchangeDir: dir})
+		if err == nil {
+			err = db.Close()
+		}
+		return err
+	}
+	if err := open(a, path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(a, filepath.Join(base, "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := open(filepath.Join(base, "link"), path); err != nil {
+		t.Errorf("the same folder through a link: %v", err)
+	}
+	if err := open(a+"/.", path); err != nil {
+		t.Errorf("the same folder as a/.: %v", err)
+	}
+	err := open(b, path)
+	var other *OtherExchangeError
+	if !errors.As(err, &other) || !errors.Is(err, ErrOtherExchange) || other.Stored != a {
+		t.Fatalf("another folder: %v; want an OtherExchangeError naming %s", err, a)
+	}
+	db, err := Open(path, Options{ReadOnly: true, ExchangeDir: b})
+	if err != nil {
+		t.Fatalf("a reader: %v", err)
+	}
+	db.Close()
+	// Inside b, the database is b's: moved with it.
+	inB := filepath.Join(b, "envsched.db")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(inB, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var logged bytes.Buffer
+	db, err = Open(inB, Options{ExchangeDir: b, Logger: slog.New(slog.NewTextHandler(&logged, nil))})
+	if err != nil {
+		t.Errorf("a database inside the folder: %v", err)
+	} else {
+		db.Close()
+	}
+	if !strings.Contains(logged.String(), "level=WARN") || !strings.Contains(logged.String(), "a copy?") {
+		t.Errorf("a copy of the folder (the recorded one still there) is not warned of: %s", logged.String())
+	}
+	// a gone: its database serves wherever a went.
+	if err := os.Rename(a, filepath.Join(base, "c")); err != nil {
+		t.Fatal(err)
+	}
+	if err := open(filepath.Join(base, "c"), path); err != nil {
+		t.Errorf("the folder moved: %v", err)
+	}
+	if db, err = Open(path, Options{ReadOnly: true}); err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if got, _ := db.ExchangeDir(); got != filepath.Join(base, "c") {
+		t.Errorf("recorded %q after the move, want %q", got, filepath.Join(base, "c"))
+	}
+}
