@@ -178,7 +178,7 @@ type Params struct {
 	// minFactorGroups have come back). The random slots' own likelihood is shrunk towards
 	// their channel's, fitted on selection's picks, by DispersionPrior groups, so while random
 	// slots are few (3 a request in a batch of 64) their answers take selection's picks'
-	// correction, which left them 0.05-0.10 too degenerate in the first ten requests of the
+	// correction, which left them 0.03-0.10 too degenerate in the first ten requests of the
 	// simulator. Answer only: selection reads nothing of it. It needs DispersionMemory > 0;
 	// false measures nothing.
 	RandomMatch bool
