@@ -151,9 +151,10 @@ func writeStatusText(w io.Writer, s daemon.Status, age time.Duration, ok, fresh 
 	writeCalibStatus(tw, s.Calibration)
 	if c := s.Corrections; c != nil { // a status.json of an older daemon has none
 		fmt.Fprintf(tw, "  corrections	exploration_return %.4f, random_return %.4f, coverage_return %.4f, rechosen_factor %.4f, "+
-			"%s%snever_tried scale %.4g (see envsched stats)\n", c.ExplorationReturn.Factor, c.RandomReturn.Factor,
+			"%s%s%snever_tried scale %.4g (see envsched stats)\n", c.ExplorationReturn.Factor, c.RandomReturn.Factor,
 			c.CoverageReturn.Factor, c.RechosenFactor, factorText("never_tried_factor", c.NeverTriedFactor),
-			factorText("rechosen_low_factor", c.RechosenLowFactor), c.Dispersion["never_tried"].Scale)
+			factorText("rechosen_low_factor", c.RechosenLowFactor), factorText("random_factor", c.RandomFactor),
+			c.Dispersion["never_tried"].Scale)
 		if note := summary.CorrectionsNote(c.State); note != "" {
 			fmt.Fprintf(tw, "  \t(%s)\n", note)
 		}

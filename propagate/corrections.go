@@ -28,6 +28,11 @@ type Corrections struct {
 	// RechosenLowFactor takes rechosen_factor's place for the re-chosen picks predicted to
 	// teach little (Dispersion.LowFactor; rechosen_factor while unmeasured).
 	RechosenLowFactor float64 `json:"rechosen_low_factor"`
+	// RandomFactor multiplies the count of a random slot's answer, in environments whose
+	// rewards are 0 or 1 (Dispersion.RandomFactor; 1 while unmeasured), and RandomGroups is
+	// the number of random slots' groups it is matched on (Dispersion.RandomWindow).
+	RandomFactor float64 `json:"random_factor"`
+	RandomGroups int     `json:"random_factor_groups"`
 	// RechosenOffset is the one re-chosen logit offset (State.Rechosen).
 	RechosenOffset float64 `json:"rechosen_offset"`
 	// RechosenTrend is the re-chosen offset's fit as a function of the task; nil while none.
@@ -127,7 +132,8 @@ func (s State) Corrections() Corrections {
 		},
 		RechosenFactor: r4(d.rechosenFactor()), NeverTriedFactor: r4(d.newFactor()),
 		RechosenLowFactor: r4(d.lowFactor()),
-		RechosenOffset:    r4(s.Rechosen),
+		RandomFactor:      r4(d.randomFactor()), RandomGroups: len(d.RandomWindow),
+		RechosenOffset: r4(s.Rechosen),
 		ExplorationReturn: Return{Factor: r4(s.ExplorationReturn()), Groups: signalN(d.NewSignal),
 			ReferenceGroups: signalN(d.ReSignal)},
 		RandomReturn: Return{Factor: r4(s.RandomReturn()), Groups: signalN(d.RandSignal),

@@ -118,7 +118,7 @@ func TestCorrectionsOfAnEarlierVersionsState(t *testing.T) {
 
 // TestCorrectionsShowWhatPicksUse: the random_slot correction and the re-chosen factor shown
 // are those Pick applies to the answer's picks: a random slot of a task never tried gets the
-// correction shown as random_slot, a re-chosen pick the re-chosen correction with its count
+// correction shown as random_slot, its count times random_factor, a re-chosen pick the re-chosen correction with its count
 // times rechosen_factor. (Random slots are marked in the "split" environment, so that their
 // correction is measured and differs from the never-tried one.)
 func TestCorrectionsShowWhatPicksUse(t *testing.T) {
@@ -166,8 +166,15 @@ func TestCorrectionsShowWhatPicksUse(t *testing.T) {
 		return correction{}
 	}
 	random := find(got.Dispersion["random_slot"])
-	if q, want := c.pr.Pick(st, preds[untried], false, true), c.pr.corrected(preds[untried], random); q != want {
-		t.Errorf("random slot: Pick gives %+v; the shown random_slot %+v gives %+v", q, got.Dispersion["random_slot"], want)
+	wantRandom := c.pr.corrected(preds[untried], random)
+	if f := validFactor(d.RandomFactor); f > 0 { // its count times random_factor (RandomMatch)
+		wantRandom = c.pr.scaled(wantRandom, f)
+	}
+	if r4(d.randomFactor()) != got.RandomFactor || len(d.RandomWindow) != got.RandomGroups {
+		t.Errorf("random-slot factor shown %v on %d groups, state %v on %d", got.RandomFactor, got.RandomGroups, d.RandomFactor, len(d.RandomWindow))
+	}
+	if q := c.pr.Pick(st, preds[untried], false, true); q != wantRandom {
+		t.Errorf("random slot: Pick gives %+v; the shown random_slot %+v times random_factor %v gives %+v", q, got.Dispersion["random_slot"], got.RandomFactor, wantRandom)
 	}
 	if got.Dispersion["random_slot"] == got.Dispersion["never_tried"] {
 		t.Errorf("random_slot shown as never_tried (%+v): the test cannot tell them apart", got.Dispersion["never_tried"])

@@ -26,6 +26,8 @@ import (
 //	uvarint n, uvarint k)
 //	version 5: version 4's, then the graded maps: never tried, re-chosen, random slot, each
 //	byte 0 (none) or 1 and the trend
+//	version 6: version 5's, then the random-slot factor: float64, and its window of groups
+//	as pending groups are written
 //
 // where a likelihood is byte 0 (none) or 1, uvarint count, count × float32, float64 n; a name
 // a uvarint length and its bytes; numbers little-endian.
@@ -39,7 +41,10 @@ import (
 // written only when there is a factor, so that a state without one keeps its bytes. Version 5
 // adds the graded calibration's maps (Params.GradedCal) after version 4's fields and is
 // likewise written only when there are some: a database of 0/1 rewards never measures one.
+// Version 6 adds the random-slot factor and its window (Params.RandomMatch) after version
+// 5's fields, written only when there are some.
 const (
+	dispersionVersion6 = 6
 	dispersionVersion5 = 5
 	dispersionVersion4 = 4
 	dispersionVersion3 = 3
@@ -55,6 +60,8 @@ var errDispersion = errors.New("dispersion: bad binary encoding")
 func (d Dispersion) MarshalBinary() ([]byte, error) {
 	b := []byte{dispersionVersion}
 	switch {
+	case d.RandomFactor != 0 || len(d.RandomWindow) > 0:
+		b[0] = dispersionVersion6
 	case d.Graded != nil:
 		b[0] = dispersionVersion5
 	case d.NewFactor != 0 || len(d.NewPending) > 0 || d.LowFactor != 0 || len(d.LowPending) > 0:
@@ -97,10 +104,17 @@ func (d Dispersion) MarshalBinary() ([]byte, error) {
 		b = appendPending(appendF64(b, d.NewFactor), d.NewPending)
 		b = appendPending(appendF64(b, d.LowFactor), d.LowPending)
 	}
-	if d.Graded != nil {
-		for _, tr := range []*Trend{d.Graded.Untried, d.Graded.Rechosen, d.Graded.Random} {
+	if b[0] >= dispersionVersion5 { // version 5's fields, in version 6 too
+		var gc GradedCal
+		if d.Graded != nil {
+			gc = *d.Graded
+		}
+		for _, tr := range []*Trend{gc.Untried, gc.Rechosen, gc.Random} {
 			b = appendTrendFlag(b, tr)
 		}
+	}
+	if b[0] == dispersionVersion6 {
+		b = appendPending(appendF64(b, d.RandomFactor), d.RandomWindow)
 	}
 	if !d.finite() {
 		return nil, fmt.Errorf("dispersion: a number is not finite")
@@ -110,8 +124,8 @@ func (d Dispersion) MarshalBinary() ([]byte, error) {
 
 // finite reports whether every number of d but the log-likelihoods is finite.
 func (d Dispersion) finite() bool {
-	xs := []float64{d.RechosenFactor, d.NewFactor, d.LowFactor}
-	for _, g := range append(slices.Clip(d.NewPending), d.LowPending...) {
+	xs := []float64{d.RechosenFactor, d.NewFactor, d.LowFactor, d.RandomFactor}
+	for _, g := range slices.Concat(d.NewPending, d.LowPending, d.RandomWindow) {
 		xs = append(xs, g.Mean, g.Count)
 	}
 	for _, l := range d.Env {
@@ -244,7 +258,7 @@ func appendLikelihood(b []byte, l *Likelihood) []byte {
 func (d *Dispersion) UnmarshalBinary(data []byte) error {
 	r := wsDecoder{b: data}
 	v := r.byte()
-	if v != dispersionVersion5 && v != dispersionVersion4 && v != dispersionVersion3 && v != dispersionVersion && v != dispersionVersion1 {
+	if v != dispersionVersion6 && v != dispersionVersion5 && v != dispersionVersion4 && v != dispersionVersion3 && v != dispersionVersion && v != dispersionVersion1 {
 		return errDispersion
 	}
 	var out Dispersion
@@ -270,7 +284,7 @@ func (d *Dispersion) UnmarshalBinary(data []byte) error {
 	if v != dispersionVersion1 {
 		r.signals(&out.CoverSignal, &out.ExploitSignal)
 	}
-	v4 := v == dispersionVersion4 || v == dispersionVersion5 // version 4's fields, in version 5 too
+	v4 := v >= dispersionVersion4 && v <= dispersionVersion6 // version 4's fields, in versions 5 and 6 too
 	if v == dispersionVersion3 || v4 && r.flag() {
 		out.Stuck = r.trend()
 	}
@@ -278,11 +292,14 @@ func (d *Dispersion) UnmarshalBinary(data []byte) error {
 		out.NewFactor, out.NewPending = r.float64(), r.pending()
 		out.LowFactor, out.LowPending = r.float64(), r.pending()
 	}
-	if v == dispersionVersion5 {
+	if v == dispersionVersion5 || v == dispersionVersion6 {
 		out.Graded = &GradedCal{Untried: r.trendFlag(), Rechosen: r.trendFlag(), Random: r.trendFlag()}
 		if *out.Graded == (GradedCal{}) {
 			out.Graded = nil
 		}
+	}
+	if v == dispersionVersion6 {
+		out.RandomFactor, out.RandomWindow = r.float64(), r.pending()
 	}
 	if r.bad || len(r.b) != 0 || !out.finite() {
 		return errDispersion

@@ -221,3 +221,63 @@ func TestDispersionBinaryRefusesWhatJSONRefuses(t *testing.T) {
 		}
 	}
 }
+
+// TestDispersionVersion6OnlyWithARandomFactor (Params.RandomMatch): a Dispersion with a
+// random-slot factor or window is written as version 6 and decodes back to itself and to what
+// its JSON decodes to, graded maps and the never-tried factor with it; without them it is
+// written in the bytes of the build before (the version its other parts ask for).
+func TestDispersionVersion6OnlyWithARandomFactor(t *testing.T) {
+	rng := rand.New(rand.NewPCG(18, 19))
+	for i := range 300 {
+		d := randomDispersion(rng)
+		if rng.IntN(2) == 0 {
+			d.NewFactor, d.NewPending = 0.5+rng.Float64(), []MatchGroup{{Mean: 0.3, Count: 2, N: 8, K: 1}}
+		}
+		if rng.IntN(2) == 0 {
+			d.Graded = &GradedCal{Random: &Trend{N: 3, Beta: [trendDim]float64{0.1, 0.9}}}
+		}
+		without, err := d.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		with := d
+		switch rng.IntN(3) {
+		case 0:
+			with.RandomFactor = 0.25 + rng.Float64()
+		case 1:
+			with.RandomWindow = []MatchGroup{{Mean: rng.Float64(), Count: 1 + rng.Float64(), N: 8, K: int64(rng.IntN(9))}}
+		default:
+			with.RandomFactor = 2
+			for range rng.IntN(40) {
+				with.RandomWindow = append(with.RandomWindow, MatchGroup{Mean: rng.Float64(), Count: rng.Float64() * 9, N: 4, K: int64(rng.IntN(5))})
+			}
+		}
+		bin, err := with.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bin[0] != dispersionVersion6 || without[0] == dispersionVersion6 {
+			t.Fatalf("draw %d: versions %d with the factor, %d without: want 6, and the one before", i, bin[0], without[0])
+		}
+		var got Dispersion
+		if err := got.UnmarshalBinary(bin); err != nil {
+			t.Fatalf("draw %d: %v", i, err)
+		}
+		js, _ := json.Marshal(with)
+		var want Dispersion
+		if err := json.Unmarshal(js, &want); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("draw %d: binary decodes to\n%+v\nJSON to\n%+v", i, got, want)
+		}
+		if got.RandomFactor != with.RandomFactor || len(got.RandomWindow) != len(with.RandomWindow) {
+			t.Fatalf("draw %d: factor %v (%d groups), want %v (%d)", i, got.RandomFactor, len(got.RandomWindow), with.RandomFactor, len(with.RandomWindow))
+		}
+		for cut := range len(bin) {
+			if i < 5 && new(Dispersion).UnmarshalBinary(bin[:cut]) == nil {
+				t.Fatalf("draw %d: %d of %d bytes decoded", i, cut, len(bin))
+			}
+		}
+	}
+}

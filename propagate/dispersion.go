@@ -129,6 +129,13 @@ type Dispersion struct {
 	// holds their groups while too few to measure it (see Params.LowMatch).
 	LowFactor  float64      `json:"low_factor,omitempty"`
 	LowPending []MatchGroup `json:"low_pending,omitempty"`
+	// RandomFactor multiplies the count of a random slot's answer, in an environment whose
+	// rewards are 0 or 1 (0: none measured), and RandomWindow holds the groups of the last
+	// randomWindow such slots that came back, as answered before the factor: the factor is
+	// the one under which the share of degenerate groups predicted for them equals the share
+	// that came back (see Params.RandomMatch).
+	RandomFactor float64      `json:"random_factor,omitempty"`
+	RandomWindow []MatchGroup `json:"random_window,omitempty"`
 	// NewSignal and ReSignal are the learning signal that groups of tasks never tried
 	// (exploration) and of tasks tried before returned (see State.ExplorationReturn).
 	NewSignal *Signal `json:"new_signal,omitempty"`
@@ -229,8 +236,10 @@ func (d Dispersion) clone() Dispersion {
 	out := Dispersion{Global: d.Global.clone(), Rechose: d.Rechose.clone(), Random: d.Random.clone(),
 		NewSignal: d.NewSignal.clone(), ReSignal: d.ReSignal.clone(), RandSignal: d.RandSignal.clone(),
 		CoverSignal: d.CoverSignal.clone(), ExploitSignal: d.ExploitSignal.clone(),
-		RechosenFactor: validFactor(d.RechosenFactor), NewFactor: validFactor(d.NewFactor), LowFactor: validFactor(d.LowFactor)}
+		RechosenFactor: validFactor(d.RechosenFactor), NewFactor: validFactor(d.NewFactor), LowFactor: validFactor(d.LowFactor),
+		RandomFactor: validFactor(d.RandomFactor)}
 	out.NewPending, out.LowPending = validPending(d.NewPending), validPending(d.LowPending)
+	out.RandomWindow = validWindow(d.RandomWindow)
 	if d.Trend != nil && d.Trend.valid() {
 		tr := *d.Trend
 		out.Trend = &tr

@@ -147,6 +147,7 @@ type drift struct {
 	match         bool    // the re-chosen factor is measured (Params.DispersionMatch)
 	matchUntried  bool    // the never-tried factor is measured (Params.NewMatch)
 	matchLow      bool    // the low-value re-chosen factor is measured (Params.LowMatch)
+	matchRand     bool    // the random-slot factor is measured (Params.RandomMatch)
 	stuck         bool    // stuck tasks are a channel of their own (Params.DispersionStuck)
 	graded        bool    // graded picks' maps are measured (Params.GradedCal)
 	scale         []correction
@@ -198,6 +199,10 @@ func (d *drift) start(st State, p Params) {
 	}
 	if !d.matchLow {
 		d.disp.LowFactor, d.disp.LowPending = 0, nil
+	}
+	d.matchRand = p.RandomMatch && p.DispersionMemory > 0
+	if !d.matchRand {
+		d.disp.RandomFactor, d.disp.RandomWindow = 0, nil
 	}
 	d.graded = p.GradedCal && p.DispersionMemory > 0
 	if !d.graded {
@@ -256,7 +261,7 @@ func (d *drift) measure(g *graph.Graph, tasks []stats.Task, base []Baseline, hin
 		real, pred := tasks[i].Sum-b.Sum, float64(dn)*b.Mean
 		if k, ok := binaryGroup(real, dn); ok && d.memory > 0 && b.Count > 0 && b.Pred > 0 && b.Pred < 1 {
 			gr := group{b: b, k: k, n: dn}
-			if d.matchUntried && !b.Tried && !b.Random {
+			if d.matchUntried && !b.Tried && !b.Random || d.matchRand && b.Random {
 				gr.graded = graded.of(g, tasks, nd.Env)
 			}
 			groups = append(groups, gr)
@@ -407,7 +412,7 @@ type group struct {
 	b    Baseline
 	k, n int64
 	// graded says some task of b's environment has graded rewards (not all 0 or 1): the
-	// never-tried factor does not measure it (Params.NewMatch).
+	// never-tried and random-slot factors do not measure it (Params.NewMatch, RandomMatch).
 	graded bool
 }
 
@@ -442,6 +447,9 @@ func (d *drift) measureDispersion(groups []group) {
 	}
 	if d.matchUntried {
 		d.matchNew(groups)
+	}
+	if d.matchRand {
+		d.matchRandom(groups)
 	}
 	// the re-chosen correction the stuck groups were predicted with: measured before this
 	// call's groups, as matchRechosen's

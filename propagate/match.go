@@ -1,6 +1,9 @@
 package propagate
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // The re-chosen factor (Params.DispersionMatch): its bounds, how far a call moves it
 // towards what its groups measured, and the least number of groups that measure it.
@@ -23,6 +26,14 @@ func validFactor(f float64) float64 {
 // newFactor is the stored never-tried factor, 1 when unset.
 func (d Dispersion) newFactor() float64 {
 	if f := validFactor(d.NewFactor); f > 0 {
+		return f
+	}
+	return 1
+}
+
+// randomFactor is the stored random-slot factor, 1 when unset.
+func (d Dispersion) randomFactor() float64 {
+	if f := validFactor(d.RandomFactor); f > 0 {
 		return f
 	}
 	return 1
@@ -117,6 +128,88 @@ func (d *drift) matchNew(groups []group) {
 		obs = append(obs, matchGroup(gr, k))
 	}
 	d.disp.NewFactor, d.disp.NewPending = matchPending(d.disp.NewFactor, d.disp.newFactor(), obs)
+}
+
+// randomWindow is the number of random slots' groups that the random-slot factor is matched
+// on (Params.RandomMatch): the last ones that came back.
+const randomWindow = 32
+
+// matchRandom sets the random-slot factor (Params.RandomMatch) to the one that the groups of
+// the last randomWindow random slots of environments whose rewards are 0 or 1 measure
+// (matchFactor), each as its answer gave it before the factor: under the correction Picker
+// gave it, found from the likelihoods measured before this call's groups. It must run
+// before they are added. Random slots are few a request (the share of random slots, 5% by
+// default) and drawn whatever their prediction, so neither a rate like the other factors'
+// nor a likelihood of their own shrunk towards selection's picks follows them in the first
+// requests: the window is matched whole, and the factor is unset until minFactorGroups
+// have come back.
+func (d *drift) matchRandom(groups []group) {
+	win := slices.Clone(d.disp.RandomWindow)
+	added := false
+	byEnv := map[string]correction{}
+	starts := map[int64]correction{}
+	for _, gr := range groups {
+		if !gr.b.Random || gr.graded {
+			continue
+		}
+		var k correction
+		switch {
+		case !gr.b.Tried && !d.disp.Global.measured(): // the answer's start of its group's size
+			ks, seen := starts[gr.n]
+			if !seen {
+				if c, ok := d.params.startCount(int(gr.n)); ok {
+					ks = answerStart(c, d.params.Kappa)
+				}
+				starts[gr.n] = ks
+			}
+			k = ks
+			if ks.prior == 0 { // no start for this size: as selection predicted it
+				k = startCorrection(d.startScale)
+			}
+		case d.disp.Random.measured():
+			ref := d.disp.Global
+			if gr.b.Tried {
+				ref = d.disp.Rechose
+			}
+			k = correctionOf(d.disp.Random, ref, d.prior, d.byMean, d.byCount)
+		case gr.b.Tried:
+			k = correctionOf(d.disp.Rechose, nil, 0, d.byMean, d.byCount)
+		default:
+			kk, seen := byEnv[gr.b.Env]
+			if !seen {
+				kk = d.newCorrection(gr.b.Env)
+				byEnv[gr.b.Env] = kk
+			}
+			k = kk
+		}
+		win = append(win, matchGroup(gr, k))
+		added = true
+	}
+	if len(win) > randomWindow {
+		win = slices.Clone(win[len(win)-randomWindow:])
+	}
+	d.disp.RandomWindow = win
+	if !added {
+		return
+	}
+	if f, ok := matchFactor(win); ok {
+		d.disp.RandomFactor = f
+	}
+}
+
+// validWindow is the valid groups of a random-slot window, the last randomWindow (nil when
+// none).
+func validWindow(win []MatchGroup) []MatchGroup {
+	var out []MatchGroup
+	for _, g := range win {
+		if g.valid() {
+			out = append(out, g)
+		}
+	}
+	if len(out) > randomWindow {
+		out = out[len(out)-randomWindow:]
+	}
+	return out
 }
 
 // validPending is the valid groups of pending, at most minFactorGroups−1 (nil when none).

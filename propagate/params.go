@@ -170,6 +170,18 @@ type Params struct {
 	// fitted on all, is the informative picks' and leaves these predicted less degenerate
 	// than they come back (the acceptance harness: 5 to 19 points). Answer only.
 	LowMatch bool
+	// RandomMatch matches the answers of random slots to what came back: the count of a
+	// random slot's answer (under the random slots' correction, Predictor.Pick) is multiplied
+	// by the factor under which the share of degenerate groups predicted for the last
+	// randomWindow random slots of environments whose rewards are 0 or 1 equals the share
+	// that came back, each as its answer gave it then (Dispersion.RandomFactor; unset until
+	// minFactorGroups have come back). The random slots' own likelihood is shrunk towards
+	// their channel's, fitted on selection's picks, by DispersionPrior groups, so while random
+	// slots are few (3 a request in a batch of 64) their answers take selection's picks'
+	// correction, which left them 0.03-0.10 too degenerate in the first ten requests of the
+	// simulator. Answer only: selection reads nothing of it. It needs DispersionMemory > 0;
+	// false measures nothing.
+	RandomMatch bool
 	// DispersionStuck predicts the tasks tried before whose every group so far was
 	// all-equal ("stuck": always or never solved, rewards 0 or 1) by a calibration map of
 	// their own (Dispersion.Stuck): the logit of the chance that such a task's next group is
@@ -257,6 +269,7 @@ func DefaultParams() Params {
 		GradedCal:         true,
 		NewMatch:          true,
 		LowMatch:          true,
+		RandomMatch:       true,
 		GroupSize:         8,
 	}
 }

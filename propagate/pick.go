@@ -10,7 +10,10 @@ package propagate
 //     fitted mostly on selection's picks, which sit near ½ with the most evidence behind
 //     them: it gets the correction that the groups of random slots measured
 //     (Dispersion.Random, shrunk towards the likelihood of the task's channel by
-//     Params.DispersionPrior groups) in place of its channel's.
+//     Params.DispersionPrior groups) in place of its channel's; in an environment whose
+//     rewards are 0 or 1 its count is then multiplied by the random-slot factor
+//     (Params.RandomMatch), matched on the last random slots' groups as answered, which
+//     follows them while they are too few for their likelihood to outweigh the channel's.
 //
 //   - A task tried before that selection chose is one that looked the most informative of
 //     its kind, and was trained on (a winner's curse): its re-chosen correction's count is
@@ -56,6 +59,10 @@ func (pr *Predictor) Picker(st State) func(p Prediction, tried, random bool) Pre
 		lowF = 0
 	}
 	graded := pr.p.GradedCal && pr.p.DispersionMemory > 0
+	randF := 0.0 // the random-slot factor (Params.RandomMatch)
+	if pr.p.RandomMatch {
+		randF = validFactor(st.Dispersion.RandomFactor)
+	}
 	// the answer's start of untried picks while nothing is measured, found once for the call
 	start, withStart := correction{}, false
 	if !st.Dispersion.Global.measured() {
@@ -96,10 +103,14 @@ func (pr *Predictor) Picker(st State) func(p Prediction, tried, random bool) Pre
 			m.k, m.ok = pr.pickCorrection(st.Dispersion, tried, random)
 			m.worked = true
 		}
-		if !m.ok {
-			return p
+		q := p
+		if m.ok {
+			q = pr.corrected(p, m.k)
 		}
-		return pr.corrected(p, m.k)
+		if random && randF > 0 && !p.graded {
+			q = pr.scaled(q, randF)
+		}
+		return q
 	}
 }
 
@@ -111,6 +122,11 @@ func (pr *Predictor) untried(d Dispersion, p Prediction) Prediction {
 	if !pr.p.NewMatch || f == 0 || p.graded {
 		return p
 	}
+	return pr.scaled(p, f)
+}
+
+// scaled is p with its posterior's count multiplied by f, its mean kept.
+func (pr *Predictor) scaled(p Prediction, f float64) Prediction {
 	q := p
 	q.Alpha, q.Beta = p.Alpha*f, p.Beta*f
 	q.SD = betaSD(q.Alpha, q.Beta)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"strings"
 	"text/tabwriter"
 )
@@ -118,6 +119,24 @@ func retryAgeBucket(age int64) int {
 	return 3
 }
 
+// StepCalibration is the early phase's calibration step by step ([step−1][channel]): a
+// diagnostic, printed only when the environment variable ENVSCHED_SIM_STEPS is set (the
+// pooled steps 1-10 cell hides which step is off).
+type StepCalibration [earlySteps][numChannels]CalibCell
+
+func (c *StepCalibration) add(o *StepCalibration) {
+	for s := range c {
+		for ch := range c[s] {
+			c[s][ch].add(o[s][ch])
+		}
+	}
+}
+
+// StepCalibrated is a Calibrated policy that also keeps its early steps apart.
+type StepCalibrated interface {
+	StepCalibration() *StepCalibration
+}
+
 // calibPick is what a calibrated policy remembers of one pick until its group is observed.
 type calibPick struct {
 	ch   Channel
@@ -130,6 +149,7 @@ type calibPick struct {
 type calibRecorder struct {
 	cal     Calibration
 	retry   RetryCalibration
+	steps   StepCalibration
 	pending map[int]calibPick // by world task index, picks of the current step
 }
 
@@ -160,6 +180,9 @@ func (r *calibRecorder) observe(step int, groups []Group) {
 		if step == 1 {
 			cells = append(cells, &r.cal[phaseFirst][pk.ch])
 		}
+		if step >= 1 && step <= earlySteps {
+			cells = append(cells, &r.steps[step-1][pk.ch])
+		}
 		for _, c := range cells {
 			c.Groups++
 			c.Predicted += pk.pdeg
@@ -185,6 +208,8 @@ type PolicyCalibration struct {
 	Cells  Calibration `json:"cells"` // [phase][channel]
 	// Retries are the re-tries after the early phase by history and age (printed only)
 	Retries *RetryCalibration `json:"-"`
+	// Steps are the early steps apart (printed only with ENVSCHED_SIM_STEPS set)
+	Steps *StepCalibration `json:"-"`
 }
 
 // RetryCalibrated is a Calibrated policy that also splits its re-tries (RetryCalibration).
@@ -201,6 +226,20 @@ func poolRetries(trs []Trace) *RetryCalibration {
 				sum = &RetryCalibration{}
 			}
 			sum.add(t.Retry)
+		}
+	}
+	return sum
+}
+
+// poolSteps sums the step calibrations of a policy's traces; nil when it has none.
+func poolSteps(trs []Trace) *StepCalibration {
+	var sum *StepCalibration
+	for _, t := range trs {
+		if t.Steps != nil {
+			if sum == nil {
+				sum = &StepCalibration{}
+			}
+			sum.add(t.Steps)
 		}
 	}
 	return sum
@@ -243,6 +282,11 @@ func WriteCalibration(w io.Writer, res Result) error {
 		return err
 	}
 	writeFirst(w, res)
+	if os.Getenv("ENVSCHED_SIM_STEPS") != "" {
+		if err := writeSteps(w, res); err != nil {
+			return err
+		}
+	}
 	return writeRetries(w, res)
 }
 
@@ -261,6 +305,27 @@ func writeFirst(w io.Writer, res Result) {
 			fmt.Fprintf(w, "first request (step 1, the prior alone), %s: %s\n", pc.Policy, strings.Join(parts, "; "))
 		}
 	}
+}
+
+// writeSteps prints the early phase step by step (a diagnostic: ENVSCHED_SIM_STEPS).
+func writeSteps(w io.Writer, res Result) error {
+	fmt.Fprintf(w, "\nsteps 1-%d one by one: mean predicted / realised degenerate share (groups)\n", earlySteps)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "policy\tstep\tnever tried\tre-chosen\trandom slot\t\n")
+	for _, pc := range res.Summary.Calibration {
+		if pc.Steps == nil {
+			continue
+		}
+		for s := range pc.Steps {
+			row := []string{pc.Policy, fmt.Sprint(s + 1)}
+			for ch := range numChannels {
+				c := pc.Steps[s][ch]
+				row = append(row, fmt.Sprintf("%s / %s (%d)", num(c.PredictedMean(), 3), num(c.Realised(), 3), c.Groups))
+			}
+			fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+		}
+	}
+	return tw.Flush()
 }
 
 // writeRetries prints the re-tries after the early phase by history and evidence age.

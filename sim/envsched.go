@@ -99,6 +99,8 @@ func (p *envschedPolicy) Calibration() *Calibration { return &p.calib.cal }
 // RetryCalibration is Calibration's re-tries by history and evidence age.
 func (p *envschedPolicy) RetryCalibration() *RetryCalibration { return &p.calib.retry }
 
+func (p *envschedPolicy) StepCalibration() *StepCalibration { return &p.calib.steps }
+
 func newEnvsched(name string, change ablation, w *World, cfg Config) (Policy, error) {
 	p := DefaultEnvschedParams()
 	if cfg.Envsched != nil {

@@ -99,6 +99,8 @@ type Trace struct {
 	Calib *Calibration
 	// Retry is the policy's re-try calibration when it is RetryCalibrated, else nil.
 	Retry *RetryCalibration `json:"-"`
+	// Steps is the policy's early steps' calibration when it is StepCalibrated, else nil.
+	Steps *StepCalibration `json:"-"`
 }
 
 // Result is every trace of a comparison and its summary.
@@ -232,6 +234,9 @@ func RunOne(ctx context.Context, cfg Config, w *World, name string) (Trace, erro
 	}
 	if c, ok := p.(RetryCalibrated); ok {
 		tr.Retry = c.RetryCalibration()
+	}
+	if c, ok := p.(StepCalibrated); ok {
+		tr.Steps = c.StepCalibration()
 	}
 	return tr, nil
 }

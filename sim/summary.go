@@ -90,7 +90,8 @@ func Summarize(cfg Config, traces map[string][]Trace) Summary {
 		}
 		sum.Policies = append(sum.Policies, ps)
 		if c, ok := poolCalibration(traces[name]); ok {
-			sum.Calibration = append(sum.Calibration, PolicyCalibration{Policy: name, Cells: c, Retries: poolRetries(traces[name])})
+			sum.Calibration = append(sum.Calibration, PolicyCalibration{Policy: name, Cells: c, Retries: poolRetries(traces[name]),
+				Steps: poolSteps(traces[name])})
 		}
 	}
 	return sum

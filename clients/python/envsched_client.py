@@ -510,8 +510,9 @@ def batch_metrics(batch: Batch, status: Optional[Mapping[str, Any]] = None) -> D
       the measured factors of the coverage weight, the random share and the coverage of re-tries
       (``corrections.<name>.factor``);
     * ``envsched/rechosen_factor``, ``envsched/never_tried_factor``,
-      ``envsched/rechosen_low_factor``: the count factors of re-chosen picks, of selection's picks
-      of tasks never tried, and of re-chosen picks predicted to teach little.
+      ``envsched/rechosen_low_factor``, ``envsched/random_factor``: the count factors of
+      re-chosen picks, of selection's picks of tasks never tried, of re-chosen picks predicted
+      to teach little, and of random slots (absent from a daemon older than it).
 
     Every value is a finite float; a figure that cannot be computed is left out.
     """
@@ -551,6 +552,7 @@ def batch_metrics(batch: Batch, status: Optional[Mapping[str, Any]] = None) -> D
         _put(out, "rechosen_factor", corr.get("rechosen_factor"))
         _put(out, "never_tried_factor", corr.get("never_tried_factor"))
         _put(out, "rechosen_low_factor", corr.get("rechosen_low_factor"))
+        _put(out, "random_factor", corr.get("random_factor"))
     return out
 
 
