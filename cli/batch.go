@@ -144,11 +144,20 @@ func batchParams(c *cli.Context) (schedule.Params, error) {
 // validSeed says whether s is a decimal integer a request's seed takes (any 64-bit value, signed
 // or not): a signed flag could not give the seeds from 2^63 on that requests allow.
 func validSeed(s string) bool {
-	if _, err := strconv.ParseUint(s, 10, 64); err == nil {
-		return true
+	_, ok := seedLiteral(s)
+	return ok
+}
+
+// seedLiteral is s as the JSON integer literal a request's seed is written as ("+7" and "007"
+// are 7: JSON has no sign or leading zeros), and whether s is a 64-bit integer at all.
+func seedLiteral(s string) (json.Number, bool) {
+	if u, err := strconv.ParseUint(s, 10, 64); err == nil {
+		return json.Number(strconv.FormatUint(u, 10)), true
 	}
-	_, err := strconv.ParseInt(s, 10, 64)
-	return err == nil
+	if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return json.Number(strconv.FormatInt(i, 10)), true
+	}
+	return "", false
 }
 
 // batchID is --id, or batch-STEP with STEP the step the batch will be for.
@@ -183,9 +192,12 @@ func batchBody(c *cli.Context) []byte {
 		req["allow_repeats"] = true
 	}
 	if c.IsSet("seed") {
-		req["seed"] = json.Number(c.String("seed")) // checked by batchParams: validSeed
+		req["seed"], _ = seedLiteral(c.String("seed")) // checked by batchParams: validSeed
 	}
-	data, _ := json.Marshal(req)
+	data, err := json.Marshal(req)
+	if err != nil { // every value is checked by batchParams first: a body lost here is a bug
+		panic(fmt.Sprintf("batch: the flags' request does not encode: %v", err))
+	}
 	return data
 }
 
