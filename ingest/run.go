@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -57,6 +58,9 @@ type run struct {
 	renumberedSaid bool
 	// rewrote are the catalogue files found rewritten in this scan (content; read from the start).
 	rewrote map[uint64]bool
+	// flushed are the catalogue files whose states an intermediate flush took from dirty in this
+	// scan: restore looks at them as at those still in dirty.
+	flushed map[uint64]*storage.FileState
 	// later are the lists that the scan's only commit made but left to commits of their own
 	later *EdgeLists
 
@@ -535,7 +539,12 @@ func (r *run) state(c candidate, id ident, f *os.File, fi os.FileInfo) (*storage
 func (r *run) restore() {
 	touched := map[uint64]bool{}
 	var dropped []uint64
-	for id, f := range r.dirty {
+	files := maps.Clone(r.flushed) // the catalogue files of this scan's intermediate commits too
+	if files == nil {
+		files = map[uint64]*storage.FileState{}
+	}
+	maps.Copy(files, r.dirty)
+	for id, f := range files {
 		if f.Kind != storage.KindCatalog {
 			continue
 		}
@@ -1139,6 +1148,12 @@ func (r *run) flush() error {
 	for id, st := range r.dirty {
 		r.batch.Files = append(r.batch.Files, *st)
 		delete(r.dirty, id)
+		if st.Kind == storage.KindCatalog {
+			if r.flushed == nil {
+				r.flushed = map[uint64]*storage.FileState{}
+			}
+			r.flushed[id] = st
+		}
 	}
 	if r.batch.Empty() {
 		return nil
