@@ -61,6 +61,9 @@ type run struct {
 	// flushed are the catalogue files whose states an intermediate flush took from dirty in this
 	// scan: restore looks at them as at those still in dirty.
 	flushed map[uint64]*storage.FileState
+	// fromStart are the catalogue files read from their start (or whole) in this scan: the only
+	// ones that gave every row they hold in it (restore).
+	fromStart map[uint64]bool
 	// later are the lists that the scan's only commit made but left to commits of their own
 	later *EdgeLists
 
@@ -530,12 +533,14 @@ func (r *run) state(c candidate, id ident, f *os.File, fi os.FileInfo) (*storage
 
 // restore adds to the scan's last commit the row of each task that a catalogue file gone or
 // rewritten in this scan listed (as the catalogue's lists were last stored), that no catalogue
-// file touched by this scan lists now, and that another file still lists: its last row in those
-// files, read in the order of their paths, as if the file had never been there. A task listed by
-// two files takes the row read last, so one whose row came from a file deleted since kept that
-// row for good, though the only file listing it now said otherwise (a.jsonl and b.jsonl list
-// t1, b.jsonl is deleted: t1 kept b's text, its edges and its features). A task a touched file
-// lists took its row from that file in this scan. Catalogue files read whole give no rows here.
+// file read from its start (or whole) in this scan lists now, and that another file still
+// lists: its last row in those files, read in the order of their paths, as if the file had
+// never been there. A task listed by two files takes the row read last, so one whose row came
+// from a file deleted since kept that row for good, though the only file listing it now said
+// otherwise (a.jsonl and b.jsonl list t1, b.jsonl is deleted: t1 kept b's text, its edges and
+// its features). A task a file read from its start in this scan lists took its row from that
+// file in this scan; a file only appended to gave just its new rows, so it is read here like
+// the files the scan did not touch. Catalogue files read whole give no rows here.
 func (r *run) restore() {
 	touched := map[uint64]bool{}
 	var dropped []uint64
@@ -548,7 +553,9 @@ func (r *run) restore() {
 		if f.Kind != storage.KindCatalog {
 			continue
 		}
-		touched[id] = true
+		if r.fromStart[id] {
+			touched[id] = true // an appended file gave only its new rows
+		}
 		if !f.Gone && !r.rewrote[id] {
 			continue
 		}
@@ -753,6 +760,12 @@ func (r *run) content(st *storage.FileState, ch change, ev evidence) {
 }
 
 func (r *run) read(c candidate, f *os.File, st *storage.FileState, size int64) error {
+	if st.Kind == storage.KindCatalog && (st.Offset == 0 || !isJSONL(c.rel)) {
+		if r.fromStart == nil {
+			r.fromStart = map[uint64]bool{}
+		}
+		r.fromStart[st.ID] = true
+	}
 	if st.Kind == storage.KindCatalog && !isJSONL(c.rel) {
 		return r.readWhole(f, st, size) // changed (state filtered out unchanged files): read it all again
 	}
