@@ -63,6 +63,9 @@ type Ingester struct {
 	hashed map[uint64]hashMark
 
 	batches [2]*storage.Batch // reused across scans
+	// listsPending is the database's Counters.ListsPending: a scan's commits stored a changed
+	// catalogue but not the list of tasks it makes (a crash between them); the next scan makes it.
+	listsPending bool
 }
 
 // New returns an Ingester of the exchange directory dir into db, with the tracked files loaded
@@ -85,6 +88,11 @@ func (in *Ingester) reload() error {
 		return fmt.Errorf("load file states: %w", err)
 	}
 	in.reg = newRegistry(files)
+	c, err := in.db.Counters()
+	if err != nil {
+		return fmt.Errorf("load counters: %w", err)
+	}
+	in.listsPending = c.ListsPending
 	return nil
 }
 

@@ -94,6 +94,7 @@ func (in *Ingester) scan(ctx context.Context, cands []candidate, full bool) (Sum
 			}
 		}
 	}
+	r.catalogChanged = in.listsPending // an earlier scan stopped before its lists' commit: make them now
 	go r.commitLoop()
 	err := r.all(cands)
 	close(r.todo)
@@ -190,6 +191,7 @@ func (r *run) all(cands []candidate) error {
 	if r.catalogChanged {
 		r.batch.Listed, r.batch.Lists, r.batch.Held = r.in.listed() // nil when no catalogue file is left: no change
 		r.restore()
+		r.batch.ListsDone = true // clears the mark that the scan's earlier commits set (flush)
 	}
 	if r.inflight == nil && r.sum.Commits == 0 && r.in.opts.FinishEdges != nil && r.in.opts.OnTasks != nil {
 		r.batch.Adjacency = r.inline(r.batch) // the scan's only commit
@@ -197,9 +199,11 @@ func (r *run) all(cands []candidate) error {
 	if err := r.flush(); err != nil {
 		return err
 	}
+	r.catalogChanged = false // the lists are in that commit: the edges' commits set no mark
 	if err := r.wait(); err != nil {
 		return err
 	}
+	r.in.listsPending = false
 	if err := r.edges(); err != nil {
 		if r.in.opts.OnCommitError != nil {
 			r.in.opts.OnCommitError() // the builder holds lists the database may not: build again
@@ -1158,6 +1162,9 @@ func (r *run) flush() error {
 		}
 		r.dirty[r.current.ID] = r.current
 	}
+	// A commit before the lists' one may store a catalogue file's new state (rewritten, say):
+	// killed before the lists' commit, the restarted scan would find nothing changed.
+	r.batch.ListsPending = r.catalogChanged && !r.batch.ListsDone
 	for id, st := range r.dirty {
 		r.batch.Files = append(r.batch.Files, *st)
 		delete(r.dirty, id)

@@ -178,6 +178,12 @@ func (c *committer) apply(b *Batch, res *Result) error {
 	if b.EdgesDone {
 		c.counters.EdgesPending = false
 	}
+	if b.ListsPending {
+		c.counters.ListsPending = true
+	}
+	if b.ListsDone {
+		c.counters.ListsPending = false
+	}
 	c.counters.CatalogWrites += int64(len(c.changed))
 	c.counters.Rollouts += int64(res.Rollouts)
 	c.counters.Duplicates += int64(res.Duplicates)

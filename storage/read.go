@@ -440,6 +440,7 @@ var (
 	ctrCatWrites   = []byte("catalog_writes")
 	ctrEdgesStale  = []byte("edges_pending")
 	ctrUnstored    = []byte("quarantined_unstored")
+	ctrListsStale  = []byte("lists_pending")
 )
 
 func readCounters(tx *bolt.Tx) (Counters, error) {
@@ -454,7 +455,7 @@ func readCounters(tx *bolt.Tx) (Counters, error) {
 		Rollouts: get(ctrRollouts), Quarantined: get(ctrQuarantined), Duplicates: get(ctrDuplicates),
 		Clipped: get(ctrClipped), RequestsAnswered: get(ctrAnswered), Round: get(ctrRound),
 		EdgeWrites: get(ctrEdgeWrites), CatalogWrites: get(ctrCatWrites), LastRequest: string(b.Get(ctrLastRequest)),
-		EdgesPending: get(ctrEdgesStale) != 0, Unstored: get(ctrUnstored),
+		EdgesPending: get(ctrEdgesStale) != 0, Unstored: get(ctrUnstored), ListsPending: get(ctrListsStale) != 0,
 	}, nil
 }
 
@@ -463,7 +464,8 @@ func writeCounters(tx *bolt.Tx, c Counters) error {
 	for k, v := range map[string]int64{string(ctrRollouts): c.Rollouts, string(ctrQuarantined): c.Quarantined,
 		string(ctrDuplicates): c.Duplicates, string(ctrClipped): c.Clipped, string(ctrAnswered): c.RequestsAnswered,
 		string(ctrRound): c.Round, string(ctrEdgeWrites): c.EdgeWrites, string(ctrCatWrites): c.CatalogWrites,
-		string(ctrEdgesStale): boolInt(c.EdgesPending), string(ctrUnstored): c.Unstored} {
+		string(ctrEdgesStale): boolInt(c.EdgesPending), string(ctrUnstored): c.Unstored,
+		string(ctrListsStale): boolInt(c.ListsPending)} {
 		if err := b.Put([]byte(k), u64key(uint64(v))); err != nil {
 			return fmt.Errorf("put counter %s: %w", k, err)
 		}

@@ -184,12 +184,18 @@ type Batch struct {
 	// Adjacency returns: the hook may set them (ingest's hook for a scan's only commit makes its
 	// lists at once and sets EdgesDone).
 	EdgesDone bool
+
+	// ListsPending sets Counters.ListsPending: ingest sets it on the commits of a scan that found
+	// the catalogue changed before its last commit, the one with Listed. ListsDone clears it (it
+	// applies after ListsPending): set on that last commit, even when Listed is nil.
+	ListsPending, ListsDone bool
 }
 
 // Empty reports whether b changes nothing.
 func (b *Batch) Empty() bool {
 	return len(b.Files) == 0 && len(b.Tasks) == 0 && len(b.Rollouts) == 0 &&
-		len(b.Quarantine) == 0 && b.Unstored == 0 && len(b.Edges) == 0 && b.Listed == nil && !b.EdgesDone
+		len(b.Quarantine) == 0 && b.Unstored == 0 && len(b.Edges) == 0 && b.Listed == nil && !b.EdgesDone &&
+		!b.ListsDone
 }
 
 // Reset empties b for reuse, keeping its capacity, Adjacency and DeferEdges.
@@ -199,6 +205,7 @@ func (b *Batch) Reset() {
 	b.Unstored = 0
 	b.Listed, b.Lists, b.Held = nil, nil, nil
 	b.EdgesDone = false
+	b.ListsPending, b.ListsDone = false, false
 }
 
 // Result counts what a Commit stored.
@@ -232,6 +239,11 @@ type Counters struct {
 	// those of the stored catalogue (a process stopped between the two), and the graph's owner
 	// must build them again from the whole catalogue.
 	EdgesPending bool
+	// ListsPending says that a commit with Batch.ListsPending stored catalogue files' states
+	// (a file rewritten, say) that no commit with Batch.ListsDone has followed: the stored
+	// retirements and file lists are not those of the stored files (a process stopped between
+	// the two), and the next scan must make the list of tasks again.
+	ListsPending bool
 }
 
 // TaskInfo is one task as stored: its catalogue metadata and statistics.
