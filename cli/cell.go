@@ -2,6 +2,7 @@ package cli
 
 import (
 	"strconv"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
@@ -16,9 +17,15 @@ import (
 // A name that is not in Unicode's composed form (NFC: "cafe" plus a combining accent) is
 // quoted with every non-ASCII character escaped ("cafe\u0301"): names are bytes, so such a name
 // and its composed twin are two environments, and `stats` showed two rows that read "café".
+// So is every other name that reads like another (the look-alikes a request is refused for,
+// batcher's lookAlike): one not in compatibility form (NFKC: the ligature "ﬁ" of "fi",
+// full-width letters) and one with white space at either end ("math " beside "math").
 func cell(s string) string {
-	if !norm.NFC.IsNormalString(s) {
+	if !norm.NFKC.IsNormalString(s) {
 		return strconv.QuoteToASCII(s)
+	}
+	if strings.TrimSpace(s) != s {
+		return strconv.Quote(s)
 	}
 	for i, r := range s {
 		if r == utf8.RuneError && !validAt(s, i) || !unicode.IsPrint(r) {

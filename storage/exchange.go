@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	bolt "go.etcd.io/bbolt"
+	"golang.org/x/sys/unix"
 )
 
 // A database holds one exchange directory's state: the read position of each of its files, the
@@ -24,10 +25,20 @@ var ErrOtherExchange = errors.New("database belongs to another exchange director
 // OtherExchangeError is ErrOtherExchange with both folders and the database.
 type OtherExchangeError struct {
 	DB, Stored, Dir string
+	// Gone says the recorded folder is no longer there and Dir is not it moved.
+	Gone bool
 }
 
 // Error names both folders and says what to do.
 func (e *OtherExchangeError) Error() string {
+	if e.Gone {
+		return fmt.Sprintf("database %s was made for the exchange directory %s, which is gone, and %s is another "+
+			"folder, not that one moved: the database holds the old folder's stored answers (a request of %s named "+
+			"like one answered there would get that answer) and its rollouts' statistics; give this directory its "+
+			"own --db (ENVSCHED_DB), or delete the database if its run is over; if %s is the old folder copied or "+
+			"restored, put the database in %s as envsched.db and start without --db", e.DB, e.Stored, e.Dir, e.Dir,
+			e.Dir, e.Dir)
+	}
 	return fmt.Sprintf("database %s was made for the exchange directory %s, not %s: it holds that folder's file "+
 		"positions and stored answers (a request of %s named like one answered there would get that answer, "+
 		"and the rollouts of both would count in one set of statistics); give each exchange directory its own "+
@@ -40,27 +51,73 @@ func (e *OtherExchangeError) Error() string {
 func (e *OtherExchangeError) Unwrap() error { return ErrOtherExchange }
 
 // metaExchange is the meta key of the exchange directory the database belongs to: its absolute
-// path, links resolved.
-var metaExchange = []byte("exchange_dir")
+// path, links resolved. metaExchangeID is the folder's identity (dirID): a folder moved keeps
+// it, another folder made at any path has another.
+var (
+	metaExchange   = []byte("exchange_dir")
+	metaExchangeID = []byte("exchange_dir_id")
+)
+
+// dirID is what identifies folder dir across a move or a remount: its inode and its birth time
+// (0 where the filesystem keeps none), "" when it cannot be read. The device number is left
+// out: a disk mounted again gets another.
+func dirID(dir string) string {
+	var stx unix.Statx_t
+	if err := unix.Statx(unix.AT_FDCWD, dir, 0, unix.STATX_INO|unix.STATX_BTIME, &stx); err != nil ||
+		stx.Mask&unix.STATX_INO == 0 {
+		return ""
+	}
+	birth := int64(0)
+	if stx.Mask&unix.STATX_BTIME != 0 {
+		birth = stx.Btime.Sec*1e9 + int64(stx.Btime.Nsec)
+	}
+	return fmt.Sprintf("%d:%d", stx.Ino, birth)
+}
+
+// sameDirID reports whether a folder of identity got can be the folder recorded as want: the
+// same inode, and the same birth time unless one of them is unknown.
+func sameDirID(want, got string) bool {
+	var wi, gi uint64
+	var wb, gb int64
+	if _, err := fmt.Sscanf(want, "%d:%d", &wi, &wb); err != nil {
+		return false
+	}
+	if _, err := fmt.Sscanf(got, "%d:%d", &gi, &gb); err != nil {
+		return false
+	}
+	return wi == gi && (wb == 0 || gb == 0 || wb == gb)
+}
 
 // bindExchange records dir as the database's exchange directory, or checks that it is the one
 // recorded. dir is taken as the recorded one when it is the same folder under another path,
 // when the database file lies inside dir (the database moved with its folder: DIR/envsched.db,
-// the default), and when the recorded folder is gone (the folder moved, the database
-// elsewhere); then it is recorded instead. Otherwise (the recorded folder is still there) it
-// fails with an *OtherExchangeError. A database of an older build has none recorded: dir is.
+// the default), and when the recorded folder is gone and dir is that folder moved (its inode
+// and birth time, dirID); then it is recorded instead. Otherwise it fails with an
+// *OtherExchangeError: another folder while the recorded one is still there, or while it is gone
+// (a run's folder deleted, ENVSCHED_DB still set: the next run's first request was answered
+// with the old run's stored batch). A database of an older build has none recorded: dir is.
 func (db *DB) bindExchange(dir string) error {
 	abs := canonicalDir(dir)
-	var stored string
+	id := dirID(abs)
+	var stored, storedID string
 	if err := db.view(func(tx *bolt.Tx) error {
 		stored = string(tx.Bucket(bucketMeta).Get(metaExchange))
+		storedID = string(tx.Bucket(bucketMeta).Get(metaExchangeID))
 		return nil
 	}); err != nil {
 		return err
 	}
 	switch {
-	case stored == abs:
+	case stored == abs && (storedID == id || id == ""):
 		return nil
+	case stored == abs:
+		// the same path, its identity not recorded yet or another (the folder made again there,
+		// or a filesystem that numbers folders anew when mounted): the path is what the
+		// database was given, and a restart must not be refused for it
+		if storedID != "" && id != "" && !sameDirID(storedID, id) {
+			db.log.Warn("the exchange directory at this path is not the folder the database was made for "+
+				"(made again?): the database's stored answers and statistics are that folder's", "dir", abs, "db", db.name)
+		}
 	case stored == "":
 	case sameDir(stored, abs):
 		return nil
@@ -73,14 +130,19 @@ func (db *DB) bindExchange(dir string) error {
 			"was", stored, "dir", abs, "db", db.name)
 	case inside(canonicalDir(filepath.Dir(db.path)), abs):
 		db.log.Info("database moved with its exchange directory", "was", stored, "dir", abs)
+	case !isDir(stored) && storedID != "" && sameDirID(storedID, id):
+		db.log.Info("database's exchange directory moved", "was", stored, "dir", abs)
 	case !isDir(stored):
-		db.log.Warn("database was made for an exchange directory that is gone; it is this one's now "+
-			"(the folder moved)", "was", stored, "dir", abs, "db", db.name)
+		return &OtherExchangeError{DB: db.name, Stored: stored, Dir: abs, Gone: true}
 	default:
 		return &OtherExchangeError{DB: db.name, Stored: stored, Dir: abs}
 	}
 	return db.update(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketMeta).Put(metaExchange, []byte(abs))
+		b := tx.Bucket(bucketMeta)
+		if err := b.Put(metaExchange, []byte(abs)); err != nil {
+			return err
+		}
+		return b.Put(metaExchangeID, []byte(id))
 	})
 }
 

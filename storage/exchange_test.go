@@ -12,7 +12,8 @@ import (
 
 // TestBindExchange: a database records the exchange directory it is opened for; it opens again
 // for the same folder under another path, for a folder it lies in (moved with it), and for any
-// folder once the recorded one is gone; it is refused for another folder that is still there.
+// folder that is the recorded one moved; it is refused for another folder, whether the recorded
+// one is still there or gone.
 func TestBindExchange(t *testing.T) {
 	base := t.TempDir()
 	a, b := filepath.Join(base, "a"), filepath.Join(base, "b")
@@ -80,8 +81,31 @@ func TestBindExchange(t *testing.T) {
 	if db, err = Open(path, Options{ReadOnly: true}); err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
 	if got, _ := db.ExchangeDir(); got != filepath.Join(base, "c") {
 		t.Errorf("recorded %q after the move, want %q", got, filepath.Join(base, "c"))
+	}
+	db.Close()
+	// c deleted (its run over): another folder is not c moved, and is refused saying so (review13:
+	// it was given the database, and answered its first request with c's stored batch).
+	if err := os.RemoveAll(filepath.Join(base, "c")); err != nil {
+		t.Fatal(err)
+	}
+	other = nil
+	if err := open(b, path); !errors.As(err, &other) || !other.Gone || !strings.Contains(err.Error(), "is gone") {
+		t.Errorf("another folder after the recorded one was deleted: %v; want an OtherExchangeError saying it is gone", err)
+	}
+	// a folder made again at the recorded path is not refused (a restart at the same path must
+	// not be), but is warned of
+	if err := os.Mkdir(filepath.Join(base, "c"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	logged.Reset()
+	db, err = Open(path, Options{ExchangeDir: filepath.Join(base, "c"), Logger: slog.New(slog.NewTextHandler(&logged, nil))})
+	if err != nil {
+		t.Fatalf("the recorded path made again: %v", err)
+	}
+	db.Close()
+	if dirID(filepath.Join(base, "c")) != "" && !strings.Contains(logged.String(), "made again?") {
+		t.Errorf("a folder made again at the recorded path is not warned of: %s", logged.String())
 	}
 }
