@@ -64,6 +64,8 @@ type run struct {
 	// fromStart are the catalogue files read from their start (or whole) in this scan: the only
 	// ones that gave every row they hold in it (restore).
 	fromStart map[uint64]bool
+	// resumed: the database held Counters.ListsPending when the scan began (restore).
+	resumed bool
 	// later are the lists that the scan's only commit made but left to commits of their own
 	later *EdgeLists
 
@@ -95,6 +97,7 @@ func (in *Ingester) scan(ctx context.Context, cands []candidate, full bool) (Sum
 		}
 	}
 	r.catalogChanged = in.listsPending // an earlier scan stopped before its lists' commit: make them now
+	r.resumed = in.listsPending
 	go r.commitLoop()
 	err := r.all(cands)
 	close(r.todo)
@@ -553,6 +556,9 @@ func (r *run) restore() {
 		files = map[uint64]*storage.FileState{}
 	}
 	maps.Copy(files, r.dirty)
+	if r.resumed {
+		r.stopped(files)
+	}
 	for id, f := range files {
 		if f.Kind != storage.KindCatalog {
 			continue
@@ -606,6 +612,36 @@ func (r *run) restore() {
 	if len(keys) > 0 {
 		r.in.opts.Logger.Info("catalogue rows read again from the files that list them: the file their row came "+
 			"from is gone or no longer lists them", "tasks", len(keys))
+	}
+}
+
+// stopped adds to files what a scan stopped before its lists' commit (Counters.ListsPending)
+// found and committed, and this scan finds unchanged: the catalogue files gone, and those whose
+// list is not the one stored, taken as rewritten and, when this scan did not read them, as read
+// from their start (their rows were committed). A file only appended to lists the tasks it
+// listed and more: it restores none.
+func (r *run) stopped(files map[uint64]*storage.FileState) {
+	if r.rewrote == nil {
+		r.rewrote = map[uint64]bool{}
+	}
+	if r.fromStart == nil {
+		r.fromStart = map[uint64]bool{}
+	}
+	for id, f := range r.in.reg.byID {
+		switch {
+		case f.Kind != storage.KindCatalog:
+		case f.Gone:
+			if files[id] == nil {
+				files[id] = f
+			}
+		case r.in.db.SameFileList(id, r.batch.Lists[id]):
+		default:
+			if files[id] == nil {
+				files[id] = f
+				r.fromStart[id] = true
+			}
+			r.rewrote[id] = true
+		}
 	}
 }
 
