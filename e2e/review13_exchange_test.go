@@ -1,0 +1,66 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestDatabaseOfADeletedExchangeDirServesAnother (review13): the sibling of
+// TestOneDatabaseForTwoExchangeDirs with the first folder deleted rather than kept, the usual end
+// of a training run (rm -rf the run's folder, ENVSCHED_DB still exported). bindExchange takes a
+// recorded folder that is gone for "the folder moved" and gives the database to the new folder,
+// whose first request, named as the first run's was (step-000001), is answered from the old
+// run's stored answer: tasks of a catalogue the new folder does not have.
+func TestDatabaseOfADeletedExchangeDirServesAnother(t *testing.T) {
+	base := t.TempDir()
+	db := filepath.Join(base, "shared.db")
+	first, second := filepath.Join(base, "first"), filepath.Join(base, "second")
+	ensureCatalog(t, first) // env-0 … env-3
+	must(t, os.MkdirAll(filepath.Join(second, "catalog"), 0o755))
+	must(t, os.WriteFile(filepath.Join(second, "catalog", "tasks.jsonl"),
+		[]byte(`{"env":"other","task_id":"o1","text":"x"}`+"\n"+`{"env":"other","task_id":"o2","text":"y"}`+"\n"), 0o644))
+
+	d := start(t, first, opts{args: []string{"--db", db}})
+	d.waitReady()
+	writeRequest(t, first, "step-000001", `{"size": 2}`)
+	waitBatch(t, d, "step-000001")
+	if code := d.signal(os.Interrupt); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	must(t, os.RemoveAll(first)) // the run is over: its folder deleted, the database kept
+
+	d = start(t, second, opts{args: []string{"--db", db}})
+	writeRequest(t, second, "step-000001", `{"size": 2}`)
+	waitUntil(t, "the second daemon to answer or stop", func() bool {
+		_, err := os.Stat(filepath.Join(second, "batches", "step-000001.json"))
+		return err == nil || d.exited()
+	})
+	if d.exited() {
+		return // refused: fine
+	}
+	var b struct {
+		Tasks []struct{ Env string } `json:"tasks"`
+	}
+	data, _ := os.ReadFile(filepath.Join(second, "batches", "step-000001.json"))
+	must(t, json.Unmarshal(data, &b))
+	for _, task := range b.Tasks {
+		if task.Env != "other" {
+			t.Fatalf("the second directory's step-000001 was answered with the deleted first directory's "+
+				"stored batch (env %q, not in its catalogue): %s\nlog:\n%s", task.Env, data,
+				tail(grepLines(d.stderr.String(), "exchange directory"), 2000))
+		}
+	}
+}
+
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
