@@ -1,0 +1,69 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestTaskRowRestoredWhenItsOtherFileGrewInTheSameScan (review13): the sibling of
+// TestTaskRowFollowsTheFilesThatListIt with another order of events. b.jsonl, whose row t1
+// took, is deleted in the same scan in which a.jsonl, the file still listing t1, gets a row of
+// another task appended. ingest's restore (ingest/run.go, restore) takes every catalogue file
+// in r.dirty as "touched" and drops from the tasks to restore every task a touched file lists
+// ("a task a touched file lists took its row from that file in this scan"), but a.jsonl was
+// read only from its old offset: t1's row was not read again, and t1 keeps the text of the
+// deleted file for good. Ingested between the two events, t1 gets a.jsonl's text: the answer
+// depends on how the events fell into scans (a restart, a slow scan).
+func TestTaskRowRestoredWhenItsOtherFileGrewInTheSameScan(t *testing.T) {
+	dir := t.TempDir()
+	cat := filepath.Join(dir, "catalog")
+	must(t, os.MkdirAll(cat, 0o755))
+	write := func(name, body string) { must(t, os.WriteFile(filepath.Join(cat, name), []byte(body), 0o644)) }
+	ingest := func() {
+		t.Helper()
+		if out, err := execCommand([]string{"ingest", "--dir", dir}).CombinedOutput(); err != nil {
+			t.Fatalf("ingest: %v\n%s", err, out)
+		}
+	}
+	text := func(task string) string {
+		t.Helper()
+		out, err := execCommand([]string{"export", "--dir", dir, "--what", "tasks"}).Output()
+		if err != nil {
+			t.Fatalf("export: %v", err)
+		}
+		sc := bufio.NewScanner(bytes.NewReader(out))
+		for sc.Scan() {
+			var raw map[string]any
+			must(t, json.Unmarshal(sc.Bytes(), &raw))
+			if id, _ := raw["task_id"].(string); id == task {
+				s, _ := raw["text"].(string)
+				return s
+			}
+		}
+		t.Fatalf("no task %s in the export", task)
+		return ""
+	}
+	write("a.jsonl", `{"env":"e","task_id":"t1","text":"alpha"}`+"\n"+`{"env":"e","task_id":"t2","text":"two"}`+"\n")
+	ingest()
+	write("b.jsonl", `{"env":"e","task_id":"t1","text":"beta"}`+"\n")
+	ingest()
+	if got := text("t1"); got != "beta" {
+		t.Fatalf("t1 %q with b.jsonl read last; want beta", got)
+	}
+	// one scan: b.jsonl deleted, a.jsonl grown by a row of another task
+	must(t, os.Remove(filepath.Join(cat, "b.jsonl")))
+	f, err := os.OpenFile(filepath.Join(cat, "a.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
+	must(t, err)
+	_, err = f.WriteString(`{"env":"e","task_id":"t3","text":"three"}` + "\n")
+	must(t, err)
+	must(t, f.Close())
+	ingest()
+	if got := text("t1"); got != "alpha" {
+		t.Errorf("t1 %q once b.jsonl is deleted in the scan that read a.jsonl's new row; want alpha, the row of "+
+			"a.jsonl, the only file listing it (as when the two events fall into two scans)", got)
+	}
+}
