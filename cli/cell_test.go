@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/text/unicode/norm"
+
 	"github.com/envsched/envsched/daemon"
 )
 
@@ -86,5 +88,19 @@ func TestTablesTellNormalisationTwinsApart(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), `"cafe\u0301"`) || !strings.Contains(out.String(), "\ncafé ") {
 		t.Errorf("the two environments do not read apart:\n%s", out.String())
+	}
+}
+
+// TestCellShowsLookAlikeTwinsApart (review13): 700c495 quotes a name not in NFC so that
+// "cafe\u0301" and "caf\u00e9", two environments, are not two rows that read "café". The
+// look-alike rule of requests (batcher/lookalike.go) treats more names as reading alike: spaces
+// at either end and compatibility forms (the ligature "ﬁ" for "fi"). Those are shown as they
+// are, so `stats` still shows two rows that read the same ("math" and "math ").
+func TestCellShowsLookAlikeTwinsApart(t *testing.T) {
+	for _, pair := range [][2]string{{"math", "math "}, {"math", " math"}, {"fix", "\ufb01x"}} {
+		shown := func(s string) string { return norm.NFKC.String(strings.TrimSpace(cell(s))) } // how it reads
+		if shown(pair[0]) == shown(pair[1]) {
+			t.Errorf("cell(%+q) = %q reads as cell(%+q) = %q", pair[1], cell(pair[1]), pair[0], cell(pair[0]))
+		}
 	}
 }
