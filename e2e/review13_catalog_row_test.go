@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -65,5 +66,62 @@ func TestTaskRowRestoredWhenItsOtherFileGrewInTheSameScan(t *testing.T) {
 	if got := text("t1"); got != "alpha" {
 		t.Errorf("t1 %q once b.jsonl is deleted in the scan that read a.jsonl's new row; want alpha, the row of "+
 			"a.jsonl, the only file listing it (as when the two events fall into two scans)", got)
+	}
+}
+
+// TestTaskRowRestoredWhenTheScanCommitsInPieces (review13): restore (ingest/run.go) finds the
+// catalogue files rewritten in this scan in r.dirty, which every intermediate flush empties
+// (ingest/run.go, flush). b.jsonl, whose row t1 took, rewritten without t1 in a scan that then
+// reads more than a commit holds (here a new catalogue file of 10,050 rows; as well a backlog of
+// rollouts) is committed by an intermediate flush and is not in r.dirty at the end: t1 keeps the
+// text no file gives, where the same rewrite in a small scan gives it a.jsonl's.
+func TestTaskRowRestoredWhenTheScanCommitsInPieces(t *testing.T) {
+	dir := t.TempDir()
+	cat := filepath.Join(dir, "catalog")
+	must(t, os.MkdirAll(cat, 0o755))
+	write := func(name, body string) { must(t, os.WriteFile(filepath.Join(cat, name), []byte(body), 0o644)) }
+	ingest := func() {
+		t.Helper()
+		if out, err := execCommand([]string{"ingest", "--dir", dir}).CombinedOutput(); err != nil {
+			t.Fatalf("ingest: %v\n%s", err, out)
+		}
+	}
+	text := func(task string) string {
+		t.Helper()
+		out, err := execCommand([]string{"export", "--dir", dir, "--what", "tasks"}).Output()
+		if err != nil {
+			t.Fatalf("export: %v", err)
+		}
+		sc := bufio.NewScanner(bytes.NewReader(out))
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			var raw map[string]any
+			must(t, json.Unmarshal(sc.Bytes(), &raw))
+			if id, _ := raw["task_id"].(string); id == task {
+				s, _ := raw["text"].(string)
+				return s
+			}
+		}
+		t.Fatalf("no task %s in the export", task)
+		return ""
+	}
+	write("a.jsonl", `{"env":"e","task_id":"t1","text":"alpha"}`+"\n"+`{"env":"e","task_id":"t2","text":"two"}`+"\n")
+	ingest()
+	write("b.jsonl", `{"env":"e","task_id":"t1","text":"beta"}`+"\n")
+	ingest()
+	if got := text("t1"); got != "beta" {
+		t.Fatalf("t1 %q with b.jsonl read last; want beta", got)
+	}
+	// one scan: b.jsonl rewritten in place without t1, then a large new file read after it
+	write("b.jsonl", `{"env":"e","task_id":"t9","text":"nine"}`+"\n")
+	var big bytes.Buffer
+	for i := range 10050 {
+		fmt.Fprintf(&big, `{"env":"z","task_id":"z%d","text":"row %d"}`+"\n", i, i%97)
+	}
+	write("z.jsonl", big.String())
+	ingest()
+	if got := text("t1"); got != "alpha" {
+		t.Errorf("t1 %q once b.jsonl is rewritten without it in a scan committed in pieces; want alpha, the row "+
+			"of a.jsonl, the only file listing it (as in a scan of one commit)", got)
 	}
 }
