@@ -14,36 +14,8 @@ import (
 // the files listing it now give. It kept the text of the deleted file for good (restarts
 // included), so its features and graph edges came from a row no catalogue file held.
 func TestTaskRowFollowsTheFilesThatListIt(t *testing.T) {
-	dir := t.TempDir()
-	cat := filepath.Join(dir, "catalog")
-	must(t, os.MkdirAll(cat, 0o755))
-	write := func(name, body string) { must(t, os.WriteFile(filepath.Join(cat, name), []byte(body), 0o644)) }
-	ingest := func() {
-		t.Helper()
-		if out, err := execCommand([]string{"ingest", "--dir", dir}).CombinedOutput(); err != nil {
-			t.Fatalf("ingest: %v\n%s", err, out)
-		}
-	}
-	text := func(task string) string {
-		t.Helper()
-		out, err := execCommand([]string{"export", "--dir", dir, "--what", "tasks"}).Output()
-		if err != nil {
-			t.Fatalf("export: %v", err)
-		}
-		sc := bufio.NewScanner(bytes.NewReader(out))
-		for sc.Scan() {
-			var row struct{ TaskID, Text string }
-			var raw map[string]any
-			must(t, json.Unmarshal(sc.Bytes(), &raw))
-			row.TaskID, _ = raw["task_id"].(string)
-			row.Text, _ = raw["text"].(string)
-			if row.TaskID == task {
-				return row.Text
-			}
-		}
-		t.Fatalf("no task %s in the export", task)
-		return ""
-	}
+	c := newCatalogDir(t)
+	write, ingest, text, cat := c.write, c.ingest, c.text, c.cat
 	write("a.jsonl", `{"env":"e","task_id":"t1","text":"alpha"}`+"\n"+`{"env":"e","task_id":"t2","text":"two"}`+"\n")
 	ingest()
 	write("b.jsonl", `{"env":"e","task_id":"t1","text":"beta"}`+"\n")
@@ -63,4 +35,52 @@ func TestTaskRowFollowsTheFilesThatListIt(t *testing.T) {
 	if got := text("t1"); got != "alpha" {
 		t.Errorf("t1 %q once c.jsonl is rewritten without it; want alpha", got)
 	}
+}
+
+// catalogDir is an exchange directory whose catalogue a test writes, ingests with the real
+// binary and reads back through `export --what tasks`.
+type catalogDir struct {
+	t        *testing.T
+	dir, cat string
+}
+
+func newCatalogDir(t *testing.T) *catalogDir {
+	dir := t.TempDir()
+	c := &catalogDir{t: t, dir: dir, cat: filepath.Join(dir, "catalog")}
+	must(t, os.MkdirAll(c.cat, 0o755))
+	return c
+}
+
+// write writes catalog/name.
+func (c *catalogDir) write(name, body string) {
+	must(c.t, os.WriteFile(filepath.Join(c.cat, name), []byte(body), 0o644))
+}
+
+// ingest runs `envsched ingest` on the directory.
+func (c *catalogDir) ingest() {
+	c.t.Helper()
+	if out, err := execCommand([]string{"ingest", "--dir", c.dir}).CombinedOutput(); err != nil {
+		c.t.Fatalf("ingest: %v\n%s", err, out)
+	}
+}
+
+// text is the stored text of task, as `export --what tasks` gives it.
+func (c *catalogDir) text(task string) string {
+	c.t.Helper()
+	out, err := execCommand([]string{"export", "--dir", c.dir, "--what", "tasks"}).Output()
+	if err != nil {
+		c.t.Fatalf("export: %v", err)
+	}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var raw map[string]any
+		must(c.t, json.Unmarshal(sc.Bytes(), &raw))
+		if id, _ := raw["task_id"].(string); id == task {
+			s, _ := raw["text"].(string)
+			return s
+		}
+	}
+	c.t.Fatalf("no task %s in the export", task)
+	return ""
 }

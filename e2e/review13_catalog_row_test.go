@@ -1,9 +1,7 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -20,34 +18,8 @@ import (
 // deleted file for good. Ingested between the two events, t1 gets a.jsonl's text: the answer
 // depends on how the events fell into scans (a restart, a slow scan).
 func TestTaskRowRestoredWhenItsOtherFileGrewInTheSameScan(t *testing.T) {
-	dir := t.TempDir()
-	cat := filepath.Join(dir, "catalog")
-	must(t, os.MkdirAll(cat, 0o755))
-	write := func(name, body string) { must(t, os.WriteFile(filepath.Join(cat, name), []byte(body), 0o644)) }
-	ingest := func() {
-		t.Helper()
-		if out, err := execCommand([]string{"ingest", "--dir", dir}).CombinedOutput(); err != nil {
-			t.Fatalf("ingest: %v\n%s", err, out)
-		}
-	}
-	text := func(task string) string {
-		t.Helper()
-		out, err := execCommand([]string{"export", "--dir", dir, "--what", "tasks"}).Output()
-		if err != nil {
-			t.Fatalf("export: %v", err)
-		}
-		sc := bufio.NewScanner(bytes.NewReader(out))
-		for sc.Scan() {
-			var raw map[string]any
-			must(t, json.Unmarshal(sc.Bytes(), &raw))
-			if id, _ := raw["task_id"].(string); id == task {
-				s, _ := raw["text"].(string)
-				return s
-			}
-		}
-		t.Fatalf("no task %s in the export", task)
-		return ""
-	}
+	c := newCatalogDir(t)
+	write, ingest, text, cat := c.write, c.ingest, c.text, c.cat
 	write("a.jsonl", `{"env":"e","task_id":"t1","text":"alpha"}`+"\n"+`{"env":"e","task_id":"t2","text":"two"}`+"\n")
 	ingest()
 	write("b.jsonl", `{"env":"e","task_id":"t1","text":"beta"}`+"\n")
@@ -76,35 +48,8 @@ func TestTaskRowRestoredWhenItsOtherFileGrewInTheSameScan(t *testing.T) {
 // rollouts) is committed by an intermediate flush and is not in r.dirty at the end: t1 keeps the
 // text no file gives, where the same rewrite in a small scan gives it a.jsonl's.
 func TestTaskRowRestoredWhenTheScanCommitsInPieces(t *testing.T) {
-	dir := t.TempDir()
-	cat := filepath.Join(dir, "catalog")
-	must(t, os.MkdirAll(cat, 0o755))
-	write := func(name, body string) { must(t, os.WriteFile(filepath.Join(cat, name), []byte(body), 0o644)) }
-	ingest := func() {
-		t.Helper()
-		if out, err := execCommand([]string{"ingest", "--dir", dir}).CombinedOutput(); err != nil {
-			t.Fatalf("ingest: %v\n%s", err, out)
-		}
-	}
-	text := func(task string) string {
-		t.Helper()
-		out, err := execCommand([]string{"export", "--dir", dir, "--what", "tasks"}).Output()
-		if err != nil {
-			t.Fatalf("export: %v", err)
-		}
-		sc := bufio.NewScanner(bytes.NewReader(out))
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			var raw map[string]any
-			must(t, json.Unmarshal(sc.Bytes(), &raw))
-			if id, _ := raw["task_id"].(string); id == task {
-				s, _ := raw["text"].(string)
-				return s
-			}
-		}
-		t.Fatalf("no task %s in the export", task)
-		return ""
-	}
+	c := newCatalogDir(t)
+	write, ingest, text := c.write, c.ingest, c.text
 	write("a.jsonl", `{"env":"e","task_id":"t1","text":"alpha"}`+"\n"+`{"env":"e","task_id":"t2","text":"two"}`+"\n")
 	ingest()
 	write("b.jsonl", `{"env":"e","task_id":"t1","text":"beta"}`+"\n")
