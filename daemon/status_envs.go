@@ -16,11 +16,11 @@ import (
 // reads the database and lists them all.
 const StatusEnvsMax = 1000
 
-// shownEnvs returns c with at most max environments in Envs, those with the most (decayed)
+// shownEnvs returns c with at most limit environments in Envs, those with the most (decayed)
 // groups first, ties by name, and how many were left out. c itself is not changed: it is the
 // cached copy every status write starts from.
-func shownEnvs(c *propagate.Corrections, max int) (*propagate.Corrections, int) {
-	if c == nil || len(c.Envs) <= max {
+func shownEnvs(c *propagate.Corrections, limit int) (*propagate.Corrections, int) {
+	if c == nil || len(c.Envs) <= limit {
 		return c, 0
 	}
 	names := slices.Collect(maps.Keys(c.Envs))
@@ -31,9 +31,9 @@ func shownEnvs(c *propagate.Corrections, max int) (*propagate.Corrections, int) 
 		return cmp.Compare(a, b)
 	})
 	kept := *c
-	kept.Envs = make(map[string]propagate.EnvCorrection, max)
-	for _, n := range names[:max] {
+	kept.Envs = make(map[string]propagate.EnvCorrection, limit)
+	for _, n := range names[:limit] {
 		kept.Envs[n] = c.Envs[n]
 	}
-	return &kept, len(names) - max
+	return &kept, len(names) - limit
 }
