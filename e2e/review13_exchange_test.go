@@ -15,29 +15,10 @@ import (
 // whose first request, named as the first run's was (step-000001), is answered from the old
 // run's stored answer: tasks of a catalogue the new folder does not have.
 func TestDatabaseOfADeletedExchangeDirServesAnother(t *testing.T) {
-	base := t.TempDir()
-	db := filepath.Join(base, "shared.db")
-	first, second := filepath.Join(base, "first"), filepath.Join(base, "second")
-	ensureCatalog(t, first) // env-0 … env-3
-	must(t, os.MkdirAll(filepath.Join(second, "catalog"), 0o755))
-	must(t, os.WriteFile(filepath.Join(second, "catalog", "tasks.jsonl"),
-		[]byte(`{"env":"other","task_id":"o1","text":"x"}`+"\n"+`{"env":"other","task_id":"o2","text":"y"}`+"\n"), 0o644))
-
-	d := start(t, first, opts{args: []string{"--db", db}})
-	d.waitReady()
-	writeRequest(t, first, "step-000001", `{"size": 2}`)
-	waitBatch(t, d, "step-000001")
-	if code := d.signal(os.Interrupt); code != 0 {
-		t.Fatalf("exit %d", code)
-	}
+	_, db, first, second := firstRunOfASharedDB(t)
 	must(t, os.RemoveAll(first)) // the run is over: its folder deleted, the database kept
 
-	d = start(t, second, opts{args: []string{"--db", db}})
-	writeRequest(t, second, "step-000001", `{"size": 2}`)
-	waitUntil(t, "the second daemon to answer or stop", func() bool {
-		_, err := os.Stat(filepath.Join(second, "batches", "step-000001.json"))
-		return err == nil || d.exited()
-	})
+	d := secondRunOfASharedDB(t, second, db)
 	if d.exited() {
 		return // refused: fine
 	}

@@ -15,28 +15,9 @@ import (
 // run, ingest and batch refuse such a database (exit 1) naming both folders, while the first
 // directory moved elsewhere (the old path gone) keeps its database.
 func TestOneDatabaseForTwoExchangeDirs(t *testing.T) {
-	base := t.TempDir()
-	db := filepath.Join(base, "shared.db")
-	first, second := filepath.Join(base, "first"), filepath.Join(base, "second")
-	ensureCatalog(t, first) // env-0 … env-3
-	must(t, os.MkdirAll(filepath.Join(second, "catalog"), 0o755))
-	must(t, os.WriteFile(filepath.Join(second, "catalog", "tasks.jsonl"),
-		[]byte(`{"env":"other","task_id":"o1","text":"x"}`+"\n"+`{"env":"other","task_id":"o2","text":"y"}`+"\n"), 0o644))
+	base, db, first, second := firstRunOfASharedDB(t)
 
-	d := start(t, first, opts{args: []string{"--db", db}})
-	d.waitReady()
-	writeRequest(t, first, "step-000001", `{"size": 2}`)
-	waitBatch(t, d, "step-000001")
-	if code := d.signal(os.Interrupt); code != 0 {
-		t.Fatalf("exit %d", code)
-	}
-
-	d = start(t, second, opts{args: []string{"--db", db}})
-	writeRequest(t, second, "step-000001", `{"size": 2}`)
-	waitUntil(t, "the second daemon to answer or stop", func() bool {
-		_, err := os.Stat(filepath.Join(second, "batches", "step-000001.json"))
-		return err == nil || d.exited()
-	})
+	d := secondRunOfASharedDB(t, second, db)
 	if !d.exited() {
 		var b struct {
 			Tasks []struct{ Env string } `json:"tasks"`
@@ -62,4 +43,37 @@ func TestOneDatabaseForTwoExchangeDirs(t *testing.T) {
 	if out, err := execCommand([]string{"ingest", "--dir", moved, "--db", db}).CombinedOutput(); err != nil {
 		t.Fatalf("ingest of the moved folder: %v\n%s", err, out)
 	}
+}
+
+// firstRunOfASharedDB makes two exchange directories under base, first (env-0 … env-3) and
+// second (one environment, "other"), and runs the daemon on first with --db base/shared.db until
+// it has answered step-000001, then stops it.
+func firstRunOfASharedDB(t *testing.T) (base, db, first, second string) {
+	base = t.TempDir()
+	db = filepath.Join(base, "shared.db")
+	first, second = filepath.Join(base, "first"), filepath.Join(base, "second")
+	ensureCatalog(t, first)
+	must(t, os.MkdirAll(filepath.Join(second, "catalog"), 0o755))
+	must(t, os.WriteFile(filepath.Join(second, "catalog", "tasks.jsonl"),
+		[]byte(`{"env":"other","task_id":"o1","text":"x"}`+"\n"+`{"env":"other","task_id":"o2","text":"y"}`+"\n"), 0o644))
+	d := start(t, first, opts{args: []string{"--db", db}})
+	d.waitReady()
+	writeRequest(t, first, "step-000001", `{"size": 2}`)
+	waitBatch(t, d, "step-000001")
+	if code := d.signal(os.Interrupt); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	return base, db, first, second
+}
+
+// secondRunOfASharedDB starts the daemon on second with --db db, writes step-000001 and waits
+// until it is answered or the daemon has stopped.
+func secondRunOfASharedDB(t *testing.T, second, db string) *daemon {
+	d := start(t, second, opts{args: []string{"--db", db}})
+	writeRequest(t, second, "step-000001", `{"size": 2}`)
+	waitUntil(t, "the second daemon to answer or stop", func() bool {
+		_, err := os.Stat(filepath.Join(second, "batches", "step-000001.json"))
+		return err == nil || d.exited()
+	})
+	return d
 }
