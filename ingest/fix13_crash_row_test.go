@@ -1,10 +1,7 @@
 package ingest
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/envsched/envsched/storage"
@@ -18,33 +15,16 @@ import (
 func TestRewrittenCatalogueCrashRestoresTheRow(t *testing.T) {
 	for _, kill := range []bool{false, true} {
 		t.Run(fmt.Sprint("kill=", kill), func(t *testing.T) {
-			crash := false
-			opt := Options{MaxRecords: 2, commitHook: func(b *storage.Batch) error {
-				if crash && b.Listed != nil {
-					crash = false
-					return errCrash
-				}
-				return nil
-			}}
-			e := newEnv(t, opt)
+			var lc listsCrash
+			e := newEnv(t, lc.options())
 			e.write("catalog/a.jsonl", `{"env":"e","task_id":"t1","text":"alpha"}`+"\n")
 			e.scan()
 			e.write("catalog/b.jsonl", `{"env":"e","task_id":"t1","text":"beta"}`+"\n")
 			e.scan()
 			e.write("catalog/b.jsonl", `{"env":"e","task_id":"t9","text":"nine"}`+"\n") // in place, without t1
-			var z strings.Builder
-			for i := range 10 {
-				fmt.Fprintf(&z, `{"env":"e","task_id":"z%d","text":"zed %d"}`+"\n", i, i)
-			}
-			e.write("catalog/z.jsonl", z.String())
+			writeTenRows(e)
 			if kill {
-				crash = true
-				if _, err := e.in.Scan(context.Background()); !errors.Is(err, errCrash) {
-					t.Fatalf("scan: %v; want the simulated crash at the commit of the lists", err)
-				}
-				if crash {
-					t.Fatal("the lists' commit was not reached: nothing tested")
-				}
+				lc.scan(t, e)
 				e.reopen()
 			}
 			e.scan()
