@@ -67,6 +67,9 @@ type loader struct {
 	// catalogWrites is the storage counter of replaced descriptions when g's features were
 	// read: when it moves (a task reworded, with or without edges to write), g is read again.
 	catalogWrites int64
+	// early, while a load reads a graph from scratch, returns the features read beside it
+	// (storage.Reader.Beside) once they are read; nil otherwise
+	early func() (*graph.Features, int, error)
 }
 
 // load reads counters and every task's statistics (or, with a Follower, those that changed)
@@ -81,6 +84,23 @@ func (l *loader) load() (*state, error) {
 		var names []storage.TaskKey
 		kept := false // the nodes are g's
 		whole := all || l.g == nil
+		if whole && l.g == nil {
+			// a graph read from scratch needs the features of every row: they are read
+			// beside the tasks and the edges, from the same snapshot (withFeatures takes them)
+			var f *graph.Features
+			var n int
+			wait := r.Beside(func(r *storage.Reader) (err error) {
+				f, n, err = readFeatures(r)
+				return err
+			})
+			l.early = func() (*graph.Features, int, error) { return f, n, wait() }
+			defer func() {
+				if l.early != nil { // not taken: waited for all the same, before the read ends
+					l.early()
+					l.early = nil
+				}
+			}()
+		}
 		if whole {
 			if names, err = l.readTasks(r); err != nil {
 				return err
@@ -187,7 +207,11 @@ func retiredMask(g *graph.Graph, ret map[storage.TaskKey]bool) []bool {
 // task, byte order: the order of graph nodes), and returns their names.
 func (l *loader) readTasks(r *storage.Reader) ([]storage.TaskKey, error) {
 	l.tasks, l.inCats, l.inCat = l.tasks[:0], l.inCats[:0], 0
-	var names []storage.TaskKey // not kept: the graph's nodes name the tasks after the load
+	// sized at once by the environments' task counts (only a hint): grown by appends, the
+	// copies and the garbage of 100,000 tasks' statistics were an eighth of a start's CPU
+	n := taskHint(r)
+	l.tasks, l.inCats = slices.Grow(l.tasks, n), slices.Grow(l.inCats, n)
+	names := make([]storage.TaskKey, 0, n) // not kept: the graph's nodes name the tasks after the load
 	err := r.Tasks(false, func(ti storage.TaskInfo) error {
 		if ti.InCatalog {
 			l.inCat++
@@ -268,8 +292,44 @@ func boolDelta(b bool) int {
 // withFeatures attaches to g the catalogue features of its nodes (graph.TextFeatures of the
 // stored rows, in storage order), which the predictor's feature prior reads. The rows stream
 // through a graph.FeatureBuilder: only a block of them is held at a time.
+// When the load began features beside (loader.early), they are taken instead of read again.
 func (l *loader) withFeatures(r *storage.Reader, g *graph.Graph) (*graph.Graph, error) {
-	b := graph.NewFeatureBuilder(g.Len())
+	var f *graph.Features
+	var n int
+	var err error
+	if l.early != nil {
+		f, n, err = l.early()
+		l.early = nil
+	} else {
+		f, n, err = readFeatures(r)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if n != g.Len() {
+		return nil, fmt.Errorf("%d stored tasks for a graph of %d nodes", n, g.Len())
+	}
+	return g.WithFeatures(f), nil
+}
+
+// taskHint is the number of stored tasks as the environments' statistics count them (0 when
+// they cannot be read): a capacity, never trusted as the count.
+func taskHint(r *storage.Reader) int {
+	envs, err := r.Envs()
+	if err != nil {
+		return 0
+	}
+	var n int64
+	for _, e := range envs {
+		n += max(e.Tasks, 0)
+	}
+	return int(min(n, 1<<24))
+}
+
+// readFeatures returns the features of every stored task's catalogue row, in storage order,
+// and the number of tasks.
+func readFeatures(r *storage.Reader) (*graph.Features, int, error) {
+	b := graph.NewFeatureBuilder(taskHint(r))
 	n := 0
 	err := r.Tasks(true, func(ti storage.TaskInfo) error {
 		b.Add(ti.Task)
@@ -277,12 +337,9 @@ func (l *loader) withFeatures(r *storage.Reader, g *graph.Graph) (*graph.Graph, 
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	if n != g.Len() {
-		return nil, fmt.Errorf("%d stored tasks for a graph of %d nodes", n, g.Len())
-	}
-	return g.WithFeatures(b.Features()), nil
+	return b.Features(), n, nil
 }
 
 // storedRows reads the catalogue row of every stored task, in storage order (the order of

@@ -20,12 +20,56 @@ type Reader struct {
 	ov  map[TaskKey]taskRecord // task_log, read at first need
 	// cache shares the decoded task_log between readers of the same database state.
 	cache *logCache
+	db    *DB // the database read, for Beside; nil inside a commit and in Check
 }
 
 // View runs fn with a Reader over one read transaction. Keep fn short: a long read transaction
 // keeps the file from reusing freed pages.
 func (db *DB) View(fn func(r *Reader) error) error {
-	return db.view(func(tx *bolt.Tx) error { return fn(&Reader{tx: tx, cfg: db.cfg, cache: &db.logCache}) })
+	return db.view(func(tx *bolt.Tx) error {
+		return fn(&Reader{tx: tx, cfg: db.cfg, cache: &db.logCache, db: db})
+	})
+}
+
+// Beside runs fn with a second Reader of r's snapshot on a goroutine of its own, so that two
+// scans of one snapshot run at once, and returns the function that waits for fn and returns
+// its error (call it before r's View returns; a damaged page is a *DamagedError, as in View).
+// The second Reader is a read transaction of its own, used only when it sees exactly r's
+// snapshot (its transaction ID, which names the last committed write, is r's) and shares r's
+// decoded task log; when it cannot be had (r reads inside a commit, a commit came between, the
+// transaction does not begin), fn runs with r itself before Beside returns. Either way fn
+// reads the same data.
+func (r *Reader) Beside(fn func(*Reader) error) (wait func() error) {
+	now := func(err error) func() error { return func() error { return err } }
+	if r.db == nil || r.tx.Writable() {
+		return now(fn(r))
+	}
+	if _, err := r.overlayOf(); err != nil {
+		return now(err)
+	}
+	// A second read transaction must not begin while a commit waits to remap the file: that
+	// commit waits for r's transaction to end, and bbolt's remap lock would hold the new one
+	// back behind it (r's goroutine waiting for itself). Every commit after Open holds
+	// writeMu for its whole transaction, so none is under way while Beside holds it.
+	if !r.db.writeMu.TryLock() {
+		return now(fn(r))
+	}
+	tx, err := r.db.bolt.Begin(false)
+	r.db.writeMu.Unlock()
+	if err != nil {
+		return now(fn(r))
+	}
+	if tx.ID() != r.tx.ID() {
+		tx.Rollback()
+		return now(fn(r))
+	}
+	twin := &Reader{tx: tx, cfg: r.cfg, ov: r.ov, cache: r.cache, db: r.db}
+	done := make(chan error, 1)
+	go func() {
+		defer tx.Rollback()
+		done <- guard(r.db.name, func() error { return fn(twin) })
+	}()
+	return func() error { return <-done }
 }
 
 // Counters returns the whole-database counters.
