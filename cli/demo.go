@@ -37,8 +37,7 @@ func demoCommand() *cli.Command {
 			&cli.StringFlag{Name: "out", Usage: "exchange `DIR` to use and keep, new or empty (default: a temporary one)"},
 			&cli.BoolFlag{Name: "keep", Usage: "keep the temporary exchange directory and print its path"},
 		},
-		Action:       demoAction,
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error { return usageError{err} },
+		Action: demoAction,
 	}
 }
 
