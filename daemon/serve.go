@@ -79,6 +79,7 @@ func (d *Daemon) handle(name string, tm timing) (bool, error) {
 	d.warnIgnored(id, parsed)
 	if early == nil { // maybe an answer stored before: the same ID gets it whatever the body says now
 		d.warnReused(id, parsed, answer)
+		d.warnRetired(id, answer)
 	}
 	return d.publish(id, answer, tm, early.take(answer))
 }
@@ -122,6 +123,33 @@ func (d *Daemon) warnReused(id string, parsed schedule.Parsed, answer []byte) {
 	d.log.Warn("request ID answered before and written again with another body: its stored answer stands "+
 		"(the same ID always gets the same answer); write a new ID for a new batch", "id", id, "asked", asked,
 		"answer", fmt.Sprintf("size %d, group_size %d, step %d", sum.Size, sum.GroupSize, sum.Step))
+}
+
+// RetiredCounter is an Answerer that can count the tasks of an answer no catalogue lists now
+// (schedule.Scheduler).
+type RetiredCounter interface {
+	RetiredIn(answer []byte) (retired, total int, err error)
+}
+
+// warnRetired logs a stored answer served again whose tasks no catalogue file lists any more:
+// the trainer gets tasks it did not offer. The usual cause is a new run in an old DIR (the
+// folders emptied, envsched.db kept, or ENVSCHED_DB pointing at another run's database), whose
+// trainer starts its request IDs again at 000001 and got the old run's batches without a word.
+// A new answer never holds a retired task, so calling it for one says nothing.
+func (d *Daemon) warnRetired(id string, answer []byte) {
+	rc, ok := d.answer.(RetiredCounter)
+	if !ok {
+		return
+	}
+	retired, total, err := rc.RetiredIn(answer)
+	if err != nil || retired == 0 {
+		return
+	}
+	d.log.Warn("request ID answered before gets its stored answer, whose tasks no catalogue file lists now "+
+		"(the same ID always gets the same answer): if this is a new run in an old exchange directory, its "+
+		"database holds the earlier run's answers; stop envsched and delete the database (DIR/envsched.db, or --db), "+
+		"or give the new run's requests new IDs (another prefix)", "id", id, "retired_tasks", retired, "tasks", total,
+		"step", summarise(answer).Step)
 }
 
 // publish writes the answer as DIR/batches/ID.json unless that file already holds it, and

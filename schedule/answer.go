@@ -170,3 +170,28 @@ func LastStep(db *storage.DB) (int64, error) {
 	})
 	return step, err
 }
+
+// RetiredIn counts the tasks of a stored answer (a batch file's bytes) that are retired now,
+// listed by no catalogue file, and how many tasks it holds. A used request ID gets its stored
+// answer whatever the catalogue says now; when the answer's tasks are retired, the ID was most
+// likely answered for an earlier run whose database this run inherited, and the daemon says so.
+func (s *Scheduler) RetiredIn(answer []byte) (retired, total int, err error) {
+	var a struct {
+		Tasks []struct {
+			Env    string `json:"env"`
+			TaskID string `json:"task_id"`
+		} `json:"tasks"`
+	}
+	if err := json.Unmarshal(answer, &a); err != nil {
+		return 0, 0, err
+	}
+	err = s.db.View(func(r *storage.Reader) error {
+		for _, t := range a.Tasks {
+			if r.IsRetired(storage.TaskKey{Env: t.Env, Task: t.TaskID}) {
+				retired++
+			}
+		}
+		return nil
+	})
+	return retired, len(a.Tasks), err
+}
