@@ -67,6 +67,10 @@ func batchAction(c *cli.Context) error {
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	db, err := storage.Open(ingestDBPath(c), storage.Options{Logger: log, ExchangeDir: dir})
+	if errors.Is(err, storage.ErrLocked) {
+		return fmt.Errorf("%w: if it is `envsched run`, ask it for a batch by writing DIR/requests/ID.json "+
+			"(PROTOCOL.md, section 5), or stop it to run batch", err)
+	}
 	if err != nil {
 		return err
 	}

@@ -154,4 +154,20 @@ func TestSecondProcessIsLocked(t *testing.T) {
 	if elapsed > 5*time.Second {
 		t.Errorf("second process took %v to give up; the lock timeout is 1s", elapsed)
 	}
+	// newuser14: a new user runs ingest, or batch, beside the daemon; the message said only that
+	// the file is locked. It now says what to do instead when the holder is `envsched run`.
+	for _, tc := range []struct{ cmd, want string }{
+		{"ingest", "it ingests every new line itself"},
+		{"batch", "ask it for a batch by writing DIR/requests/ID.json"},
+	} {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperIngestCLI$", "--", tc.cmd, "--dir", dir)
+		cmd.Env = append(os.Environ(), ingestCLIEnv+"=1")
+		out, err := cmd.CombinedOutput()
+		if !errors.As(err, &exit) || exit.ExitCode() != exitLocked {
+			t.Errorf("%s beside the holder: %v; want exit code 3", tc.cmd, err)
+		}
+		if !strings.Contains(string(out), tc.want) {
+			t.Errorf("%s beside the holder: %q; want it to say %q", tc.cmd, out, tc.want)
+		}
+	}
 }
