@@ -50,6 +50,9 @@ func (e *UnknownEnvError) Error() string {
 		len(e.Known), strings.Join(known, ", "), more)
 }
 
+// NearEnv is nearEnv, for the daemon's log of exclude_envs names that are no environment.
+func NearEnv(name string, known []string) string { return nearEnv(name, known) }
+
 // nearEnv is the known environment fewest edits from name (insertions, deletions,
 // substitutions, swaps of two neighbouring bytes): at most one for a name of four bytes or
 // fewer, two for a longer one; of two as near, the first. "" when none is that near. The list
