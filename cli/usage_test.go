@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 )
@@ -66,5 +67,27 @@ func TestUnknownCommandAndFlagSayWhatWasMeant(t *testing.T) {
 	}
 	if _, _, msg := runApp("batch", "--dir", "x", "-x"); strings.Contains(msg, "did you mean") {
 		t.Errorf("batch -x: %q offers a flag nothing like it", msg)
+	}
+}
+
+// TestBatchSaysAnExcludedNameIsNoEnvironment (newuser14): `envsched batch --exclude-env
+// env-1x` excluded nothing and said nothing (a held-out env-1 misspelt was chosen from). It
+// still excludes nothing, as a request does, and says so on standard error with the name meant.
+func TestBatchSaysAnExcludedNameIsNoEnvironment(t *testing.T) {
+	dir := exchangeDir(t)
+	var out, errw bytes.Buffer
+	app := NewApp()
+	app.Writer, app.ErrWriter = &out, &errw
+	err := app.Run([]string{"envsched", "batch", "--dir", dir, "--size", "4", "--exclude-env", "env-1x",
+		"--exclude-env", "env-2", "--exclude-env", "env-1x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "--exclude-env env-1x is no environment envsched knows, so it excludes nothing (did you mean env-1?)"
+	if n := strings.Count(errw.String(), want); n != 1 {
+		t.Errorf("standard error says %d times %q; want once:\n%s", n, want, errw.String())
+	}
+	if strings.Contains(errw.String(), "env-2 is no environment") {
+		t.Errorf("env-2, an environment, was said to be none:\n%s", errw.String())
 	}
 }
