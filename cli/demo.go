@@ -29,8 +29,8 @@ func demoCommand() *cli.Command {
 		Usage: "run the real daemon against a simulated trainer and compare with random choice",
 		Description: "demo writes a simulated catalogue of about 20 environments into DIR/catalog, starts " +
 			"the envsched daemon on DIR, and plays a GRPO trainer through the file protocol alone: each " +
-			"step it writes DIR/requests/step-N.json, waits for DIR/batches/step-N.json, rolls the batch " +
-			"out on a simulated agent and appends the rewards to DIR/rollouts/trainer.jsonl. Then it " +
+			"step it writes DIR/requests/step-000001.json (then step-000002.json, ...), waits for the " +
+			"batch of the same name in DIR/batches, rolls the batch out on a simulated agent and appends the rewards to DIR/rollouts/trainer.jsonl. Then it " +
 			"trains the same simulated agent with random task choice and prints both side by side.",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "steps", Value: 120, Usage: "training steps of each run"},
