@@ -155,7 +155,12 @@ func (e *TooFewTasksError) Error() string {
 	if e.Eligible == 0 {
 		return fmt.Sprintf("no task is eligible for a batch of %d: envs and exclude_envs leave no environment", e.Size)
 	}
-	return fmt.Sprintf("size %d is larger than the %d eligible tasks: ask for at most %d, widen envs/exclude_envs, or set allow_repeats", e.Size, e.Eligible, e.Eligible)
+	retired := ""
+	if e.Retired > 0 { // a catalogue file deleted or rewritten: the user may not know its tasks went
+		retired = fmt.Sprintf(" (%d more are retired: no file in DIR/catalog lists them any more)", e.Retired)
+	}
+	return fmt.Sprintf("size %d is larger than the %d eligible tasks%s: ask for at most %d, widen envs/exclude_envs, or set allow_repeats",
+		e.Size, e.Eligible, retired, e.Eligible)
 }
 
 // RequestError means a field of a Request is out of range.
