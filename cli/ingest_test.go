@@ -107,6 +107,10 @@ func TestIngestAndStatsCommands(t *testing.T) {
 	if out, code = ingestCLI(t, "stats", "--dir", dir, "--env", "nope"); code != exitError || !strings.Contains(out, `no environment "nope"`) {
 		t.Errorf("stats --env nope: exit %d, printed %q; want exit 1 naming the env", code, out)
 	}
+	// newuser14: a typo of a known environment names it (the known list shows only ten).
+	if out, code = ingestCLI(t, "stats", "--dir", dir, "--env", "bfc"); code != exitError || !strings.Contains(out, `no environment "bfc" (did you mean "bfcl"?)`) {
+		t.Errorf("stats --env bfc: exit %d, printed %q; want the environment meant", code, out)
+	}
 	db, err := storage.Open(filepath.Join(dir, "envsched.db"), storage.Options{})
 	if err != nil {
 		t.Fatal(err)
