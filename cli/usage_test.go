@@ -91,3 +91,27 @@ func TestBatchSaysAnExcludedNameIsNoEnvironment(t *testing.T) {
 		t.Errorf("env-2, an environment, was said to be none:\n%s", errw.String())
 	}
 }
+
+// TestReadersSayWhenDirIsNoExchange (newuser14): `envsched stats --dir /data` (the parent of the
+// exchange directory, given by mistake) said "no database at /data/envsched.db: start `envsched
+// run --dir /data` first", which would serve the wrong folder; a --dir that does not exist got the
+// same advice, and compact "stat ...: no such file or directory". They now say that the folder
+// does not exist, or holds nothing of an exchange directory, and ask whether --dir is the one.
+func TestReadersSayWhenDirIsNoExchange(t *testing.T) {
+	parent := t.TempDir()
+	missing := parent + "/nothing"
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"stats", "--dir", missing}, "the folder " + missing + " does not exist; is --dir the exchange directory"},
+		{[]string{"compact", "--dir", missing}, "does not exist; is --dir the exchange directory"},
+		{[]string{"export", "--dir", parent, "--what", "tasks"}, "holds no catalog/, rollouts/, requests/ or status.json: is --dir the exchange directory"},
+		{[]string{"report", "--dir", parent, "--out", missing + ".html"}, "holds no catalog/"},
+	} {
+		code, _, msg := runApp(tc.args...)
+		if code != exitError || !strings.Contains(msg, tc.want) {
+			t.Errorf("envsched %s: exit %d, %q; want exit 1 saying %q", strings.Join(tc.args, " "), code, msg, tc.want)
+		}
+	}
+}
