@@ -265,23 +265,26 @@ func snapshotWaitFlag() cli.Flag {
 func noDatabase(c *cli.Context, path string) error {
 	dir := c.String("dir")
 	if c.String("db") == "" {
-		if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("no database at %s: the folder %s does not exist; is --dir the exchange directory "+
-				"given to `envsched run --dir`?", path, dir)
-		}
-		exchange := false
-		for _, sub := range []string{"catalog", "rollouts", "requests", "batches", "status.json"} {
-			if _, err := os.Lstat(filepath.Join(dir, sub)); err == nil {
-				exchange = true
-			}
-		}
-		if !exchange {
-			return fmt.Errorf("no database at %s, and %s holds no catalog/, rollouts/, requests/ or status.json: "+
-				"is --dir the exchange directory given to `envsched run --dir`? If it is, start `envsched run --dir %s` "+
-				"(or `envsched ingest`) first", path, dir, dir)
+		if why := notExchange(dir); why != "" {
+			return fmt.Errorf("no database at %s: %s", path, why)
 		}
 	}
 	return fmt.Errorf("no database at %s: start `envsched run --dir %s` (or `envsched ingest`) first", path, dir)
+}
+
+// notExchange says why dir is likely not the exchange directory a user meant: it does not exist,
+// or it holds none of catalog/, rollouts/, requests/, batches/ and status.json. "" otherwise.
+func notExchange(dir string) string {
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		return fmt.Sprintf("the folder %s does not exist; is --dir the exchange directory given to `envsched run --dir`?", dir)
+	}
+	for _, sub := range []string{"catalog", "rollouts", "requests", "batches", "status.json"} {
+		if _, err := os.Lstat(filepath.Join(dir, sub)); err == nil {
+			return ""
+		}
+	}
+	return fmt.Sprintf("%s holds no catalog/, rollouts/, requests/ or status.json: is --dir the exchange directory "+
+		"given to `envsched run --dir`? If it is, start `envsched run --dir %s` first", dir, dir)
 }
 
 // openForReading opens --db (default DIR/envsched.db) for reading: directly when it is free, or

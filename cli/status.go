@@ -60,6 +60,9 @@ func statusAction(c *cli.Context) error {
 	path := filepath.Join(c.String("dir"), daemon.StatusFile)
 	data, err := fsutil.ReadRegularMax(path, 16<<20) // a FIFO or a huge file put there must not block it
 	if errors.Is(err, fs.ErrNotExist) {
+		if why := notExchange(c.String("dir")); why != "" { // --dir the wrong folder: do not advise serving it
+			return fmt.Errorf("%s: %w: no status.json, and %s", c.String("dir"), errNotRunning, why)
+		}
 		return fmt.Errorf("%s: %w: no status.json (start it with `envsched run --dir %s`)",
 			c.String("dir"), errNotRunning, c.String("dir"))
 	}

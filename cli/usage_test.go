@@ -108,6 +108,8 @@ func TestReadersSayWhenDirIsNoExchange(t *testing.T) {
 		{[]string{"compact", "--dir", missing}, "does not exist; is --dir the exchange directory"},
 		{[]string{"export", "--dir", parent, "--what", "tasks"}, "holds no catalog/, rollouts/, requests/ or status.json: is --dir the exchange directory"},
 		{[]string{"report", "--dir", parent, "--out", missing + ".html"}, "holds no catalog/"},
+		{[]string{"status", "--dir", missing}, "not running: no status.json, and the folder " + missing + " does not exist"},
+		{[]string{"status", "--dir", parent}, "holds no catalog/, rollouts/, requests/ or status.json"},
 	} {
 		code, _, msg := runApp(tc.args...)
 		if code != exitError || !strings.Contains(msg, tc.want) {
