@@ -119,8 +119,13 @@ func (db *DB) bindExchange(dir string) error {
 				"(made again?): the database's stored answers and statistics are that folder's", "dir", abs, "db", db.name)
 		}
 	case stored == "":
-	case sameDir(stored, abs):
+	case sameDir(stored, abs) && (storedID == "" || id == "" || sameDirID(storedID, id)):
 		return nil
+	case sameDir(stored, abs) && !inside(canonicalDir(filepath.Dir(db.path)), abs):
+		// the recorded path leads to another folder now, through a link put in its place
+		// (or in a parent's): taken for the same folder, the other one was served with this
+		// database, its rollouts counted into these statistics
+		return &OtherExchangeError{DB: db.name, Stored: stored, Dir: abs}
 	case inside(canonicalDir(filepath.Dir(db.path)), abs) && isDir(stored):
 		// The recorded folder is still there: this one is a copy of it (cp -a, a backup
 		// restored beside it). Its files are new files to envsched (other inodes), read from
