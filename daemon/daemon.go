@@ -388,6 +388,9 @@ func (d *Daemon) serve(ctx context.Context) error {
 				if err := d.relockDir(); err != nil {
 					return err
 				}
+				if d.linkedAway() { // DIR swapped since the loop looked
+					return nil
+				}
 				return d.writeStatus()
 			}
 		case <-sweep.C:

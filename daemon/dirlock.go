@@ -81,6 +81,9 @@ func (d *Daemon) relockDir() error {
 	if err != nil {
 		return nil
 	}
+	if lfi, err := os.Lstat(d.dirs.root); err == nil && lfi.Mode()&os.ModeSymlink != 0 && d.served.elsewhere(d.dirs.root) {
+		return nil // a link to another folder in DIR's place: never followed, nor locked (linkedAway)
+	}
 	fi, err := os.Stat(d.dirs.root)
 	if err != nil || os.SameFile(fi, held) {
 		return nil

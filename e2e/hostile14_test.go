@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,11 +27,17 @@ func TestDirReplacedByLinkIsNotFollowed(t *testing.T) {
 		mine.WriteString(rolloutLine("mine-"+string(rune('a'+i)), i))
 	}
 	must(t, os.WriteFile(filepath.Join(dir, "rollouts", "r.jsonl"), []byte(mine.String()), 0o644))
-	d := start(t, dir, opts{args: []string{"--db", db, "--rescan-interval", "200ms"}})
+	d := start(t, dir, opts{args: []string{"--db", db, "--rescan-interval", "200ms", "--status-interval", "500ms"}})
 	d.waitReady()
 	if got := barrier(t, d, "before"); got != 10 {
 		t.Fatalf("before the swap: rollouts_seen %d; want 10", got)
 	}
+	// The status written after that answer is out: a swap during a write in progress (a
+	// millisecond's window) is not what this test is about.
+	waitUntil(t, "the status after the answer", func() bool {
+		s, err := readStatus(dir)
+		return err == nil && s.RequestsAnswered == 1
+	})
 
 	// Another exchange directory, with rollouts and a request of its own.
 	must(t, os.MkdirAll(filepath.Join(other, "rollouts"), 0o755))
@@ -44,13 +51,13 @@ func TestDirReplacedByLinkIsNotFollowed(t *testing.T) {
 
 	must(t, os.Rename(dir, dir+".away"))
 	must(t, os.Symlink(other, dir))
-	time.Sleep(1500 * time.Millisecond) // seven heartbeats, and the watcher's polls
+	time.Sleep(1500 * time.Millisecond) // three heartbeats, seven rescans, and the watcher's polls
 	if d.exited() {
 		t.Fatalf("the daemon stopped: %d\n%s", d.state.ExitCode(), tail(d.stderr.String(), 3000))
 	}
 	for _, name := range []string{"batches", "status.json", "snapshots"} {
 		if _, err := os.Lstat(filepath.Join(other, name)); err == nil {
-			t.Errorf("%s written into the folder the link leads to", name)
+			t.Errorf("%s written into the folder the link leads to\n%s", name, tail(d.stderr.String(), 3000))
 		}
 	}
 	if n := strings.Count(d.stderr.String(), "exchange directory is a symbolic link"); n != 1 {
@@ -68,5 +75,38 @@ func TestDirReplacedByLinkIsNotFollowed(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(other, "batches", "theirs.json")); err == nil {
 		t.Errorf("the other folder's request was answered from this database")
+	}
+}
+
+// TestRolloutFileMovedIntoCatalogAndBack: a rollout file moved into catalog/ by mistake and
+// moved back is counted once: it resumes where it was. It was read again from its start once
+// back, each of its rollouts counted twice (15 for 11 in hostile14a's run).
+func TestRolloutFileMovedIntoCatalogAndBack(t *testing.T) {
+	dir := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(dir, "rollouts"), 0o755))
+	var b strings.Builder
+	for i := range 5 {
+		fmt.Fprintf(&b, `{"env":"env-0","task_id":"task-%d","reward":1}`+"\n", i)
+	}
+	home, away := filepath.Join(dir, "rollouts", "r.jsonl"), filepath.Join(dir, "catalog", "r.jsonl")
+	must(t, os.WriteFile(home, []byte(b.String()), 0o644))
+	d := start(t, dir, opts{})
+	d.waitReady()
+	if got := barrier(t, d, "s1"); got != 5 {
+		t.Fatalf("rollouts_seen %d; want 5", got)
+	}
+	must(t, os.Rename(home, away))
+	barrier(t, d, "s2")
+	must(t, os.Rename(away, home))
+	f, err := os.OpenFile(home, os.O_APPEND|os.O_WRONLY, 0)
+	must(t, err)
+	_, err = f.WriteString(`{"env":"env-1","task_id":"task-9","reward":0}` + "\n")
+	must(t, err)
+	must(t, f.Close())
+	if got := barrier(t, d, "s3"); got != 6 {
+		t.Errorf("moved into catalog/ and back, one line appended: rollouts_seen %d; want 6", got)
+	}
+	if code := d.signal(syscall.SIGTERM); code != 0 {
+		t.Errorf("SIGTERM: exit %d", code)
 	}
 }
