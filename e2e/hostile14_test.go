@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -105,6 +106,47 @@ func TestRolloutFileMovedIntoCatalogAndBack(t *testing.T) {
 	must(t, f.Close())
 	if got := barrier(t, d, "s3"); got != 6 {
 		t.Errorf("moved into catalog/ and back, one line appended: rollouts_seen %d; want 6", got)
+	}
+	if code := d.signal(syscall.SIGTERM); code != 0 {
+		t.Errorf("SIGTERM: exit %d", code)
+	}
+}
+
+// TestCatalogueEmptiedThenRewrittenRetires: a catalogue file rewritten in place the way Python's
+// open(path, "w") does it, with a request answered between the truncation and the new rows,
+// retires the tasks the new rows leave out. They stayed in service (the emptied file held them
+// back, and the rows read into it afterwards were taken for an append): a request for more tasks
+// than the new catalogue lists was answered with tasks of the environments it dropped.
+func TestCatalogueEmptiedThenRewrittenRetires(t *testing.T) {
+	dir := t.TempDir()
+	d := start(t, dir, opts{})
+	d.waitReady()
+	path := filepath.Join(dir, "catalog", "tasks.jsonl")
+	must(t, os.Truncate(path, 0))
+	barrier(t, d, "emptied") // served: the emptied file holds its tasks back
+	var b strings.Builder
+	for i := range 2 * 97 {
+		fmt.Fprintf(&b, `{"env":"env-%d","task_id":"task-%d","text":"do thing %d"}`+"\n", i%2, i%97, i%13)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+	must(t, err)
+	_, err = f.WriteString(b.String())
+	must(t, err)
+	must(t, f.Close())
+	writeRequest(t, dir, "too-many", `{"size": 195}`)
+	waitUntil(t, "an answer to too-many", func() bool {
+		_, err1 := os.Stat(filepath.Join(dir, "batches", "too-many.json"))
+		_, err2 := os.Stat(filepath.Join(dir, "batches", "too-many.error.json"))
+		return err1 == nil || err2 == nil
+	})
+	if data, err := os.ReadFile(filepath.Join(dir, "batches", "too-many.json")); err == nil {
+		var a struct {
+			Eligible int            `json:"eligible"`
+			Envs     map[string]int `json:"envs"`
+		}
+		_ = json.Unmarshal(data, &a)
+		t.Errorf("195 tasks asked of a catalogue of 194: answered, eligible %d, envs %v; want an error file "+
+			"(env-2 and env-3 retired)", a.Eligible, a.Envs)
 	}
 	if code := d.signal(syscall.SIGTERM); code != 0 {
 		t.Errorf("SIGTERM: exit %d", code)
