@@ -185,4 +185,11 @@ func TestEmptiedCatalogueRewrittenRetires(t *testing.T) {
 	e.append("catalog/a.jsonl", rows("a1"))
 	e.scan()
 	want("a good row appended after the bad one", "a2", "a3", "a4")
+
+	e.write("catalog/a.jsonl", "garbage\n") // held again, then a restart: holding is not stored
+	e.scan()
+	e.reopen()
+	e.append("catalog/a.jsonl", rows("a3"))
+	e.scan()
+	want("a good row appended after the bad one, after a restart", "a1", "a2", "a4")
 }

@@ -59,6 +59,8 @@ type Ingester struct {
 	whole map[uint64]wholeNote
 	// holding are the catalogue files that hold their tasks back (listed), with why, as last logged.
 	holding map[uint64]string
+	// listedOnce is true once listed has run in this process: holding is known from then on.
+	listedOnce bool
 	// hashed says when each catalogue file read whole was last hashed (hashDue).
 	hashed map[uint64]hashMark
 

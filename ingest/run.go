@@ -872,11 +872,13 @@ func (r *run) read(c candidate, f *os.File, st *storage.FileState, size int64) e
 	}
 	if st.Offset != from {
 		r.dirty[st.ID] = st // its final offset goes into the next flush
-		if st.Kind == storage.KindCatalog && (from == 0 || r.in.holding[st.ID] != "") {
+		if st.Kind == storage.KindCatalog && (from == 0 || r.in.holding[st.ID] != "" || !r.in.listedOnce) {
 			// Rows read into a file that listed nothing when last looked at (emptied in place
 			// and written again, or held for bad rows): an edit, not an append, so the lists are
 			// looked at again and the tasks it no longer lists retire. Taken for an append,
-			// they stayed in service until some other catalogue file changed.
+			// they stayed in service until some other catalogue file changed. Which files are
+			// held is known once the lists were looked at in this process (holding): until
+			// then, rows read into any catalogue file look at them.
 			r.catalogChanged = true
 		}
 	}
