@@ -404,7 +404,7 @@ func (d *Daemon) serve(ctx context.Context) error {
 		}
 		if d.away {
 			d.away = false
-			d.log.Warn("exchange directory is a folder again; serving it: rescanning", "path", d.dirs.root)
+			d.log.Warn("exchange directory leads to the folder served again; rescanning", "path", d.dirs.root)
 			d.watcher.Relist()
 			if err := d.ingestAll(ctx, "rescan"); err != nil {
 				return err
@@ -435,7 +435,10 @@ func (d *Daemon) linkedAway() bool {
 	}
 	if !d.away {
 		d.away = true
-		target, _ := filepath.EvalSymlinks(d.dirs.root)
+		target, err := filepath.EvalSymlinks(d.dirs.root)
+		if err != nil { // a link that leads nowhere
+			target, _ = os.Readlink(d.dirs.root)
+		}
 		if d.faults.once(d.dirs.root+" link", target) {
 			d.log.Error("exchange directory is a symbolic link to another folder now; envsched never follows a link "+
 				"out of the folder it serves: nothing is read or written until it is that folder again (start "+
