@@ -152,3 +152,65 @@ func TestCatalogueEmptiedThenRewrittenRetires(t *testing.T) {
 		t.Errorf("SIGTERM: exit %d", code)
 	}
 }
+
+// TestFileRewrittenUnderTheReadCountsOnce: a rollout file rewritten in place (O_TRUNC, then a
+// longer new content written at once) while the daemon is in the middle of reading it: the
+// read went on at its position in the new content, counting the new lines from there, and the
+// next scan, seeing other first bytes, read the new content again from its start: each of
+// those lines counted twice (hostile14a: 2,498,535 rollouts of a 1,500,000-line rewrite). The
+// daemon is stopped (SIGSTOP) at its first progress line, mid-backlog, to make the rewrite land
+// inside the read whatever the machine's speed.
+func TestFileRewrittenUnderTheReadCountsOnce(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "rollouts", "big.jsonl")
+	must(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	const oldN, newN = 200000, 260000
+	must(t, os.WriteFile(path, []byte(plainLines("old", 0, oldN)), 0o644))
+	d := start(t, dir, opts{env: []string{"ENVSCHED_TEST_PROGRESS=1ns"}, stopAt: `"msg":"ingest progress"`})
+	select {
+	case <-d.stopped:
+	case <-d.done:
+		t.Fatalf("exited before a progress line\nstderr:\n%s", d.stderr.String())
+	case <-time.After(90 * time.Second):
+		t.Fatalf("no progress line\nstderr:\n%s", d.stderr.String())
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+	must(t, err)
+	_, err = f.WriteString(plainLines("new", 0, newN))
+	must(t, err)
+	must(t, f.Close())
+	d.cmd.Process.Signal(syscall.SIGCONT)
+	barrier(t, d, "after")
+	time.Sleep(2500 * time.Millisecond) // the file settles; a later scan reads it again if it must
+	barrier(t, d, "settled")
+	if code := d.signal(syscall.SIGTERM); code != 0 {
+		t.Fatalf("SIGTERM: exit %d", code)
+	}
+	counts, check := taskCounts(t, dir)
+	if check != nil {
+		t.Errorf("database check: %v", check)
+	}
+	twice, missing, oldSeen := 0, 0, 0
+	for i := range newN {
+		switch n := counts[fmt.Sprintf("new-%d", i)]; {
+		case n > 1:
+			twice++
+		case n == 0:
+			missing++
+		}
+	}
+	for i := range oldN {
+		if n := counts[fmt.Sprintf("old-%d", i)]; n > 1 {
+			t.Fatalf("old-%d counted %d times", i, n)
+		} else if n == 1 {
+			oldSeen++
+		}
+	}
+	t.Logf("old lines counted before the rewrite: %d of %d", oldSeen, oldN)
+	if oldSeen == oldN {
+		t.Fatalf("the whole old file was read before the rewrite: the race was not exercised")
+	}
+	if twice > 0 || missing > 0 {
+		t.Errorf("of the %d lines of the rewritten file, %d counted twice, %d never; want each once", newN, twice, missing)
+	}
+}

@@ -863,7 +863,7 @@ func (r *run) read(c candidate, f *os.File, st *storage.FileState, size int64) e
 		return r.compressed(f, st, size, kind)
 	}
 	from := st.Offset
-	src := &fileSource{f: f, off: st.Offset, limit: -1}
+	src := &fileSource{f: f, off: st.Offset, limit: -1, prev: append([]byte{}, st.Tail...)}
 	if c.listed != nil && c.listed.Size() < size { // a full scan: up to the size it was listed with
 		src.limit = max(c.listed.Size(), st.Offset)
 	}
