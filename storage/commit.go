@@ -56,7 +56,7 @@ func (db *DB) Commit(b *Batch) (Result, error) {
 		db.opens.commit(&countsTx{filed: true})
 	}
 	db.publish(c.logged)
-	db.ids.committed(db.bolt, c.newIDs)
+	db.ids.committed(db, c.newIDs)
 	return res, nil
 }
 
