@@ -1,12 +1,9 @@
 package batcher
 
 import (
-	"strings"
-	"unicode"
-	"unicode/utf8"
+	"slices"
 
-	"golang.org/x/text/cases"
-	"golang.org/x/text/unicode/norm"
+	"github.com/envsched/envsched/record"
 )
 
 // Names are bytes (PROTOCOL.md, section 2): "café" written as one code point (NFC) and as "e"
@@ -17,57 +14,7 @@ import (
 // nothing, so the environment the trainer meant to exclude filled part of its batch. lookAlike
 // finds the known name such a name stands for, so that both are refused saying what differs.
 
-// lookAlike returns the known environment that name stands for when none is name itself: the one
-// equal to it once both are folded (see fold). "" when there is none, or more than one.
+// lookAlike returns the known environment that name stands for (record.LookAlike).
 func lookAlike(name string, known []string) string {
-	key := fold(name)
-	if key == "" {
-		return ""
-	}
-	found := ""
-	for _, k := range known {
-		if !sameFolded(name, key, k) {
-			continue
-		}
-		if found != "" {
-			return "" // two candidates: no single one was meant
-		}
-		found = k
-	}
-	return found
-}
-
-// sameFolded reports whether known folds to key (the fold of name). Names of ASCII letters,
-// digits and punctuation alone, the usual case, are compared without folding them (only their
-// case and their ends' spaces can differ), so that a scan of 100,000 environment names stays
-// cheap.
-func sameFolded(name, key, known string) bool {
-	if isPlainASCII(name) && isPlainASCII(known) {
-		return strings.EqualFold(strings.TrimSpace(name), strings.TrimSpace(known))
-	}
-	return fold(known) == key
-}
-
-func isPlainASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c >= utf8.RuneSelf || c < 0x20 || c == 0x7f {
-			return false
-		}
-	}
-	return true
-}
-
-// fold is the form in which two names that read alike are equal: compatibility-normalised
-// (NFKC: NFC and NFD twins, full-width letters, ligatures), case-folded, without the characters
-// that show nothing (format characters: zero-width spaces and joiners, bidirectional marks, the
-// byte order mark, soft hyphens) and without white space at either end.
-func fold(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if unicode.Is(unicode.Cf, r) {
-			return -1
-		}
-		return r
-	}, s)
-	s = cases.Fold().String(norm.NFKC.String(s))
-	return norm.NFKC.String(strings.TrimSpace(s))
+	return record.LookAlike(name, slices.Values(known))
 }

@@ -51,6 +51,10 @@ type statsRow struct {
 	MeanReward       float64 `json:"mean_reward"`
 	DegenerateGroups int64   `json:"degenerate_groups"`
 	Groups           int64   `json:"groups"`
+	// NotInCatalog counts the tasks no catalogue row describes (first seen in rollouts): with a
+	// catalogue, most often rollouts whose task id or environment is written otherwise than the
+	// catalogue's (the log names them)
+	NotInCatalog int64 `json:"not_in_catalog"`
 	// The predictions for the next step (package schedule): mean over the tasks of the
 	// predicted within-group variance, and of the chance that a group of G is degenerate (G is
 	// statsReport.GroupSize).
@@ -68,6 +72,8 @@ type statsReport struct {
 	Quarantined int64               `json:"quarantined"`
 	Duplicates  int64               `json:"duplicates"`
 	Clipped     int64               `json:"clipped"`
+	// Catalogued says that the catalogue describes at least one task (of any environment)
+	Catalogued bool `json:"catalogued"`
 	// Calibration is envsched's measurement of its own predictions (package ledger)
 	Calibration ledger.Detail `json:"calibration"`
 	// Corrections are the corrections stored with the last answer (schedule.Corrections), as
@@ -105,9 +111,21 @@ func buildStats(db *storage.DB, only string, groupSize int) (statsReport, error)
 	rep := statsReport{Envs: map[string]statsRow{}, GroupSize: groupSize}
 	var envs map[string]stats.Env
 	var ctr storage.Counters
+	notInCatalog := map[string]int64{}
 	err := db.View(func(r *storage.Reader) error {
 		var err error
 		if envs, err = r.Envs(); err != nil {
+			return err
+		}
+		err = r.Tasks(false, func(ti storage.TaskInfo) error {
+			if ti.InCatalog {
+				rep.Catalogued = true
+			} else {
+				notInCatalog[ti.Env]++
+			}
+			return nil
+		})
+		if err != nil {
 			return err
 		}
 		ctr, err = r.Counters()
@@ -128,9 +146,14 @@ func buildStats(db *storage.DB, only string, groupSize int) (statsReport, error)
 	}
 	rows, total := summary.Envs(envs, db.Config().Reward)
 	for _, r := range rows {
-		rep.Envs[r.Name] = newStatsRow(r)
+		row := newStatsRow(r)
+		row.NotInCatalog = notInCatalog[r.Name]
+		rep.Envs[r.Name] = row
 	}
 	rep.Totals = newStatsRow(total)
+	for _, row := range rep.Envs {
+		rep.Totals.NotInCatalog += row.NotInCatalog
+	}
 	rep.Quarantined, rep.Duplicates, rep.Clipped = ctr.Quarantined, ctr.Duplicates, ctr.Clipped
 	if rep.Calibration, err = readCalibration(db, all, only); err != nil {
 		return rep, err
@@ -179,6 +202,12 @@ func writeStatsTable(w io.Writer, rep statsReport) error {
 	}
 	if _, err := fmt.Fprintf(w, "quarantined %d, duplicates %d, clipped %d\n", rep.Quarantined, rep.Duplicates, rep.Clipped); err != nil {
 		return err
+	}
+	if n := rep.Totals.NotInCatalog; rep.Catalogued && n > 0 {
+		if _, err := fmt.Fprintf(w, "tasks not in the catalogue: %d, first seen in rollouts (their rollouts count for "+
+			"no catalogued task; the log names them, and a catalogued task each reads as)\n", n); err != nil {
+			return err
+		}
 	}
 	if err := writeCalibration(w, rep.Calibration); err != nil {
 		return err

@@ -62,6 +62,10 @@ type Ingester struct {
 	// hashed says when each catalogue file read whole was last hashed (hashDue).
 	hashed map[uint64]hashMark
 
+	// uncatalogued counts the tasks first seen in rollouts of a database with a catalogue since
+	// New (logUncatalogued): the first maxLogged are logged one by one.
+	uncatalogued int
+
 	batches [2]*storage.Batch // reused across scans
 	// listsPending is the database's Counters.ListsPending: a scan's commits stored a changed
 	// catalogue but not the list of tasks it makes (a crash between them); the next scan makes it.

@@ -14,6 +14,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -77,6 +78,45 @@ type run struct {
 type commitDone struct {
 	res storage.Result
 	err error
+}
+
+// logUncatalogued logs the tasks a commit added from rollouts alone while the catalogue describes
+// others: a trainer writing a task's id or environment otherwise than the catalogue (T1 for t1,
+// "Retail" for "retail") has its rollouts counted for a task of their own, and the catalogued task
+// stays untried. The first maxLogged since New are logged one by one, with the catalogued task
+// each reads as when there is one; the next says that the others are not.
+func (in *Ingester) logUncatalogued(us []storage.Uncatalogued) {
+	for _, u := range us {
+		in.uncatalogued++
+		switch {
+		case in.uncatalogued > maxLogged+1:
+			continue
+		case in.uncatalogued == maxLogged+1:
+			in.opts.Logger.Warn("more tasks not in the catalogue were added from rollouts; they are not logged one by one " +
+				"(envsched export --what tasks lists every task, in_catalog false for these)")
+			continue
+		}
+		attrs := []any{"env", asciiName(u.Task.Env), "task", asciiName(u.Task.Task)}
+		msg := "rollouts of a task not in the catalogue: counted for a task of its own, with no text or tools " +
+			"linking it to others (names are compared byte for byte)"
+		if u.Like != (storage.TaskKey{}) {
+			msg = "rollouts of a task not in the catalogue, whose names read as a catalogued task's: counted for a task " +
+				"of its own, not for that one (names are compared byte for byte; write them as the catalogue does)"
+			attrs = append(attrs, "catalogued_env", asciiName(u.Like.Env), "catalogued_task", asciiName(u.Like.Task))
+		}
+		in.opts.Logger.Warn(msg, attrs...)
+	}
+}
+
+// asciiName is name as the log shows it: itself when it is printable ASCII, else quoted with
+// every other character escaped, so that two names that read alike are seen to differ.
+func asciiName(name string) string {
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c < 0x20 || c >= 0x7f {
+			return strconv.QuoteToASCII(name)
+		}
+	}
+	return name
 }
 
 // maxLogged is how many quarantined lines one scan logs one by one; the rest are summed up.
@@ -1265,6 +1305,7 @@ func (r *run) account(b *storage.Batch, res storage.Result) {
 		}
 		r.logged++
 	}
+	r.in.logUncatalogued(res.Uncatalogued)
 	r.progress.Done += r.inflightBytes
 	r.progress.Lines = int64(s.Rollouts + s.Duplicates + s.Quarantined + s.TaskRows)
 	r.progress.FilesRead = s.FilesRead

@@ -3,6 +3,7 @@ package storage
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -172,6 +173,7 @@ func (c *committer) apply(b *Batch, res *Result) error {
 		res.Added = append(res.Added, TaskKey{t.Env, t.Task})
 	}
 	res.NewTasks = len(c.added)
+	res.Uncatalogued = c.uncatalogued()
 	if b.DeferEdges && (slices.ContainsFunc(c.added, described) || slices.ContainsFunc(c.changed, described)) {
 		c.counters.EdgesPending = true
 	}
@@ -304,6 +306,77 @@ func (c *committer) task(env, task string, row *record.Task) (*taskState, error)
 	c.order = append(c.order, ts)
 	c.lastTask = ts
 	return ts, nil
+}
+
+// uncatalogued lists the tasks of c.added that have no catalogue row when the commit ends while
+// the catalogue describes other tasks, with the catalogued task each reads as, if any. A task
+// whose rollouts come before its catalogue row is listed too: no row had been read for it yet.
+func (c *committer) uncatalogued() []Uncatalogued {
+	cb := c.tx.Bucket(bucketCatalog)
+	if len(c.added) == 0 {
+		return nil
+	}
+	if k, _ := cb.Cursor().First(); k == nil {
+		return nil // no catalogue: rollouts alone describe this database's tasks
+	}
+	var out []Uncatalogued
+	for _, t := range c.added {
+		eb := cb.Bucket([]byte(t.Env))
+		if eb != nil && eb.Get([]byte(t.Task)) != nil {
+			continue
+		}
+		u := Uncatalogued{Task: TaskKey{t.Env, t.Task}}
+		if len(out) < MaxLikeSearches {
+			u.Like = likeInCatalogue(cb, eb, u.Task)
+		}
+		out = append(out, u)
+	}
+	return out
+}
+
+// likeInCatalogue finds the catalogued task key reads as: a task of its environment (eb, nil when
+// the catalogue has none of it) whose id reads as key's, else a task of the environment whose name
+// reads as key's whose id is key's or reads as it. Zero when none, or more than one, is found.
+func likeInCatalogue(cb, eb *bolt.Bucket, key TaskKey) TaskKey {
+	if eb != nil {
+		if like := record.LookAlike(key.Task, bucketKeys(eb)); like != "" {
+			return TaskKey{key.Env, like}
+		}
+	}
+	env := record.LookAlike(key.Env, func(yield func(string) bool) {
+		_ = cb.ForEachBucket(func(k []byte) error {
+			if !yield(string(k)) {
+				return errStop
+			}
+			return nil
+		})
+	})
+	if env == "" {
+		return TaskKey{}
+	}
+	other := cb.Bucket([]byte(env))
+	if other.Get([]byte(key.Task)) != nil {
+		return TaskKey{env, key.Task}
+	}
+	if like := record.LookAlike(key.Task, bucketKeys(other)); like != "" {
+		return TaskKey{env, like}
+	}
+	return TaskKey{}
+}
+
+// errStop ends a bbolt iteration early; it is never returned.
+var errStop = errors.New("stop")
+
+// bucketKeys yields the keys of b's pairs (its nested buckets' names are not among them).
+func bucketKeys(b *bolt.Bucket) func(yield func(string) bool) {
+	return func(yield func(string) bool) {
+		c := b.Cursor()
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			if v != nil && !yield(string(k)) {
+				return
+			}
+		}
+	}
 }
 
 func checkName(env, task string) error {

@@ -218,7 +218,24 @@ type Result struct {
 	TasksUpdated int       // catalogue rows for known tasks (metadata replaced)
 	Retired      int       // tasks retired or returned to service by Batch.Listed
 	Added        []TaskKey // the tasks added, in order
+	// Uncatalogued are the tasks added from rollouts alone while the catalogue holds others
+	// (see committer.uncatalogued), in the order added; nil when the database has no catalogue.
+	Uncatalogued []Uncatalogued
 }
+
+// Uncatalogued is a task first seen in rollouts of a database that has a catalogue: most often
+// a trainer that writes a task's id or environment otherwise than its catalogue does.
+type Uncatalogued struct {
+	Task TaskKey
+	// Like is the catalogued task whose names read as Task's (record.LookAlike: case, Unicode
+	// forms, invisible characters, spaces at the ends), zero when none was found or looked for
+	// (only the first MaxLikeSearches of a commit are looked for).
+	Like TaskKey
+}
+
+// MaxLikeSearches bounds the uncatalogued tasks of one commit whose look-alike is looked for: each
+// search reads the names of an environment's catalogued tasks.
+const MaxLikeSearches = 4
 
 // Counters are the whole-database counts (they survive restarts).
 type Counters struct {
