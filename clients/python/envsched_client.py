@@ -716,9 +716,26 @@ def _first(row: Mapping[str, Any], keys: Sequence[str]) -> Any:
                 value = None
                 break
             value = value[part]
-        if value is not None:
+        if not _absent(value):
             return value
     return None
+
+
+def _absent(value: Any) -> bool:
+    """None, or a float that is NaN or infinite: the daemon reads a parquet row's non-finite
+    float as null (catalog/parquet.go), so such a key is absent and the next key is read. (A
+    ``task_id`` of NaN beside ``extra_info.index`` named no task here while the daemon took the
+    index: the task it chose mapped back to no dataset row.)
+    """
+    if value is None:
+        return True
+    if isinstance(value, float) or getattr(getattr(value, "dtype", None), "kind", None) == "f":
+        try:
+            f = float(value)
+        except (TypeError, ValueError):
+            return False
+        return f != f or f in (float("inf"), float("-inf"))
+    return False
 
 
 def _id_text(value: Any) -> Optional[str]:

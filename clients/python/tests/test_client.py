@@ -186,6 +186,11 @@ class IdsAndKeysTest(unittest.TestCase):
             ({"env": "a"}, None),
             ({"task_id": "1"}, None),
             ({"env": "a", "task_id": True}, None),
+            # a non-finite float is null to the daemon (a parquet row's NaN): the next key counts
+            ({"data_source": "d", "task_id": float("nan"), "extra_info": {"index": 5}}, ("d", "5")),
+            ({"data_source": "d", "task_id": float("-inf"), "index": 6}, ("d", "6")),
+            ({"env": float("nan"), "data_source": "d", "task_id": 1}, ("d", "1")),
+            ({"env": "a", "task_id": float("nan")}, None),
         ]
         for row, want in cases:
             self.assertEqual(ec.task_key(row), want, row)
