@@ -67,6 +67,10 @@ func batchAction(c *cli.Context) error {
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	db, err := storage.Open(ingestDBPath(c), storage.Options{Logger: log, ExchangeDir: dir})
+	if errors.Is(err, storage.ErrLocked) {
+		return fmt.Errorf("%w: if it is `envsched run`, ask it for a batch by writing DIR/requests/ID.json "+
+			"(PROTOCOL.md, section 5), or stop it to run batch", err)
+	}
 	if err != nil {
 		return err
 	}
@@ -87,10 +91,37 @@ func batchAction(c *cli.Context) error {
 		return err
 	}
 	warnStored(c, id, data)
+	warnExcludedUnknown(c, sch)
 	if err := printBatch(c.App.Writer, data, c.Bool("json")); err != nil {
 		return err
 	}
 	return db.Close()
+}
+
+// warnExcludedUnknown says on standard error which --exclude-env names are no environment (they
+// exclude nothing, as in a request), with the environment each is likely a typo of.
+func warnExcludedUnknown(c *cli.Context, sch *schedule.Scheduler) {
+	names := c.StringSlice("exclude-env")
+	if len(names) == 0 {
+		return
+	}
+	unknown, err := sch.UnknownEnvs(names)
+	if err != nil {
+		return
+	}
+	for _, n := range names {
+		near, ok := unknown[n]
+		if !ok {
+			continue
+		}
+		mean := ""
+		if near != "" {
+			mean = fmt.Sprintf(" (did you mean %s?)", cell(near))
+		}
+		fmt.Fprintf(c.App.ErrWriter, "envsched: --exclude-env %s is no environment envsched knows, so it excludes nothing%s\n",
+			cell(n), mean)
+		delete(unknown, n) // a name given twice is said once
+	}
 }
 
 // ingestNew reads what is new in DIR, as the daemon does before it answers, and says what on

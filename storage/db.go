@@ -390,7 +390,8 @@ func (db *DB) loadConfig(tx *bolt.Tx, opts Options) error {
 		return fmt.Errorf("stored configuration: %v: %w", err, ErrCorrupt)
 	}
 	if opts.Reward != nil && *opts.Reward != cfg.Reward {
-		return fmt.Errorf("reward range [%g, %g] asked, database has [%g, %g]: %w",
+		return fmt.Errorf("reward range [%g, %g] asked, database has [%g, %g] (%w): leave --reward-min and "+
+			"--reward-max out to use the stored range, or give a new database (--db) for another range",
 			opts.Reward.Min, opts.Reward.Max, cfg.Reward.Min, cfg.Reward.Max, ErrConfigMismatch)
 	}
 	if opts.Decay != 0 && opts.Decay != cfg.Decay {

@@ -264,7 +264,7 @@ class EnvschedClient:
 
         The sequence advances only when a batch (or a fallback) is returned, so a call that
         raises can be retried and asks for the same ID. Arguments left None take envsched's
-        defaults (PROTOCOL.md, "Requests and batches").
+        defaults (PROTOCOL.md, section 5 "Requests").
         """
         request_id = self.next_id()
         body = self.request_body(size, group_size, step, envs, exclude_envs, allow_repeats, seed)
@@ -629,7 +629,7 @@ class RolloutWriter:
             self._write_all(b"\n")
 
     def write(self, record: Mapping[str, Any]) -> None:
-        """Buffer one rollout record (a JSON object; see PROTOCOL.md, "Rollout records")."""
+        """Buffer one rollout record (a JSON object; see PROTOCOL.md, section 4 "Rollouts")."""
         line = json.dumps(dict(record), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
         self._buf.append(line.encode("utf-8") + b"\n")
 
