@@ -451,12 +451,13 @@ func (d *Daemon) linkedAway() bool {
 // checkDB fails when the database file at its path is no longer the one opened (removed, or
 // replaced by another file): the daemon would go on storing into a file nobody can open again,
 // while the reading commands said there was no database and a new daemon could start on the
-// path. It runs with each heartbeat.
+// path. It fails too when the file is shorter than its pages (cut short in place). It runs with
+// each heartbeat.
 func (d *Daemon) checkDB() error {
 	fi, err := os.Stat(d.cfg.DB)
 	switch {
 	case err == nil && os.SameFile(fi, d.dbFile):
-		return nil
+		return d.db.CheckSize(fi.Size()) // the same file, cut short in place (`: > envsched.db`)
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		if d.faults.once(d.cfg.DB, errText(err)) { // a folder on the path made unreadable: cannot tell
 			d.log.Warn("cannot check the database file", "path", d.cfg.DB, "err", err)

@@ -67,6 +67,8 @@ type Ingester struct {
 	// uncatalogued counts the tasks first seen in rollouts of a database with a catalogue since
 	// New (logUncatalogued): the first maxLogged are logged one by one.
 	uncatalogued int
+	// reusedLogs counts the commits since New whose reused rollout ids were logged (logReused).
+	reusedLogs int
 
 	batches [2]*storage.Batch // reused across scans
 	// listsPending is the database's Counters.ListsPending: a scan's commits stored a changed

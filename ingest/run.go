@@ -108,6 +108,24 @@ func (in *Ingester) logUncatalogued(us []storage.Uncatalogued) {
 	}
 }
 
+// logReused logs a commit's rollouts skipped as duplicates although the rollout stored under
+// their id is of another task (storage.Result.Reused): a trainer whose rollout ids are unique
+// only within a task or a group (`STEP/i`) lost every such rollout with nothing but the
+// duplicates counter to show for it. One line per commit that had any, the first maxLogged
+// commits since New.
+func (in *Ingester) logReused(res storage.Result) {
+	if res.Reused == 0 || in.reusedLogs >= maxLogged {
+		return
+	}
+	in.reusedLogs++
+	f := res.FirstReused
+	in.opts.Logger.Warn("rollouts skipped as duplicates whose rollout_id is stored for another task: they are lost; "+
+		"a rollout_id must name one rollout among all tasks' (PROTOCOL.md section 4, Duplicates), such as "+
+		"REQUEST/ENV/TASK/RANK/i", "count", res.Reused, "rollout_id", asciiName(f.RolloutID),
+		"env", asciiName(f.Task.Env), "task", asciiName(f.Task.Task),
+		"stored_env", asciiName(f.Stored.Env), "stored_task", asciiName(f.Stored.Task))
+}
+
 // asciiName is name as the log shows it: itself when it is printable ASCII, else quoted with
 // every other character escaped, so that two names that read alike are seen to differ.
 func asciiName(name string) string {
@@ -1315,6 +1333,7 @@ func (r *run) account(b *storage.Batch, res storage.Result) {
 		r.logged++
 	}
 	r.in.logUncatalogued(res.Uncatalogued)
+	r.in.logReused(res)
 	r.progress.Done += r.inflightBytes
 	r.progress.Lines = int64(s.Rollouts + s.Duplicates + s.Quarantined + s.TaskRows)
 	r.progress.FilesRead = s.FilesRead
