@@ -42,8 +42,80 @@ func (e *UnknownEnvError) Error() string {
 	if len(e.Known) > n {
 		more = fmt.Sprintf(" and %d more", len(e.Known)-n)
 	}
-	return fmt.Sprintf("%s names unknown environment %s: the %d known are %s%s", e.Field, quoteCut(e.Env),
+	mean := ""
+	if near := nearEnv(e.Env, e.Known); near != "" {
+		mean = " (did you mean " + quoteCut(near) + "?)"
+	}
+	return fmt.Sprintf("%s names unknown environment %s%s: the %d known are %s%s", e.Field, quoteCut(e.Env), mean,
 		len(e.Known), strings.Join(known, ", "), more)
+}
+
+// NearEnv is nearEnv, for the daemon's log of exclude_envs names that are no environment.
+func NearEnv(name string, known []string) string { return nearEnv(name, known) }
+
+// nearEnv is the known environment fewest edits from name (insertions, deletions,
+// substitutions, swaps of two neighbouring bytes): at most one for a name of four bytes or
+// fewer, two for a longer one; of two as near, the first. "" when none is that near. The list
+// shows only the first maxListed environments, so a typo of the 41st (`tau2-retial`) was told
+// nothing of `tau2-retail`. The work is bounded: names that differ in length by more than the
+// limit, or are longer than maxNearName, are not compared, and a comparison stops once every
+// alignment is past the limit.
+func nearEnv(name string, known []string) string {
+	limit := 2
+	if len(name) <= 4 {
+		limit = 1
+	}
+	if len(name) > maxNearName {
+		return ""
+	}
+	best, bestD := "", limit+1
+	for _, k := range known {
+		if len(k) > maxNearName || len(k) < len(name)-limit || len(k) > len(name)+limit {
+			continue
+		}
+		if d := editsWithin(name, k, bestD-1); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	return best
+}
+
+// maxNearName is the longest environment name nearEnv compares, in bytes.
+const maxNearName = 256
+
+// editsWithin is the optimal string alignment distance of a and b (bytes) when it is at most
+// limit, else limit+1; it gives up as soon as a whole row of the table is past limit.
+func editsWithin(a, b string, limit int) int {
+	if limit < 0 {
+		return 0
+	}
+	prev2 := make([]int, len(b)+1)
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		rowMin := cur[0]
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			v := min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				v = min(v, prev2[j-2]+1)
+			}
+			cur[j] = v
+			rowMin = min(rowMin, v)
+		}
+		if rowMin > limit {
+			return limit + 1
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return min(prev[len(b)], limit+1)
 }
 
 // maxListed is how many known environments a message lists.
@@ -83,7 +155,12 @@ func (e *TooFewTasksError) Error() string {
 	if e.Eligible == 0 {
 		return fmt.Sprintf("no task is eligible for a batch of %d: envs and exclude_envs leave no environment", e.Size)
 	}
-	return fmt.Sprintf("size %d is larger than the %d eligible tasks: ask for at most %d, widen envs/exclude_envs, or set allow_repeats", e.Size, e.Eligible, e.Eligible)
+	retired := ""
+	if e.Retired > 0 { // a catalogue file deleted or rewritten: the user may not know its tasks went
+		retired = fmt.Sprintf(" (%d more are retired: no file in DIR/catalog lists them any more)", e.Retired)
+	}
+	return fmt.Sprintf("size %d is larger than the %d eligible tasks%s: ask for at most %d, widen envs/exclude_envs, or set allow_repeats",
+		e.Size, e.Eligible, retired, e.Eligible)
 }
 
 // RequestError means a field of a Request is out of range.

@@ -50,3 +50,37 @@ func TestUnknownEnvMessageIsBounded(t *testing.T) {
 		})
 	}
 }
+
+// TestUnknownEnvSaysWhichWasMeant (newuser14): a request's typo of an environment listed after
+// the first ten (the real catalogue has 41: `tau2-retial` for `tau2-retail`) was told "the 41
+// known are ... and 31 more", without the one meant. The nearest known name within two edits
+// (one for four letters or fewer) is now named; a name near none names none.
+func TestUnknownEnvSaysWhichWasMeant(t *testing.T) {
+	known := make([]string, 0, 41)
+	for i := range 38 {
+		known = append(known, fmt.Sprintf("bfcl-%02d", i))
+	}
+	known = append(known, "tau2-airline", "tau2-retail", "tau2-telecom")
+	for _, tc := range []struct{ asked, want string }{
+		{"tau2-retial", `unknown environment "tau2-retial" (did you mean "tau2-retail"?)`},
+		{"tau2-retai", `(did you mean "tau2-retail"?)`},
+		{"tau2-telecomm", `(did you mean "tau2-telecom"?)`},
+		{"bfcl-7", `(did you mean "bfcl-07"?)`},
+		{"gsm8k", ""},
+		{"tau2", ""},
+	} {
+		msg := (&UnknownEnvError{Field: "envs", Env: tc.asked, Known: known}).Error()
+		if tc.want == "" {
+			if strings.Contains(msg, "did you mean") {
+				t.Errorf("%q: %q offers a name nothing like it", tc.asked, msg)
+			}
+			continue
+		}
+		if !strings.Contains(msg, tc.want) {
+			t.Errorf("%q: %q, want it to say %s", tc.asked, msg, tc.want)
+		}
+	}
+	if got := nearEnv(strings.Repeat("a", 5000), []string{strings.Repeat("a", 4999)}); got != "" {
+		t.Errorf("a name of 5000 bytes was compared (%.20q…): the work is to stay bounded", got)
+	}
+}

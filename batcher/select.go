@@ -14,7 +14,7 @@ import (
 )
 
 // Request is what the trainer asks for, already validated and defaulted by the caller
-// (PROTOCOL.md "Requests and batches").
+// (PROTOCOL.md sections 5 and 6).
 type Request struct {
 	Size         int      // tasks in the batch, >= 1
 	GroupSize    int      // rollouts per task, >= 1 (used by ExploitInformative, ExploitSpread and ExploitLasting)

@@ -301,6 +301,14 @@ func TestErrors(t *testing.T) {
 	if !errors.As(err, &few) || few.Retired != 50 || !strings.Contains(err.Error(), "retired") {
 		t.Errorf("every task retired: %v; want a TooFewTasksError naming the 50 retired tasks", err)
 	}
+	// Some retired (newuser14: a catalogue file deleted while another lists the rest): the
+	// message of a batch too large counted only the eligible tasks, and the user who did not
+	// know the file's tasks went was not told where they were.
+	all[0], all[1] = false, false
+	_, err = Select(w.g, w.preds, w.tasks, Request{Size: 3, GroupSize: 8, Retired: all}, DefaultParams())
+	if err == nil || !strings.Contains(err.Error(), "larger than the 2 eligible tasks (48 more are retired: no file in DIR/catalog lists them") {
+		t.Errorf("48 of 50 tasks retired, a batch of 3: %v; want the retired counted in the message", err)
+	}
 	long := strings.Repeat("x", 100000)
 	_, err = Select(w.g, w.preds, w.tasks, Request{Size: 1, GroupSize: 8, Envs: []string{long}}, DefaultParams())
 	if err == nil || len(err.Error()) > 1000 || !strings.Contains(err.Error(), "100000 bytes") {

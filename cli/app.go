@@ -54,8 +54,9 @@ func NewApp() *cli.App {
 			exportCommand(),
 			compactCommand(),
 		},
-		OnUsageError:   func(_ *cli.Context, err error, _ bool) error { return usageError{err} },
+		OnUsageError:   func(ctx *cli.Context, err error, _ bool) error { return unknownFlag(ctx, err) },
 		ExitErrHandler: func(*cli.Context, error) {},
+		Action:         unknownCommand,
 	}
 	markUsage(app.Commands)
 	return app
@@ -65,10 +66,12 @@ func NewApp() *cli.App {
 // an argument that is not a flag one too for every command that takes only flags (onlyFlags).
 func markUsage(cmds []*cli.Command) {
 	for _, c := range cmds {
-		if c.OnUsageError == nil {
-			c.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return usageError{err} }
-		}
+		c.OnUsageError = func(ctx *cli.Context, err error, _ bool) error { return unknownFlag(ctx, err) }
 		onlyFlags(c)
+		requireFlags(c)
+		if len(c.Subcommands) > 0 && c.Action == nil {
+			c.Action = unknownCommand // `catalog importt`: urfave/cli said "No help topic for 'importt'"
+		}
 		markUsage(c.Subcommands)
 	}
 }

@@ -67,6 +67,10 @@ func batchAction(c *cli.Context) error {
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	db, err := storage.Open(ingestDBPath(c), storage.Options{Logger: log, ExchangeDir: dir})
+	if errors.Is(err, storage.ErrLocked) {
+		return fmt.Errorf("%w: if it is `envsched run`, ask it for a batch by writing DIR/requests/ID.json "+
+			"(PROTOCOL.md, section 5), or stop it to run batch", err)
+	}
 	if err != nil {
 		return err
 	}
@@ -86,10 +90,38 @@ func batchAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	warnStored(c, id, data)
+	warnExcludedUnknown(c, sch)
 	if err := printBatch(c.App.Writer, data, c.Bool("json")); err != nil {
 		return err
 	}
 	return db.Close()
+}
+
+// warnExcludedUnknown says on standard error which --exclude-env names are no environment (they
+// exclude nothing, as in a request), with the environment each is likely a typo of.
+func warnExcludedUnknown(c *cli.Context, sch *schedule.Scheduler) {
+	names := c.StringSlice("exclude-env")
+	if len(names) == 0 {
+		return
+	}
+	unknown, err := sch.UnknownEnvs(names)
+	if err != nil {
+		return
+	}
+	for _, n := range names {
+		near, ok := unknown[n]
+		if !ok {
+			continue
+		}
+		mean := ""
+		if near != "" {
+			mean = fmt.Sprintf(" (did you mean %s?)", cell(near))
+		}
+		fmt.Fprintf(c.App.ErrWriter, "envsched: --exclude-env %s is no environment envsched knows, so it excludes nothing%s\n",
+			cell(n), mean)
+		delete(unknown, n) // a name given twice is said once
+	}
 }
 
 // ingestNew reads what is new in DIR, as the daemon does before it answers, and says what on
@@ -199,6 +231,32 @@ func batchBody(c *cli.Context) []byte {
 		panic(fmt.Sprintf("batch: the flags' request does not encode: %v", err))
 	}
 	return data
+}
+
+// warnStored says on standard error when the answer stored under id has another size, group
+// size or step than the flags ask for: the same ID always gets the same answer, so `batch --id
+// X --size 5` after X was answered with 2 tasks printed the 2 tasks without a word (the daemon
+// logs such a request at WARN). A new answer always agrees with the flags.
+func warnStored(c *cli.Context, id string, answer []byte) {
+	var a struct {
+		Step      int64 `json:"step"`
+		Size      int   `json:"size"`
+		GroupSize int   `json:"group_size"`
+	}
+	if json.Unmarshal(answer, &a) != nil {
+		return
+	}
+	size, group := c.Int("size"), c.Int("group-size")
+	if a.Size == size && a.GroupSize == group && (!c.IsSet("step") || a.Step == c.Int64("step")) {
+		return
+	}
+	asked := fmt.Sprintf("size %d, group size %d", size, group)
+	if c.IsSet("step") {
+		asked += fmt.Sprintf(", step %d", c.Int64("step"))
+	}
+	fmt.Fprintf(c.App.ErrWriter, "envsched: batch %s was chosen before with size %d, group size %d, step %d, "+
+		"and is printed as stored (the same ID always gets the same answer), not with the %s asked; "+
+		"give a new --id for a new batch\n", id, a.Size, a.GroupSize, a.Step, asked)
 }
 
 // printBatch prints the stored answer: as it is with asJSON, else as a table.

@@ -21,7 +21,6 @@ func catalogCommand() *cli.Command {
 		Subcommands: []*cli.Command{
 			catalogImportCommand(),
 		},
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error { return usageError{err} },
 	}
 }
 
@@ -43,8 +42,7 @@ func catalogImportCommand() *cli.Command {
 			&cli.BoolFlag{Name: "replace", Usage: "replace a file of that name in DIR/catalog that holds other bytes " +
 				"(refused otherwise: the tasks only it lists would be retired)"},
 		},
-		Action:       catalogImportAction,
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error { return usageError{err} },
+		Action: catalogImportAction,
 	}
 }
 

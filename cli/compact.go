@@ -33,6 +33,9 @@ func compactAction(c *cli.Context) error {
 	}
 	path := ingestDBPath(c)
 	before, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return noDatabase(c, path)
+	}
 	if err != nil {
 		return fmt.Errorf("no database at %s: %w", path, err)
 	}

@@ -29,23 +29,22 @@ func demoCommand() *cli.Command {
 		Usage: "run the real daemon against a simulated trainer and compare with random choice",
 		Description: "demo writes a simulated catalogue of about 20 environments into DIR/catalog, starts " +
 			"the envsched daemon on DIR, and plays a GRPO trainer through the file protocol alone: each " +
-			"step it writes DIR/requests/step-N.json, waits for DIR/batches/step-N.json, rolls the batch " +
-			"out on a simulated agent and appends the rewards to DIR/rollouts/trainer.jsonl. Then it " +
+			"step it writes DIR/requests/step-000001.json (then step-000002.json, ...), waits for the " +
+			"batch of the same name in DIR/batches, rolls the batch out on a simulated agent and appends the rewards to DIR/rollouts/trainer.jsonl. Then it " +
 			"trains the same simulated agent with random task choice and prints both side by side.",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "steps", Value: 120, Usage: "training steps of each run"},
 			&cli.StringFlag{Name: "out", Usage: "exchange `DIR` to use and keep, new or empty (default: a temporary one)"},
 			&cli.BoolFlag{Name: "keep", Usage: "keep the temporary exchange directory and print its path"},
 		},
-		Action:       demoAction,
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error { return usageError{err} },
+		Action: demoAction,
 	}
 }
 
 func demoAction(c *cli.Context) error {
 	steps := c.Int("steps")
-	if steps < 1 {
-		return usageError{fmt.Errorf("--steps %d: must be at least 1", steps)}
+	if steps < 1 || steps > sim.MaxSteps {
+		return usageError{fmt.Errorf("--steps %d: must be 1 to %d", steps, sim.MaxSteps)}
 	}
 	dir, cleanup, err := demoDir(c.String("out"), c.Bool("keep"))
 	if err != nil {

@@ -259,6 +259,34 @@ func snapshotWaitFlag() cli.Flag {
 		Usage: "while envsched run holds the database, how long (`DURATION`) to wait for the copy it writes"}
 }
 
+// noDatabase says that the database at path is not there, and why it may not be: a --dir that
+// does not exist, or one that is no exchange directory (a parent folder given by mistake: the
+// advice to start `envsched run` there would have served the wrong folder).
+func noDatabase(c *cli.Context, path string) error {
+	dir := c.String("dir")
+	if c.String("db") == "" {
+		if why := notExchange(dir); why != "" {
+			return fmt.Errorf("no database at %s: %s", path, why)
+		}
+	}
+	return fmt.Errorf("no database at %s: start `envsched run --dir %s` (or `envsched ingest`) first", path, dir)
+}
+
+// notExchange says why dir is likely not the exchange directory a user meant: it does not exist,
+// or it holds none of catalog/, rollouts/, requests/, batches/ and status.json. "" otherwise.
+func notExchange(dir string) string {
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		return fmt.Sprintf("the folder %s does not exist; is --dir the exchange directory given to `envsched run --dir`?", dir)
+	}
+	for _, sub := range []string{"catalog", "rollouts", "requests", "batches", "status.json"} {
+		if _, err := os.Lstat(filepath.Join(dir, sub)); err == nil {
+			return ""
+		}
+	}
+	return fmt.Sprintf("%s holds no catalog/, rollouts/, requests/ or status.json: is --dir the exchange directory "+
+		"given to `envsched run --dir`? If it is, start `envsched run --dir %s` first", dir, dir)
+}
+
 // openForReading opens --db (default DIR/envsched.db) for reading: directly when it is free, or
 // through a consistent copy from the running daemon (package snapshot).
 func openForReading(c *cli.Context) (*snapshot.DB, error) {
@@ -267,8 +295,7 @@ func openForReading(c *cli.Context) (*snapshot.DB, error) {
 	}
 	path := ingestDBPath(c)
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("no database at %s: start `envsched run --dir %s` (or `envsched ingest`) first",
-			path, c.String("dir"))
+		return nil, noDatabase(c, path)
 	}
 	if err := storage.NotStdio(path); err != nil { // the copy would pass; the file is the daemon's
 		return nil, err

@@ -69,6 +69,10 @@ func ingestAction(c *cli.Context) error {
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	db, err := storage.Open(ingestDBPath(c), storage.Options{Reward: rg, Logger: log, ExchangeDir: dir})
+	if errors.Is(err, storage.ErrLocked) {
+		return fmt.Errorf("%w: if it is `envsched run`, it ingests every new line itself and there is nothing "+
+			"to run ingest for (`envsched stats --dir DIR` shows what it holds); else stop that process first", err)
+	}
 	if err != nil {
 		return err
 	}

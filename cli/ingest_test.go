@@ -107,6 +107,10 @@ func TestIngestAndStatsCommands(t *testing.T) {
 	if out, code = ingestCLI(t, "stats", "--dir", dir, "--env", "nope"); code != exitError || !strings.Contains(out, `no environment "nope"`) {
 		t.Errorf("stats --env nope: exit %d, printed %q; want exit 1 naming the env", code, out)
 	}
+	// newuser14: a typo of a known environment names it (the known list shows only ten).
+	if out, code = ingestCLI(t, "stats", "--dir", dir, "--env", "bfc"); code != exitError || !strings.Contains(out, `no environment "bfc" (did you mean "bfcl"?)`) {
+		t.Errorf("stats --env bfc: exit %d, printed %q; want the environment meant", code, out)
+	}
 	db, err := storage.Open(filepath.Join(dir, "envsched.db"), storage.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -153,5 +157,21 @@ func TestSecondProcessIsLocked(t *testing.T) {
 	}
 	if elapsed > 5*time.Second {
 		t.Errorf("second process took %v to give up; the lock timeout is 1s", elapsed)
+	}
+	// newuser14: a new user runs ingest, or batch, beside the daemon; the message said only that
+	// the file is locked. It now says what to do instead when the holder is `envsched run`.
+	for _, tc := range []struct{ cmd, want string }{
+		{"ingest", "it ingests every new line itself"},
+		{"batch", "ask it for a batch by writing DIR/requests/ID.json"},
+	} {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperIngestCLI$", "--", tc.cmd, "--dir", dir)
+		cmd.Env = append(os.Environ(), ingestCLIEnv+"=1")
+		out, err := cmd.CombinedOutput()
+		if !errors.As(err, &exit) || exit.ExitCode() != exitLocked {
+			t.Errorf("%s beside the holder: %v; want exit code 3", tc.cmd, err)
+		}
+		if !strings.Contains(string(out), tc.want) {
+			t.Errorf("%s beside the holder: %q; want it to say %q", tc.cmd, out, tc.want)
+		}
 	}
 }

@@ -192,6 +192,22 @@ func TestStatusCommand(t *testing.T) {
 		!strings.Contains(out, "about 38 rollouts against random choice (an estimate") {
 		t.Errorf("status does not show the calibration and the savings estimate: %q", out)
 	}
+	// newuser14: the walkthrough's toy run showed "saved about -111 rollouts against random
+	// choice"; a negative estimate is said as none saved.
+	func() {
+		defer write(time.Now())
+		s := daemon.Status{Version: "test", PID: pid, UpdatedAt: time.Now().UTC().Format(time.RFC3339), WatchMode: "notify"}
+		s.Calibration.Overall = ledger.Window{Groups: 24}
+		s.Calibration.Savings = ledger.Savings{Source: "env_means", RandomDegenerate: 0.162, RolloutsSaved: -111}
+		data, _ := json.Marshal(s)
+		if err := os.WriteFile(filepath.Join(dir, "status.json"), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, neg, _ := opsApp(t, "status", "--dir", dir)
+		if !strings.Contains(neg, "saved        none: about 111 rollouts more than random choice (an estimate") {
+			t.Errorf("a negative savings estimate: %q", neg)
+		}
+	}()
 	if !strings.Contains(out, "coverage_return 0.2500, rechosen_factor 1.5000, never_tried scale 0.6") {
 		t.Errorf("status does not show the corrections: %q", out)
 	}

@@ -36,9 +36,6 @@ func runCommand() *cli.Command {
 			"error, 2 bad flags, 3 the database or DIR is locked by another process.",
 		Flags:  append(runFlags(), schedulerFlags()...),
 		Action: runAction,
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return usageError{err}
-		},
 	}
 }
 

@@ -29,9 +29,8 @@ func simCommand() *cli.Command {
 			"with --policies only: " + strings.Join(sim.ExtraPolicyNames(), ", ") + ". Scenarios: " +
 			strings.Join(sim.ScenarioNames(), ", ") + ", and real-catalog (the real agent tasks of --real-catalog; " +
 			"absent in a plain checkout).",
-		Flags:        simFlags(),
-		Action:       simAction,
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error { return usageError{err} },
+		Flags:  simFlags(),
+		Action: simAction,
 	}
 }
 

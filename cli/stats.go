@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/envsched/envsched/batcher"
 	"github.com/envsched/envsched/ledger"
 	"github.com/envsched/envsched/propagate"
 	"github.com/envsched/envsched/schedule"
@@ -139,7 +140,11 @@ func buildStats(db *storage.DB, only string, groupSize int) (statsReport, error)
 	if only != "" {
 		e, ok := envs[only]
 		if !ok {
-			return rep, fmt.Errorf("no environment %q (known: %s)", only, knownEnvs(envs))
+			mean := ""
+			if near := batcher.NearEnv(only, summary.Names(envs)); near != "" {
+				mean = fmt.Sprintf(" (did you mean %q?)", near)
+			}
+			return rep, fmt.Errorf("no environment %q%s (known: %s)", only, mean, knownEnvs(envs))
 		}
 		envs = map[string]stats.Env{only: e}
 		rep.Corrections.Envs = onlyEnv(rep.Corrections.Envs, only)

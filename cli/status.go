@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -59,6 +60,9 @@ func statusAction(c *cli.Context) error {
 	path := filepath.Join(c.String("dir"), daemon.StatusFile)
 	data, err := fsutil.ReadRegularMax(path, 16<<20) // a FIFO or a huge file put there must not block it
 	if errors.Is(err, fs.ErrNotExist) {
+		if why := notExchange(c.String("dir")); why != "" { // --dir the wrong folder: do not advise serving it
+			return fmt.Errorf("%s: %w: no status.json, and %s", c.String("dir"), errNotRunning, why)
+		}
 		return fmt.Errorf("%s: %w: no status.json (start it with `envsched run --dir %s`)",
 			c.String("dir"), errNotRunning, c.String("dir"))
 	}
@@ -182,8 +186,12 @@ func writeCalibStatus(w io.Writer, c ledger.Summary) {
 		c.RecentAnswers, 100*c.Recent.PredictedDegenerate, 100*c.Recent.RealisedDegenerate, c.Recent.Groups,
 		100*c.Overall.PredictedDegenerate, 100*c.Overall.RealisedDegenerate, c.Overall.Groups)
 	if sv := c.Savings; sv.Source != "none" {
-		fmt.Fprintf(w, "  saved\tabout %.0f rollouts against random choice (an estimate: random's degenerate share %.1f%% from %s; see envsched stats)\n",
-			sv.RolloutsSaved, 100*sv.RandomDegenerate, strings.ReplaceAll(sv.Source, "_", " "))
+		saved := fmt.Sprintf("about %.0f rollouts against random choice", sv.RolloutsSaved)
+		if math.Round(sv.RolloutsSaved) < 0 { // "about -111 rollouts saved" read as a typo (the walkthrough's toy run)
+			saved = fmt.Sprintf("none: about %.0f rollouts more than random choice", -sv.RolloutsSaved)
+		}
+		fmt.Fprintf(w, "  saved\t%s (an estimate: random's degenerate share %.1f%% from %s; see envsched stats)\n",
+			saved, 100*sv.RandomDegenerate, strings.ReplaceAll(sv.Source, "_", " "))
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/envsched/envsched/fsutil"
+	"github.com/envsched/envsched/schedule"
 )
 
 // badIDMessage says why an ID is refused and how to fix it.
@@ -116,12 +117,13 @@ func errorFile(id, msg string) []byte {
 }
 
 // nearRequest reports whether a file name in DIR/requests that is not a request (requestID) looks
-// like one all the same: ID.JSON, ID.jsonl, ID.json5, ID.json.bak. Such a file is never answered,
-// and its trainer waits for a batch that never comes.
+// like one all the same: ID.JSON, ID.jsonl, ID.json5, ID.json.bak, or an ID with no extension at
+// all (step-000001: the .json forgotten). Such a file is never answered, and its trainer waits for
+// a batch that never comes.
 func nearRequest(name string) bool {
 	_, ok := requestID(name)
 	return !ok && !strings.HasPrefix(name, ".") && !strings.HasSuffix(name, ".tmp") &&
-		strings.Contains(strings.ToLower(name), ".json")
+		(strings.Contains(strings.ToLower(name), ".json") || (!strings.Contains(name, ".") && schedule.ValidID(name)))
 }
 
 // listRequests returns the names of the request files in dir, in directory order, and the names

@@ -77,8 +77,10 @@ func (d *Daemon) handle(name string, tm timing) (bool, error) {
 	}
 	d.crash.at(CrashAfterCommit)
 	d.warnIgnored(id, parsed)
+	d.warnExcludedUnknown(id, parsed)
 	if early == nil { // maybe an answer stored before: the same ID gets it whatever the body says now
 		d.warnReused(id, parsed, answer)
+		d.warnRetired(id, answer)
 	}
 	return d.publish(id, answer, tm, early.take(answer))
 }
@@ -122,6 +124,79 @@ func (d *Daemon) warnReused(id string, parsed schedule.Parsed, answer []byte) {
 	d.log.Warn("request ID answered before and written again with another body: its stored answer stands "+
 		"(the same ID always gets the same answer); write a new ID for a new batch", "id", id, "asked", asked,
 		"answer", fmt.Sprintf("size %d, group_size %d, step %d", sum.Size, sum.GroupSize, sum.Step))
+}
+
+// EnvChecker is an Answerer that can tell which environment names the database does not know
+// (schedule.Scheduler).
+type EnvChecker interface {
+	UnknownEnvs(names []string) (map[string]string, error)
+}
+
+// warnExcludedUnknown logs, once per name while the daemon runs, an exclude_envs name that is no
+// environment envsched knows: it excludes nothing, as PROTOCOL.md says (a trainer may exclude an
+// environment before its tasks are in the catalogue), but a misspelt held-out environment
+// (`tau2-retial`) was trained on without a word. The log names the environment it is likely a
+// typo of.
+func (d *Daemon) warnExcludedUnknown(id string, parsed schedule.Parsed) {
+	ec, ok := d.answer.(EnvChecker)
+	if !ok || parsed.Err != nil || len(parsed.Request.ExcludeEnvs) == 0 {
+		return
+	}
+	var fresh []string
+	for _, n := range parsed.Request.ExcludeEnvs {
+		if _, seen := d.faults["exclude_envs\x00"+n]; !seen {
+			fresh = append(fresh, n)
+		}
+	}
+	if len(fresh) == 0 {
+		return
+	}
+	unknown, err := ec.UnknownEnvs(fresh)
+	if err != nil {
+		return
+	}
+	for _, n := range fresh {
+		near, ok := unknown[n]
+		if !ok || !d.faults.once("exclude_envs\x00"+n, "unknown") {
+			continue
+		}
+		if r := []rune(n); len(r) > 100 {
+			n = string(r[:100]) + "…"
+		}
+		args := []any{"id", id, "name", n}
+		if near != "" {
+			args = append(args, "did_you_mean", near)
+		}
+		d.log.Warn("exclude_envs names no environment envsched knows, so it excludes nothing (said once per name): "+
+			"if it is a held-out environment, write its name as the catalogue does", args...)
+	}
+}
+
+// RetiredCounter is an Answerer that can count the tasks of an answer no catalogue lists now
+// (schedule.Scheduler).
+type RetiredCounter interface {
+	RetiredIn(answer []byte) (retired, total int, err error)
+}
+
+// warnRetired logs a stored answer served again whose tasks no catalogue file lists any more:
+// the trainer gets tasks it did not offer. The usual cause is a new run in an old DIR (the
+// folders emptied, envsched.db kept, or ENVSCHED_DB pointing at another run's database), whose
+// trainer starts its request IDs again at 000001 and got the old run's batches without a word.
+// A new answer never holds a retired task, so calling it for one says nothing.
+func (d *Daemon) warnRetired(id string, answer []byte) {
+	rc, ok := d.answer.(RetiredCounter)
+	if !ok {
+		return
+	}
+	retired, total, err := rc.RetiredIn(answer)
+	if err != nil || retired == 0 {
+		return
+	}
+	d.log.Warn("request ID answered before gets its stored answer, whose tasks no catalogue file lists now "+
+		"(the same ID always gets the same answer): if this is a new run in an old exchange directory, its "+
+		"database holds the earlier run's answers; stop envsched and delete the database (DIR/envsched.db, or --db), "+
+		"or give the new run's requests new IDs (another prefix)", "id", id, "retired_tasks", retired, "tasks", total,
+		"step", summarise(answer).Step)
 }
 
 // publish writes the answer as DIR/batches/ID.json unless that file already holds it, and

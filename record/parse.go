@@ -49,7 +49,7 @@ const MaxStep = 1_000_000_000
 // belong to one call of doc.tree at a time.
 var parsers fastjson.ParserPool
 
-// ParseRollout reads one rollout line (PROTOCOL.md, "Rollout records"). A trailing "\n" or "\r\n"
+// ParseRollout reads one rollout line (PROTOCOL.md, section 4 "Rollouts"). A trailing "\n" or "\r\n"
 // and a leading UTF-8 byte order mark are allowed. Every fault that must quarantine the line is
 // a *BadLineError; no other error is returned.
 //
@@ -101,7 +101,7 @@ func ParseRollout(line []byte) (Rollout, error) {
 	return r, nil
 }
 
-// ParseTask reads one catalogue line (PROTOCOL.md, "Catalogue records") with the key semantics
+// ParseTask reads one catalogue line (PROTOCOL.md, section 3 "Catalogue") with the key semantics
 // of ParseRollout. Text is a string, or a chat list whose contents are joined with "\n" (see
 // textOf); invalid UTF-8 in it becomes U+FFFD. Tools, tags and embedding whose values have the
 // wrong type are absent; list elements of the wrong type are skipped, except in an embedding,

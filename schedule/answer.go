@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/envsched/envsched/batcher"
@@ -169,4 +170,65 @@ func LastStep(db *storage.DB) (int64, error) {
 		return err
 	})
 	return step, err
+}
+
+// RetiredIn counts the tasks of a stored answer (a batch file's bytes) that are retired now,
+// listed by no catalogue file, and how many tasks it holds. A used request ID gets its stored
+// answer whatever the catalogue says now; when the answer's tasks are retired, the ID was most
+// likely answered for an earlier run whose database this run inherited, and the daemon says so.
+func (s *Scheduler) RetiredIn(answer []byte) (retired, total int, err error) {
+	var a struct {
+		Tasks []struct {
+			Env    string `json:"env"`
+			TaskID string `json:"task_id"`
+		} `json:"tasks"`
+	}
+	if err := json.Unmarshal(answer, &a); err != nil {
+		return 0, 0, err
+	}
+	err = s.db.View(func(r *storage.Reader) error {
+		for _, t := range a.Tasks {
+			if r.IsRetired(storage.TaskKey{Env: t.Env, Task: t.TaskID}) {
+				retired++
+			}
+		}
+		return nil
+	})
+	return retired, len(a.Tasks), err
+}
+
+// UnknownEnvs returns, of names (a request's exclude_envs), those that are no environment the
+// database knows, each with the known environment it is likely a typo of ("" when none is
+// near: batcher.NearEnv). Such a name excludes nothing (PROTOCOL.md, section 5), which is what a
+// trainer means when it excludes an environment not in its catalogue yet, and not what it means
+// when it misspelt a held-out one.
+func (s *Scheduler) UnknownEnvs(names []string) (map[string]string, error) {
+	var out map[string]string
+	err := s.db.View(func(r *storage.Reader) error {
+		var known []string
+		for _, n := range names {
+			if _, err := r.Env(n); err == nil {
+				continue
+			} else if !errors.Is(err, storage.ErrNotFound) {
+				return err
+			}
+			if known == nil {
+				envs, err := r.Envs()
+				if err != nil {
+					return err
+				}
+				known = make([]string, 0, len(envs))
+				for e := range envs {
+					known = append(known, e)
+				}
+				slices.Sort(known)
+			}
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[n] = batcher.NearEnv(n, known)
+		}
+		return nil
+	})
+	return out, err
 }

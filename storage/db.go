@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -97,8 +98,9 @@ type DB struct {
 	log       *slog.Logger
 	closeOnce sync.Once
 	closeErr  error
-	writeMu   sync.Mutex  // held by Commit and StoreAnswer around their transaction and caches
-	followers []*Follower // guarded by writeMu: told of every task record a commit writes
+	writeMu   sync.Mutex                   // held by Commit and StoreAnswer around their transaction and caches
+	broken    atomic.Pointer[DamagedError] // the first damage a transaction met (see DB.guard)
+	followers []*Follower                  // guarded by writeMu: told of every task record a commit writes
 }
 
 // Open opens or creates the database at path. A database held by another process fails
@@ -388,7 +390,8 @@ func (db *DB) loadConfig(tx *bolt.Tx, opts Options) error {
 		return fmt.Errorf("stored configuration: %v: %w", err, ErrCorrupt)
 	}
 	if opts.Reward != nil && *opts.Reward != cfg.Reward {
-		return fmt.Errorf("reward range [%g, %g] asked, database has [%g, %g]: %w",
+		return fmt.Errorf("reward range [%g, %g] asked, database has [%g, %g] (%w): leave --reward-min and "+
+			"--reward-max out to use the stored range, or give a new database (--db) for another range",
 			opts.Reward.Min, opts.Reward.Max, cfg.Reward.Min, cfg.Reward.Max, ErrConfigMismatch)
 	}
 	if opts.Decay != 0 && opts.Decay != cfg.Decay {
@@ -429,7 +432,9 @@ func (db *DB) Close() error {
 		db.writeMu.Lock()
 		db.ids.close()
 		db.writeMu.Unlock()
-		if err := db.bolt.Close(); err != nil {
+		if d := db.broken.Load(); d != nil {
+			db.closeErr = db.closeBroken(d)
+		} else if err := db.bolt.Close(); err != nil {
 			db.closeErr = fmt.Errorf("close db %s: %w", db.path, err)
 		}
 	})
@@ -461,7 +466,7 @@ func (db *DB) Compact(dst string) error {
 	if err != nil {
 		return fmt.Errorf("compact %s to %s: %w", db.path, dst, err)
 	}
-	if err := guard(db.name, func() error { return bolt.Compact(out, db.bolt, 64<<20) }); err != nil {
+	if err := db.guard(func() error { return bolt.Compact(out, db.bolt, 64<<20) }); err != nil {
 		out.Close()
 		return fmt.Errorf("compact %s to %s: %w", db.path, dst, err)
 	}

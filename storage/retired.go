@@ -258,6 +258,12 @@ func (c *committer) unretire(rows []TaskKey) error {
 	return nil
 }
 
+// IsRetired reports whether task k is retired: known, and listed by no catalogue file now.
+func (r *Reader) IsRetired(k TaskKey) bool {
+	bk := r.tx.Bucket(bucketRetired)
+	return bk != nil && bk.Get(retiredKey(k)) != nil
+}
+
 // Retired returns the retired tasks (see above); nil when there are none.
 func (r *Reader) Retired() (map[TaskKey]bool, error) {
 	bk := r.tx.Bucket(bucketRetired)

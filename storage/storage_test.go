@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/envsched/envsched/record"
@@ -163,6 +164,9 @@ func TestOpenRefusals(t *testing.T) {
 	db.Close()
 	if _, err := storage.Open(path, storage.Options{Reward: &storage.Range{Min: 0, Max: 5}}); !errors.Is(err, storage.ErrConfigMismatch) {
 		t.Errorf("another reward range: %v; want ErrConfigMismatch", err)
+	} else if !strings.Contains(err.Error(), "leave --reward-min and --reward-max out to use the stored range") {
+		// newuser14: the message said what differs, not what to do about it.
+		t.Errorf("another reward range: %q does not say what to do", err)
 	}
 	if _, err := storage.Open(path, storage.Options{Decay: 0.5}); !errors.Is(err, storage.ErrConfigMismatch) {
 		t.Errorf("another decay: %v; want ErrConfigMismatch", err)

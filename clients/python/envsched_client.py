@@ -264,7 +264,7 @@ class EnvschedClient:
 
         The sequence advances only when a batch (or a fallback) is returned, so a call that
         raises can be retried and asks for the same ID. Arguments left None take envsched's
-        defaults (PROTOCOL.md, "Requests and batches").
+        defaults (PROTOCOL.md, section 5 "Requests").
         """
         request_id = self.next_id()
         body = self.request_body(size, group_size, step, envs, exclude_envs, allow_repeats, seed)
@@ -420,15 +420,23 @@ class BadAnswerError(ValueError):
         self.path = path
 
 
+# The largest file envsched writes of each kind, with room to spare: an answer of 100,000 tasks
+# is about 25 MB, status.json is read by ``envsched status`` only up to 16 MiB. A larger file
+# is not envsched's; it was read whole (a 4 GB sparse status.json took 5 GB in every
+# ``metrics()`` call) before it was found not to be JSON.
+MAX_ANSWER_BYTES = 256 << 20
+MAX_STATUS_BYTES = 16 << 20
+
+
 def _read_answer_file(path: str) -> Optional[Dict[str, Any]]:
     """_read_json for batch and error files: None when absent, BadAnswerError when unreadable."""
     try:
-        return _read_json(path)
+        return _read_json(path, MAX_ANSWER_BYTES)
     except (OSError, ValueError, RecursionError) as e:
         raise BadAnswerError(path, f"cannot be read as a JSON object ({type(e).__name__}: {e})") from e
 
 
-def _read_json(path: str) -> Optional[Dict[str, Any]]:
+def _read_json(path: str, max_bytes: int) -> Optional[Dict[str, Any]]:
     """Read a JSON object file published atomically; None when it does not exist.
 
     Only a regular file is read: the file is opened without blocking and anything else (a FIFO,
@@ -445,7 +453,12 @@ def _read_json(path: str) -> Optional[Dict[str, Any]]:
         if not stat.S_ISREG(mode):
             kind = "a named pipe (FIFO)" if stat.S_ISFIFO(mode) else "not a regular file"
             raise ValueError(f"{path}: {kind}; envsched writes regular files only")
-        data = f.read()
+        size = os.fstat(fd).st_size
+        if size > max_bytes:
+            raise ValueError(f"{path}: {size} bytes, more than the {max_bytes} such a file of envsched's can hold")
+        data = f.read(max_bytes + 1)
+        if len(data) > max_bytes:  # grown since the fstat
+            raise ValueError(f"{path}: more than the {max_bytes} bytes such a file of envsched's can hold")
     obj = json.loads(data)
     if not isinstance(obj, dict):
         raise ValueError(f"{path}: not a JSON object")
@@ -475,7 +488,7 @@ METRIC_PREFIX = "envsched/"
 def read_status(exchange_dir: str) -> Optional[Dict[str, Any]]:
     """DIR/status.json as a dict; None when there is none or it cannot be read."""
     try:
-        return _read_json(os.path.join(exchange_dir, "status.json"))
+        return _read_json(os.path.join(exchange_dir, "status.json"), MAX_STATUS_BYTES)
     except (OSError, ValueError, RecursionError):  # RecursionError: nesting too deep to decode
         return None
 
@@ -616,7 +629,7 @@ class RolloutWriter:
             self._write_all(b"\n")
 
     def write(self, record: Mapping[str, Any]) -> None:
-        """Buffer one rollout record (a JSON object; see PROTOCOL.md, "Rollout records")."""
+        """Buffer one rollout record (a JSON object; see PROTOCOL.md, section 4 "Rollouts")."""
         line = json.dumps(dict(record), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
         self._buf.append(line.encode("utf-8") + b"\n")
 
@@ -716,9 +729,26 @@ def _first(row: Mapping[str, Any], keys: Sequence[str]) -> Any:
                 value = None
                 break
             value = value[part]
-        if value is not None:
+        if not _absent(value):
             return value
     return None
+
+
+def _absent(value: Any) -> bool:
+    """None, or a float that is NaN or infinite: the daemon reads a parquet row's non-finite
+    float as null (catalog/parquet.go), so such a key is absent and the next key is read. (A
+    ``task_id`` of NaN beside ``extra_info.index`` named no task here while the daemon took the
+    index: the task it chose mapped back to no dataset row.)
+    """
+    if value is None:
+        return True
+    if isinstance(value, float) or getattr(getattr(value, "dtype", None), "kind", None) == "f":
+        try:
+            f = float(value)
+        except (TypeError, ValueError):
+            return False
+        return f != f or f in (float("inf"), float("-inf"))
+    return False
 
 
 def _id_text(value: Any) -> Optional[str]:

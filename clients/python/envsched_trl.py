@@ -11,7 +11,7 @@ Usage::
                                   reward_funcs=[logging_reward(my_reward, client)],
                                   envsched_client=client)
 
-The dataset rows need an env and a task id by PROTOCOL.md's keys (``env``/``data_source`` and
+Needs TRL v0.18.0 or later (``require_generation_batch``). The dataset rows need an env and a task id by PROTOCOL.md's keys (``env``/``data_source`` and
 ``task_id``/``extra_info.index``, ...). ``_get_train_sampler`` returns an EnvschedRepeatSampler:
 the same shape as TRL's RepeatSampler (each prompt ``num_generations`` times in a row, each
 generation batch repeated ``num_iterations * steps_per_generation`` times), but every generation
@@ -119,12 +119,31 @@ class EnvschedGRPOMixin:
             dataset = self.train_dataset  # type: ignore[attr-defined]
         args = self.args  # type: ignore[attr-defined]
         gens = int(self.num_generations)  # type: ignore[attr-defined]
-        steps_per_generation = int(getattr(args, "steps_per_generation", None) or args.gradient_accumulation_steps)
-        generation_batch_size = int(getattr(args, "generation_batch_size", None)
-                                    or args.per_device_train_batch_size * steps_per_generation)
+        require_generation_batch(args)
+        steps_per_generation = int(args.steps_per_generation)
+        generation_batch_size = int(args.generation_batch_size)
         return sampler_class()(dataset, self.envsched_client, mini_repeat_count=gens,
                                batch_size=generation_batch_size // gens,
                                repeat_count=int(getattr(self, "num_iterations", 1)) * steps_per_generation)
+
+
+def require_generation_batch(args: Any) -> None:
+    """Raise RuntimeError unless ``args`` is a GRPOConfig of TRL v0.18.0 or later.
+
+    The sampler has the shape of TRL's own from v0.18.0 to v1.9.0: ``generation_batch_size //
+    num_generations`` prompts, each ``num_generations`` times in a row, repeated ``num_iterations
+    * steps_per_generation`` times (GRPOConfig sets both fields). Earlier GRPOTrainers sample
+    otherwise: v0.14.0 has no sampler of its own and generates ``num_generations`` completions of
+    each prompt itself (a repeated prompt was rolled out ``num_generations`` squared times), v0.15.0
+    repeats prompts without generation batches, and v0.16.0 and v0.17.0 count the batch over all
+    processes and, in v0.16.0, repeat it only ``num_iterations`` times. Guessed from
+    ``gradient_accumulation_steps`` there, the batches were trained more often than TRL would.
+    """
+    if getattr(args, "generation_batch_size", None) is None or getattr(args, "steps_per_generation", None) is None:
+        raise RuntimeError(
+            "envsched: EnvschedGRPOTrainer needs TRL v0.18.0 or later (its GRPOConfig has generation_batch_size "
+            "and steps_per_generation, which set the shape of the batches envsched chooses); this GRPOConfig has "
+            "neither: upgrade TRL (pip install -U trl)")
 
 
 def refuse_iterable(dataset: Any) -> None:

@@ -21,7 +21,7 @@ Any verl from v0.5.0 (legacy or V1 trainer; dataset and reward wrapper; settings
 
     data.custom_cls.path=/path/to/envsched_verl.py data.custom_cls.name=EnvschedDataset
     data.shuffle=False data.dataloader_num_workers=0
-    +data.envsched.dir=/data/exchange +data.envsched.checkpoint_dir=${trainer.default_local_dir}
+    +data.envsched.dir=/data/exchange '+data.envsched.checkpoint_dir=${trainer.default_local_dir}'
     custom_reward_function.path=/path/to/envsched_verl.py custom_reward_function.name=compute_score
 
 The dataset stamps each row's ``extra_info`` with where it sits (step, slot, request, attempt);

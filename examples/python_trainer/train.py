@@ -126,20 +126,28 @@ def main(argv: List[str]) -> int:
             print(f"the checkpoint is at step {step} of --steps {args.steps}: nothing to do "
                   f"(raise --steps to train on, or use another --checkpoint to start again)")
 
-    with client.rollout_writer() as rollouts:
-        while step < args.steps:
-            step += 1
-            batch = next_batch(client, world, args, step)
-            log_batch(args.batch_log, batch)
-            degenerate = train_step(world, skills, batch, rollouts, args, step)
-            print(f"step {step:3d}  batch {batch.id}{' (FALLBACK)' if batch.fallback else ''}  "
-                  f"degenerate groups {degenerate}/{len(batch.tasks)}  held-out {evaluate(world, skills):.3f}",
-                  flush=True)
-            if step % args.checkpoint_every == 0 or step == args.steps:
-                save_checkpoint(args.checkpoint, {"step": step, "skills": skills, "envsched": client.state_dict(),
-                                                  "dir": exchange})
-            if args.step_delay:
-                time.sleep(args.step_delay)
+    saved = step if os.path.exists(args.checkpoint) else 0  # the step of the checkpoint on disk
+    try:
+        with client.rollout_writer() as rollouts:
+            while step < args.steps:
+                step += 1
+                batch = next_batch(client, world, args, step)
+                log_batch(args.batch_log, batch)
+                degenerate = train_step(world, skills, batch, rollouts, args, step)
+                print(f"step {step:3d}  batch {batch.id}{' (FALLBACK)' if batch.fallback else ''}  "
+                      f"degenerate groups {degenerate}/{len(batch.tasks)}  held-out {evaluate(world, skills):.3f}",
+                      flush=True)
+                if step % args.checkpoint_every == 0 or step == args.steps:
+                    save_checkpoint(args.checkpoint, {"step": step, "skills": skills,
+                                                      "envsched": client.state_dict(), "dir": exchange})
+                    saved = step
+                if args.step_delay:
+                    time.sleep(args.step_delay)
+    except KeyboardInterrupt:  # Ctrl-C, as the README's walkthrough asks: say how to resume, not a traceback
+        where = f"the checkpoint {args.checkpoint} is at step {saved}" if saved else "no checkpoint was written yet"
+        print(f"interrupted at step {step}: {where}; run the same command again to resume "
+              f"(it starts after step {saved})", file=sys.stderr)
+        return 130
     print(f"done: {step} steps, held-out score {evaluate(world, skills):.3f}")
     return 0
 

@@ -320,6 +320,19 @@ class TRLSamplerTest(unittest.TestCase):
         self.assertEqual(chunk[12:], chunk[:12], "a generation batch is repeated steps_per_generation times")
         self.assertEqual(len(sampler), 20 * 3 * 4 * 2)
 
+    def test_trl_before_generation_batches_is_refused(self) -> None:
+        # A GRPOConfig of TRL before v0.18.0 has no generation_batch_size or steps_per_generation:
+        # v0.14.0 generated num_generations completions of each sampled row itself, v0.16.0
+        # repeated a batch num_iterations times only. The sampler's shape would be guessed wrong
+        # (batches trained gradient_accumulation_steps times over), so it is refused by name.
+        args = SimpleNamespace(num_generations=4, num_iterations=1, gradient_accumulation_steps=2,
+                               per_device_train_batch_size=6)
+        trainer = envsched_trl.EnvschedGRPOTrainer(model=None, args=args, train_dataset=ROWS, reward_funcs=[],
+                                                   envsched_client=self.client)
+        with self.assertRaisesRegex(RuntimeError, "TRL v0.18.0 or later"):
+            trainer._get_train_sampler()
+        self.assertEqual(self.responder.answered, {}, "nothing was asked of envsched")
+
     def test_epochs_and_restart_use_position_ids(self) -> None:
         sampler = self.trainer._get_train_sampler()
         first = list(iter(sampler))
