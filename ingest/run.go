@@ -548,6 +548,11 @@ func (r *run) state(c candidate, id ident, f *os.File, fi os.FileInfo) (*storage
 		r.catalogChanged = true
 	}
 	for _, g := range gone {
+		if g.Kind == storage.KindCatalog {
+			// a catalogue file found again as another kind (moved into rollouts/): what it
+			// listed is no longer listed, so the tasks are listed again (review14)
+			r.catalogChanged = true
+		}
 		r.in.opts.Logger.Info("file replaced", "path", g.Path, "file", g.ID)
 		r.dirty[g.ID] = g
 	}

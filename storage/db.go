@@ -100,6 +100,7 @@ type DB struct {
 	closeErr  error
 	writeMu   sync.Mutex                   // held by Commit and StoreAnswer around their transaction and caches
 	broken    atomic.Pointer[DamagedError] // the first damage a transaction met (see DB.guard)
+	metaBytes int64                        // the bytes of the file's two meta pages (see DB.cutShort)
 	followers []*Follower                  // guarded by writeMu: told of every task record a commit writes
 }
 
@@ -137,7 +138,7 @@ func Open(path string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open db %s: %w", path, err)
 	}
-	db := &DB{bolt: bdb, path: path, name: name, log: log}
+	db := &DB{bolt: bdb, path: path, name: name, log: log, metaBytes: 2 * int64(bdb.Info().PageSize)}
 	if err := db.checkLength(); err != nil {
 		bdb.Close()
 		return nil, err

@@ -108,11 +108,32 @@ func (db *DB) guard(fn func() error) error {
 	if d := db.broken.Load(); d != nil {
 		return d
 	}
+	if d := db.cutShort(); d != nil {
+		db.broken.CompareAndSwap(nil, d)
+		return db.broken.Load()
+	}
 	err := guard(db.name, fn)
 	if d := (*DamagedError)(nil); errors.As(err, &d) {
 		db.broken.CompareAndSwap(nil, d)
 	}
 	return err
+}
+
+// cutShort returns the damage of a file shorter than its two meta pages, nil otherwise (or when
+// the open file cannot be looked at). A transaction's begin reads the meta pages with bbolt's
+// meta lock held and releases it without a defer: begun on such a file, it faulted with the
+// lock kept, and every transaction open at that moment (a snapshot being copied, the id table's
+// build) then waited for the lock in its rollback for ever, and the daemon's exit with it
+// (review14). So the length is looked at (one stat of the path) before every transaction begins. A cut
+// further on is met inside a transaction already begun, whose rollback takes no lock a fault
+// left held.
+func (db *DB) cutShort() *DamagedError {
+	fi, err := os.Stat(db.path)
+	if err != nil || fi.Size() >= db.metaBytes {
+		return nil
+	}
+	return &DamagedError{Path: db.name, Cause: fmt.Sprintf("the file has %d bytes, fewer than its two meta pages "+
+		"(%d): it was cut short while envsched had it open", fi.Size(), db.metaBytes)}
 }
 
 // brokenCloseWait is how long Close waits for bbolt's Close of a database that met damage

@@ -421,10 +421,12 @@ class BadAnswerError(ValueError):
 
 
 # The largest file envsched writes of each kind, with room to spare: an answer of 100,000 tasks
-# is about 25 MB, status.json is read by ``envsched status`` only up to 16 MiB. A larger file
+# is about 25 MB, and about 850 MB when every environment name and task id is near the
+# 4,096-byte limit (review14: 256 MiB refused such an answer); status.json is read by
+# ``envsched status`` only up to 16 MiB. A larger file
 # is not envsched's; it was read whole (a 4 GB sparse status.json took 5 GB in every
 # ``metrics()`` call) before it was found not to be JSON.
-MAX_ANSWER_BYTES = 256 << 20
+MAX_ANSWER_BYTES = 1 << 30
 MAX_STATUS_BYTES = 16 << 20
 
 
