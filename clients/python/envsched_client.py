@@ -527,7 +527,9 @@ def batch_metrics(batch: Batch, status: Optional[Mapping[str, Any]] = None) -> D
     * ``envsched/rechosen_factor``, ``envsched/never_tried_factor``,
       ``envsched/rechosen_low_factor``, ``envsched/random_factor``: the count factors of
       re-chosen picks, of selection's picks of tasks never tried, of re-chosen picks predicted
-      to teach little, and of random slots (absent from a daemon older than it).
+      to teach little, and of random slots (absent from a daemon older than it);
+      ``envsched/never_tried_offset``: the logit offset of the mean of selection's picks of
+      tasks never tried (absent from a daemon older than it).
 
     Every value is a finite float; a figure that cannot be computed is left out.
     """
@@ -568,6 +570,7 @@ def batch_metrics(batch: Batch, status: Optional[Mapping[str, Any]] = None) -> D
         _put(out, "never_tried_factor", corr.get("never_tried_factor"))
         _put(out, "rechosen_low_factor", corr.get("rechosen_low_factor"))
         _put(out, "random_factor", corr.get("random_factor"))
+        _put(out, "never_tried_offset", corr.get("never_tried_offset"))
     return out
 
 
