@@ -143,19 +143,7 @@ func TestNeverTriedOffsetOnlyMovesUntriedPicks(t *testing.T) {
 		t.Errorf("untried pick with offset 1: mean %v count %v, without %v count %v: want a higher mean, the same count",
 			got.Mean, got.Alpha+got.Beta, want.Mean, want.Alpha+want.Beta)
 	}
-	for _, c := range []struct {
-		name          string
-		p             Prediction
-		tried, random bool
-	}{
-		{"random slot", untried, false, true},
-		{"tried", preds[0], true, false},
-		{"graded environment", func() Prediction { q := untried; q.graded = true; return q }(), false, false},
-	} {
-		if got, want := pr.Pick(withO, c.p, c.tried, c.random), pr.Pick(st, c.p, c.tried, c.random); got != want {
-			t.Errorf("%s: answered %+v with the offset, %+v without", c.name, got, want)
-		}
-	}
+	otherPicksAlike(t, pr, withO, st, untried, preds[0], "the offset")
 	off := p
 	off.NewShift = false
 	prOff, _ := NewPredictor(off)
