@@ -90,6 +90,7 @@ func batchAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	warnStored(c, id, data)
 	warnExcludedUnknown(c, sch)
 	if err := printBatch(c.App.Writer, data, c.Bool("json")); err != nil {
 		return err
@@ -230,6 +231,32 @@ func batchBody(c *cli.Context) []byte {
 		panic(fmt.Sprintf("batch: the flags' request does not encode: %v", err))
 	}
 	return data
+}
+
+// warnStored says on standard error when the answer stored under id has another size, group
+// size or step than the flags ask for: the same ID always gets the same answer, so `batch --id
+// X --size 5` after X was answered with 2 tasks printed the 2 tasks without a word (the daemon
+// logs such a request at WARN). A new answer always agrees with the flags.
+func warnStored(c *cli.Context, id string, answer []byte) {
+	var a struct {
+		Step      int64 `json:"step"`
+		Size      int   `json:"size"`
+		GroupSize int   `json:"group_size"`
+	}
+	if json.Unmarshal(answer, &a) != nil {
+		return
+	}
+	size, group := c.Int("size"), c.Int("group-size")
+	if a.Size == size && a.GroupSize == group && (!c.IsSet("step") || a.Step == c.Int64("step")) {
+		return
+	}
+	asked := fmt.Sprintf("size %d, group size %d", size, group)
+	if c.IsSet("step") {
+		asked += fmt.Sprintf(", step %d", c.Int64("step"))
+	}
+	fmt.Fprintf(c.App.ErrWriter, "envsched: batch %s was chosen before with size %d, group size %d, step %d, "+
+		"and is printed as stored (the same ID always gets the same answer), not with the %s asked; "+
+		"give a new --id for a new batch\n", id, a.Size, a.GroupSize, a.Step, asked)
 }
 
 // printBatch prints the stored answer: as it is with asJSON, else as a table.

@@ -43,8 +43,8 @@ func demoCommand() *cli.Command {
 
 func demoAction(c *cli.Context) error {
 	steps := c.Int("steps")
-	if steps < 1 {
-		return usageError{fmt.Errorf("--steps %d: must be at least 1", steps)}
+	if steps < 1 || steps > sim.MaxSteps {
+		return usageError{fmt.Errorf("--steps %d: must be 1 to %d", steps, sim.MaxSteps)}
 	}
 	dir, cleanup, err := demoDir(c.String("out"), c.Bool("keep"))
 	if err != nil {

@@ -117,6 +117,11 @@ type Daemon struct {
 	dbFile os.FileInfo
 	// dirLock holds the exchange directory's lock (lockDir); nil when it could not be taken.
 	dirLock *os.File
+	// served is the folder served (DIR's folder when started, or the one locked again since:
+	// relockDir), to tell a link put in DIR's place that leads elsewhere (linkedAway).
+	served servedDir
+	// away is true while DIR is a link to another folder (linkedAway): nothing is served.
+	away bool
 
 	closeOnce sync.Once
 	closeErr  error
@@ -173,6 +178,9 @@ func New(cfg Config, logger *slog.Logger, opts ...Option) (*Daemon, error) {
 	}
 	if d.dirLock, err = lockDir(d.dirs.root, cfg.DB, time.Second, d.log); err != nil {
 		return nil, err
+	}
+	if fi, err := os.Stat(d.dirs.root); err == nil {
+		d.served.set(fi)
 	}
 	if err := d.open(p); err != nil {
 		d.Close()
@@ -360,42 +368,96 @@ func (d *Daemon) serve(ctx context.Context) error {
 	sweep := time.NewTicker(d.cfg.SafetyInterval)
 	defer sweep.Stop()
 	for {
-		var err error
+		var work func() error
 		select {
 		case <-ctx.Done():
+			if d.linkedAway() {
+				return nil
+			}
 			return d.writeStatus()
 		case c := <-d.watcher.Changes():
-			err = d.onChange(ctx, c)
+			work = func() error { return d.onChange(ctx, c) }
 		case <-d.later.due():
-			err = d.ingestPaths(ctx, d.later.take())
+			paths := d.later.take()
+			work = func() error { return d.ingestPaths(ctx, paths) }
 		case <-status.C:
-			if err = d.checkDB(); err == nil {
-				err = d.relockDir()
+			if err := d.checkDB(); err != nil {
+				return err
 			}
-			if err == nil {
-				err = d.writeStatus()
+			work = func() error {
+				if err := d.relockDir(); err != nil {
+					return err
+				}
+				if d.linkedAway() { // DIR swapped since the loop looked
+					return nil
+				}
+				return d.writeStatus()
 			}
 		case <-sweep.C:
-			err = d.sweepRequests(ctx)
+			work = func() error { return d.sweepRequests(ctx) }
 		case <-d.recheck.C:
 			d.recheckAt = time.Time{}
-			err = d.sweepRequests(ctx)
+			work = func() error { return d.sweepRequests(ctx) }
 		}
-		if err != nil {
+		if d.linkedAway() {
+			continue // hints dropped: the full pass below, once DIR is back, finds everything
+		}
+		if d.away {
+			d.away = false
+			d.log.Warn("exchange directory leads to the folder served again; rescanning", "path", d.dirs.root)
+			d.watcher.Relist()
+			if err := d.ingestAll(ctx, "rescan"); err != nil {
+				return err
+			}
+			if err := d.sweepRequests(ctx); err != nil {
+				return err
+			}
+		}
+		if err := work(); err != nil {
 			return err
 		}
 	}
 }
 
+// linkedAway reports whether DIR's path is now a symbolic link that leads to another folder than
+// the one served (DIR moved away and a link to another exchange directory put in its place, or
+// the link given as --dir pointed elsewhere): such a link is never followed, as a linked folder
+// inside DIR is not. Followed, the other folder was locked and served with this database: its
+// rollouts counted into these statistics, its requests answered from these stored answers, and
+// batch files, status.json and snapshots written into it. While it stays so, nothing is read or
+// written; it is logged once. A link to the folder served is harmless and is served through.
+func (d *Daemon) linkedAway() bool {
+	if !d.served.elsewhere(d.dirs.root) {
+		if d.away {
+			delete(d.faults, d.dirs.root+" link")
+		}
+		return false
+	}
+	if !d.away {
+		d.away = true
+		target, err := filepath.EvalSymlinks(d.dirs.root)
+		if err != nil { // a link that leads nowhere
+			target, _ = os.Readlink(d.dirs.root)
+		}
+		if d.faults.once(d.dirs.root+" link", target) {
+			d.log.Error("exchange directory is a symbolic link to another folder now; envsched never follows a link "+
+				"out of the folder it serves: nothing is read or written until it is that folder again (start "+
+				"another envsched, with its own --db, to serve the other one)", "path", d.dirs.root, "leads_to", target)
+		}
+	}
+	return true
+}
+
 // checkDB fails when the database file at its path is no longer the one opened (removed, or
 // replaced by another file): the daemon would go on storing into a file nobody can open again,
 // while the reading commands said there was no database and a new daemon could start on the
-// path. It runs with each heartbeat.
+// path. It fails too when the file is shorter than its pages (cut short in place). It runs with
+// each heartbeat.
 func (d *Daemon) checkDB() error {
 	fi, err := os.Stat(d.cfg.DB)
 	switch {
 	case err == nil && os.SameFile(fi, d.dbFile):
-		return nil
+		return d.db.CheckSize(fi.Size()) // the same file, cut short in place (`: > envsched.db`)
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		if d.faults.once(d.cfg.DB, errText(err)) { // a folder on the path made unreadable: cannot tell
 			d.log.Warn("cannot check the database file", "path", d.cfg.DB, "err", err)
@@ -500,7 +562,8 @@ func (d *Daemon) answerAll(ctx context.Context, names []string, seen time.Time) 
 // serveSnapshots answers the reading commands' requests for a consistent copy of the database
 // (package snapshot) from a goroutine of its own: it only reads, and never holds up the loop.
 func (d *Daemon) serveSnapshots(ctx context.Context) {
-	err := snapshot.Serve(ctx, d.db, d.dirs.root, snapshot.ServeOptions{Logger: d.log})
+	err := snapshot.Serve(ctx, d.db, d.dirs.root, snapshot.ServeOptions{Logger: d.log,
+		Paused: func() bool { return d.served.elsewhere(d.dirs.root) }})
 	if err != nil {
 		d.log.Warn("snapshots for stats, report and export are unavailable", "err", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"sync"
 	"syscall"
 	"time"
 
@@ -80,6 +81,9 @@ func (d *Daemon) relockDir() error {
 	if err != nil {
 		return nil
 	}
+	if lfi, err := os.Lstat(d.dirs.root); err == nil && lfi.Mode()&os.ModeSymlink != 0 && d.served.elsewhere(d.dirs.root) {
+		return nil // a link to another folder in DIR's place: never followed, nor locked (linkedAway)
+	}
 	fi, err := os.Stat(d.dirs.root)
 	if err != nil || os.SameFile(fi, held) {
 		return nil
@@ -91,5 +95,36 @@ func (d *Daemon) relockDir() error {
 	d.log.Warn("exchange directory was replaced; locked the new one", "path", d.dirs.root)
 	d.dirLock.Close()
 	d.dirLock = f
+	if fi, err := f.Stat(); err == nil {
+		d.served.set(fi)
+	}
 	return nil
+}
+
+// servedDir is the folder the daemon serves, read by the loop and by the snapshot server's
+// goroutine.
+type servedDir struct {
+	mu sync.Mutex
+	fi os.FileInfo
+}
+
+func (s *servedDir) set(fi os.FileInfo) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fi = fi
+}
+
+// elsewhere reports whether root is a symbolic link that leads to another folder than the one
+// served (or nowhere). A plain folder, or a root that cannot be read, is left to the other
+// checks (relockDir, repairDirs).
+func (s *servedDir) elsewhere(root string) bool {
+	fi, err := os.Lstat(root)
+	if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		return false
+	}
+	s.mu.Lock()
+	served := s.fi
+	s.mu.Unlock()
+	target, err := os.Stat(root)
+	return served == nil || err != nil || !os.SameFile(target, served)
 }

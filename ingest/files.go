@@ -179,11 +179,38 @@ func (g *registry) resolve(rel string, kind storage.FileKind, id ident, birth in
 	if f != nil && !f.Gone {
 		gone = append(gone, g.markGone(f))
 	}
+	if f != nil && f.Kind != kind {
+		// The identity was last tracked as the other kind (a rollout file moved into catalog/,
+		// read there as a catalogue file, and moved back): its tombstone of this kind, if it
+		// has one, resumes where it was, as a file moved anywhere else and back does. Taken
+		// for a new file, it was read again from its start: every rollout counted twice.
+		if back := g.goneOfKind(id, kind, birth); back != nil {
+			g.place(back, rel, id)
+			return back, changeBack, gone
+		}
+	}
 	f = &storage.FileState{ID: g.nextID, Kind: kind, Path: rel, Dev: id.dev, Ino: id.ino, Birth: birth}
 	g.nextID++
 	g.byID[f.ID] = f
 	g.place(f, rel, id)
 	return f, changeNew, gone
+}
+
+// goneOfKind returns the newest tombstone of identity id and the given kind that a file of birth
+// time birth can be, or nil. gone keeps only the newest tombstone of each identity, so the
+// older ones are looked for among all files: this happens only when a file is found as another
+// kind than it was last tracked as (moved between catalog/ and rollouts/), which is rare.
+func (g *registry) goneOfKind(id ident, kind storage.FileKind, birth int64) *storage.FileState {
+	var back *storage.FileState
+	for _, f := range g.byID {
+		if f.Gone && f.Kind == kind && identOfState(f) == id && sameBirth(f, birth) && (back == nil || f.ID > back.ID) {
+			back = f
+		}
+	}
+	if back != nil && back.Birth == 0 {
+		back.Birth = birth
+	}
+	return back
 }
 
 // renumbered returns the tracked file (live or a tombstone) at path rel that the file found

@@ -91,3 +91,47 @@ func TestHardLinkAcrossCatalogAndRollouts(t *testing.T) {
 		})
 	}
 }
+
+// TestMovedAcrossCatalogAndRolloutsAndBack: a rollout file moved into catalog/ (read there as
+// the catalogue file it now is) and moved back into rollouts/ resumes where it was, as a file
+// moved anywhere else and back does; likewise a catalogue file moved into rollouts/ and back.
+// Its tracked state of the first kind was lost when it was read as the other kind: moved back,
+// it was a new file, read from its start, every rollout counted a second time (hostile14a:
+// 15 rollouts for 11 with the real daemon), every catalogue row stored again.
+func TestMovedAcrossCatalogAndRolloutsAndBack(t *testing.T) {
+	for _, tc := range []struct{ home, away string }{
+		{"rollouts/r.jsonl", "catalog/r.jsonl"},
+		{"catalog/c.jsonl", "rollouts/c.jsonl"},
+	} {
+		t.Run(tc.home, func(t *testing.T) {
+			e := newEnv(t, Options{})
+			e.write(tc.home, `{"env":"e","task":"1","reward":1}`+"\n"+`{"env":"e","task":"2","reward":0}`+"\n")
+			e.scan()
+			if err := os.MkdirAll(e.path(strings.Split(tc.away, "/")[0]), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(e.path(tc.home), e.path(tc.away)); err != nil {
+				t.Fatal(err)
+			}
+			e.scan()
+			away := e.counters()
+			if err := os.Rename(e.path(tc.away), e.path(tc.home)); err != nil {
+				t.Fatal(err)
+			}
+			e.scan()
+			e.reopen()
+			e.scan()
+			after := e.counters()
+			if after.Rollouts != away.Rollouts || after.Quarantined != away.Quarantined {
+				t.Errorf("moved %s to %s (rollouts %d, quarantined %d) and back: rollouts %d, quarantined %d; "+
+					"want unchanged (it resumes where it was)", tc.home, tc.away, away.Rollouts, away.Quarantined,
+					after.Rollouts, after.Quarantined)
+			}
+			e.append(tc.home, `{"env":"e","task":"3","reward":1}`+"\n")
+			e.scan()
+			if got := e.counters(); tc.home == "rollouts/r.jsonl" && got.Rollouts != after.Rollouts+1 {
+				t.Errorf("a line appended after the move back: rollouts %d -> %d; want one more", after.Rollouts, got.Rollouts)
+			}
+		})
+	}
+}

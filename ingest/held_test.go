@@ -143,3 +143,53 @@ func TestBadFromTheStartHoldsNothing(t *testing.T) {
 		t.Fatalf("retired %v; want %v", r, want)
 	}
 }
+
+// TestEmptiedCatalogueRewrittenRetires: a catalogue file emptied in place and then written again
+// with fewer tasks (Python's open(path, "w") then write, a scan between the two) is an edit once
+// its rows are read: the tasks it no longer lists retire. The rows read into a file that listed
+// nothing were taken for an append, which retires nothing and did not look at the lists again:
+// the tasks it left out stayed in service until some other catalogue file changed (hostile14a:
+// a request for 21 of the 20 tasks left was answered with tasks of the removed environments).
+// Likewise a file held for bad rows that gets good ones appended.
+func TestEmptiedCatalogueRewrittenRetires(t *testing.T) {
+	e := newEnv(t, Options{ReadCatalogFile: readStray})
+	rows := func(tasks ...string) string {
+		var b strings.Builder
+		for _, task := range tasks {
+			fmt.Fprintf(&b, `{"env":"e","task":%q}`+"\n", task)
+		}
+		return b.String()
+	}
+	want := func(what string, tasks ...string) {
+		t.Helper()
+		w := map[storage.TaskKey]bool{}
+		for _, task := range tasks {
+			w[storage.TaskKey{Env: "e", Task: task}] = true
+		}
+		if r := e.retired(); !reflect.DeepEqual(r, w) && (len(r) != 0 || len(w) != 0) {
+			t.Fatalf("%s: retired %v; want %v", what, r, w)
+		}
+	}
+	e.write("catalog/a.jsonl", rows("a1", "a2", "a3", "a4"))
+	e.scan()
+	e.write("catalog/a.jsonl", "") // emptied in place
+	e.scan()
+	want("emptied")
+	e.write("catalog/a.jsonl", rows("a1", "a2"))
+	e.scan()
+	want("written again with a1, a2", "a3", "a4")
+
+	e.write("catalog/a.jsonl", "garbage\n") // bad rows alone: held
+	e.scan()
+	want("bad rows", "a3", "a4")
+	e.append("catalog/a.jsonl", rows("a1"))
+	e.scan()
+	want("a good row appended after the bad one", "a2", "a3", "a4")
+
+	e.write("catalog/a.jsonl", "garbage\n") // held again, then a restart: holding is not stored
+	e.scan()
+	e.reopen()
+	e.append("catalog/a.jsonl", rows("a3"))
+	e.scan()
+	want("a good row appended after the bad one, after a restart", "a1", "a2", "a4")
+}

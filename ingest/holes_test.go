@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"io"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -230,5 +232,47 @@ func TestLongSkipReportsProgressAndStops(t *testing.T) {
 	}
 	if got := e.reasons(); !reflect.DeepEqual(got, []string{f + "@34:line too long"}) {
 		t.Errorf("quarantined %v", got)
+	}
+}
+
+// TestFileSourceStopsWhereTheFileWasRewritten: a file rewritten in place (truncated, then
+// written again longer) between two reads of a fileSource is not read on at the old position
+// in the new content: the read ends there (io.EOF), and the next scan's content check reads the
+// new content from its start. Bytes appended between two reads are read on as before.
+func TestFileSourceStopsWhereTheFileWasRewritten(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.jsonl")
+	old := strings.Repeat(`{"env":"e","task":"old","reward":1}`+"\n", 100)
+	if err := os.WriteFile(path, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	src := &fileSource{f: f, limit: -1, prev: []byte{}}
+	buf := make([]byte, 500)
+	for range 2 {
+		if n, err := src.Read(buf); n != len(buf) || err != nil {
+			t.Fatalf("read %d, %v", n, err)
+		}
+	}
+	w, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.WriteString(`{"env":"e","task":"more","reward":1}` + "\n")
+	w.Close()
+	if n, err := src.Read(buf); n != len(buf) || err != nil {
+		t.Fatalf("after an append: read %d, %v; want a whole chunk", n, err)
+	}
+	if err := os.WriteFile(path, []byte(strings.Repeat(`{"env":"e","task":"new","reward":0}`+"\n", 200)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := src.Read(buf); n != 0 || err != io.EOF {
+		t.Errorf("after a rewrite in place: read %d, %v; want 0, EOF", n, err)
+	}
+	if n, err := src.Read(buf); n != 0 || err != io.EOF {
+		t.Errorf("read again: %d, %v; want 0, EOF", n, err)
 	}
 }

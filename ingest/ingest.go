@@ -59,12 +59,16 @@ type Ingester struct {
 	whole map[uint64]wholeNote
 	// holding are the catalogue files that hold their tasks back (listed), with why, as last logged.
 	holding map[uint64]string
+	// listedOnce is true once listed has run in this process: holding is known from then on.
+	listedOnce bool
 	// hashed says when each catalogue file read whole was last hashed (hashDue).
 	hashed map[uint64]hashMark
 
 	// uncatalogued counts the tasks first seen in rollouts of a database with a catalogue since
 	// New (logUncatalogued): the first maxLogged are logged one by one.
 	uncatalogued int
+	// reusedLogs counts the commits since New whose reused rollout ids were logged (logReused).
+	reusedLogs int
 
 	batches [2]*storage.Batch // reused across scans
 	// listsPending is the database's Counters.ListsPending: a scan's commits stored a changed

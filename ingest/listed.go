@@ -22,6 +22,7 @@ import (
 // is left at all (a catalog/ folder removed, or emptied, is no catalogue rather than an empty
 // one: nothing is retired).
 func (in *Ingester) listed() (out map[storage.TaskKey]bool, lists map[uint64]*storage.FileList, held []uint64) {
+	in.listedOnce = true
 	out, lists = map[storage.TaskKey]bool{}, map[uint64]*storage.FileList{}
 	envs := map[string]string{} // one copy of each environment's name, not one a row
 	var files []*storage.FileState

@@ -108,6 +108,24 @@ func (in *Ingester) logUncatalogued(us []storage.Uncatalogued) {
 	}
 }
 
+// logReused logs a commit's rollouts skipped as duplicates although the rollout stored under
+// their id is of another task (storage.Result.Reused): a trainer whose rollout ids are unique
+// only within a task or a group (`STEP/i`) lost every such rollout with nothing but the
+// duplicates counter to show for it. One line per commit that had any, the first maxLogged
+// commits since New.
+func (in *Ingester) logReused(res storage.Result) {
+	if res.Reused == 0 || in.reusedLogs >= maxLogged {
+		return
+	}
+	in.reusedLogs++
+	f := res.FirstReused
+	in.opts.Logger.Warn("rollouts skipped as duplicates whose rollout_id is stored for another task: they are lost; "+
+		"a rollout_id must name one rollout among all tasks' (PROTOCOL.md section 4, Duplicates), such as "+
+		"REQUEST/ENV/TASK/RANK/i", "count", res.Reused, "rollout_id", asciiName(f.RolloutID),
+		"env", asciiName(f.Task.Env), "task", asciiName(f.Task.Task),
+		"stored_env", asciiName(f.Stored.Env), "stored_task", asciiName(f.Stored.Task))
+}
+
 // asciiName is name as the log shows it: itself when it is printable ASCII, else quoted with
 // every other character escaped, so that two names that read alike are seen to differ.
 func asciiName(name string) string {
@@ -530,6 +548,11 @@ func (r *run) state(c candidate, id ident, f *os.File, fi os.FileInfo) (*storage
 		r.catalogChanged = true
 	}
 	for _, g := range gone {
+		if g.Kind == storage.KindCatalog {
+			// a catalogue file found again as another kind (moved into rollouts/): what it
+			// listed is no longer listed, so the tasks are listed again (review14)
+			r.catalogChanged = true
+		}
 		r.in.opts.Logger.Info("file replaced", "path", g.Path, "file", g.ID)
 		r.dirty[g.ID] = g
 	}
@@ -863,7 +886,7 @@ func (r *run) read(c candidate, f *os.File, st *storage.FileState, size int64) e
 		return r.compressed(f, st, size, kind)
 	}
 	from := st.Offset
-	src := &fileSource{f: f, off: st.Offset, limit: -1}
+	src := &fileSource{f: f, off: st.Offset, limit: -1, prev: append([]byte{}, st.Tail...)}
 	if c.listed != nil && c.listed.Size() < size { // a full scan: up to the size it was listed with
 		src.limit = max(c.listed.Size(), st.Offset)
 	}
@@ -872,6 +895,15 @@ func (r *run) read(c candidate, f *os.File, st *storage.FileState, size int64) e
 	}
 	if st.Offset != from {
 		r.dirty[st.ID] = st // its final offset goes into the next flush
+		if st.Kind == storage.KindCatalog && (from == 0 || r.in.holding[st.ID] != "" || !r.in.listedOnce) {
+			// Rows read into a file that listed nothing when last looked at (emptied in place
+			// and written again, or held for bad rows): an edit, not an append, so the lists are
+			// looked at again and the tasks it no longer lists retire. Taken for an append,
+			// they stayed in service until some other catalogue file changed. Which files are
+			// held is known once the lists were looked at in this process (holding): until
+			// then, rows read into any catalogue file look at them.
+			r.catalogChanged = true
+		}
 	}
 	r.current = nil
 	return nil
@@ -1306,6 +1338,7 @@ func (r *run) account(b *storage.Batch, res storage.Result) {
 		r.logged++
 	}
 	r.in.logUncatalogued(res.Uncatalogued)
+	r.in.logReused(res)
 	r.progress.Done += r.inflightBytes
 	r.progress.Lines = int64(s.Rollouts + s.Duplicates + s.Quarantined + s.TaskRows)
 	r.progress.FilesRead = s.FilesRead

@@ -17,6 +17,7 @@ type corrCollector struct {
 	scale, slope, eta, theta, groups                                  *prometheus.Desc
 	ret, retGroups                                                    *prometheus.Desc
 	reFactor, newFactor, lowFactor, randFactor, reOffset, trendWeight *prometheus.Desc
+	newOffset                                                         *prometheus.Desc
 	graded, gradedGroups                                              *prometheus.Desc
 	state                                                             *prometheus.Desc
 }
@@ -36,6 +37,7 @@ func newCorrCollector(src Source) *corrCollector {
 		reFactor:     d("envsched_correction_rechosen_factor", "Factor of the re-chosen correction's count for selection's re-chosen picks (1 until measured)."),
 		newFactor:    d("envsched_correction_never_tried_factor", "Factor of the count of selection's picks of tasks never tried, in environments whose rewards are 0 or 1 (1 until measured)."),
 		lowFactor:    d("envsched_correction_rechosen_low_factor", "Factor of the re-chosen correction's count for selection's re-chosen picks predicted to teach little (4E[p(1-p)] below 1/2); rechosen_factor until measured."),
+		newOffset:    d("envsched_correction_never_tried_offset", "Logit offset of the mean of selection's picks of tasks never tried, in environments whose rewards are 0 or 1, before the never-tried factor (0 until measured)."),
 		randFactor:   d("envsched_correction_random_factor", "Factor of the count of a random slot's answer, in environments whose rewards are 0 or 1, matched on the last random slots' groups (1 until measured)."),
 		reOffset:     d("envsched_correction_rechosen_offset", "The one re-chosen logit offset of tasks rolled out before."),
 		trendWeight:  d("envsched_correction_rechosen_trend_weight", "Weight of the re-chosen trend against the one offset, N/(N + 8) for N groups (0: none fitted)."),
@@ -48,7 +50,7 @@ func newCorrCollector(src Source) *corrCollector {
 // Describe sends every metric's description.
 func (c *corrCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.scale, c.slope, c.eta, c.theta, c.groups, c.ret, c.retGroups,
-		c.reFactor, c.newFactor, c.lowFactor, c.randFactor, c.reOffset, c.trendWeight, c.graded, c.gradedGroups, c.state} {
+		c.reFactor, c.newFactor, c.newOffset, c.lowFactor, c.randFactor, c.reOffset, c.trendWeight, c.graded, c.gradedGroups, c.state} {
 		ch <- d
 	}
 }
@@ -78,6 +80,7 @@ func (c *corrCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	gauge(c.reFactor, cr.RechosenFactor)
 	gauge(c.newFactor, cr.NeverTriedFactor)
+	gauge(c.newOffset, cr.NeverTriedOffset)
 	gauge(c.lowFactor, cr.RechosenLowFactor)
 	gauge(c.randFactor, cr.RandomFactor)
 	gauge(c.reOffset, cr.RechosenOffset)

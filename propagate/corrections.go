@@ -28,6 +28,10 @@ type Corrections struct {
 	// RechosenLowFactor takes rechosen_factor's place for the re-chosen picks predicted to
 	// teach little (Dispersion.LowFactor; rechosen_factor while unmeasured).
 	RechosenLowFactor float64 `json:"rechosen_low_factor"`
+	// NeverTriedOffset is the logit offset added to the mean of selection's picks of tasks
+	// never tried, in environments whose rewards are 0 or 1, before never_tried_factor
+	// (Dispersion.NewOffset; 0 while unmeasured).
+	NeverTriedOffset float64 `json:"never_tried_offset"`
 	// RandomFactor multiplies the count of a random slot's answer, in environments whose
 	// rewards are 0 or 1 (Dispersion.RandomFactor; 1 while unmeasured), and RandomGroups is
 	// the number of random slots' groups it is matched on (Dispersion.RandomWindow).
@@ -131,8 +135,8 @@ func (s State) Corrections() Corrections {
 			"random_slot": shown(random, groupsOf(d.Random)),
 		},
 		RechosenFactor: r4(d.rechosenFactor()), NeverTriedFactor: r4(d.newFactor()),
-		RechosenLowFactor: r4(d.lowFactor()),
-		RandomFactor:      r4(d.randomFactor()), RandomGroups: len(d.RandomWindow),
+		RechosenLowFactor: r4(d.lowFactor()), NeverTriedOffset: r4(d.NewOffset),
+		RandomFactor: r4(d.randomFactor()), RandomGroups: len(d.RandomWindow),
 		RechosenOffset: r4(s.Rechosen),
 		ExplorationReturn: Return{Factor: r4(s.ExplorationReturn()), Groups: signalN(d.NewSignal),
 			ReferenceGroups: signalN(d.ReSignal)},

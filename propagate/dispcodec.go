@@ -28,6 +28,7 @@ import (
 //	byte 0 (none) or 1 and the trend
 //	version 6: version 5's, then the random-slot factor: float64, and its window of groups
 //	as pending groups are written
+//	version 7: version 6's, then the never-tried offset: float64
 //
 // where a likelihood is byte 0 (none) or 1, uvarint count, count × float32, float64 n; a name
 // a uvarint length and its bytes; numbers little-endian.
@@ -42,8 +43,10 @@ import (
 // adds the graded calibration's maps (Params.GradedCal) after version 4's fields and is
 // likewise written only when there are some: a database of 0/1 rewards never measures one.
 // Version 6 adds the random-slot factor and its window (Params.RandomMatch) after version
-// 5's fields, written only when there are some.
+// 5's fields, written only when there are some. Version 7 adds the never-tried offset
+// (Params.NewShift) after version 6's fields, written only when there is one.
 const (
+	dispersionVersion7 = 7
 	dispersionVersion6 = 6
 	dispersionVersion5 = 5
 	dispersionVersion4 = 4
@@ -60,6 +63,8 @@ var errDispersion = errors.New("dispersion: bad binary encoding")
 func (d Dispersion) MarshalBinary() ([]byte, error) {
 	b := []byte{dispersionVersion}
 	switch {
+	case d.NewOffset != 0:
+		b[0] = dispersionVersion7
 	case d.RandomFactor != 0 || len(d.RandomWindow) > 0:
 		b[0] = dispersionVersion6
 	case d.Graded != nil:
@@ -113,8 +118,11 @@ func (d Dispersion) MarshalBinary() ([]byte, error) {
 			b = appendTrendFlag(b, tr)
 		}
 	}
-	if b[0] == dispersionVersion6 {
+	if b[0] >= dispersionVersion6 { // version 6's fields, in version 7 too
 		b = appendPending(appendF64(b, d.RandomFactor), d.RandomWindow)
+	}
+	if b[0] == dispersionVersion7 {
+		b = appendF64(b, d.NewOffset)
 	}
 	if !d.finite() {
 		return nil, fmt.Errorf("dispersion: a number is not finite")
@@ -124,7 +132,7 @@ func (d Dispersion) MarshalBinary() ([]byte, error) {
 
 // finite reports whether every number of d but the log-likelihoods is finite.
 func (d Dispersion) finite() bool {
-	xs := []float64{d.RechosenFactor, d.NewFactor, d.LowFactor, d.RandomFactor}
+	xs := []float64{d.RechosenFactor, d.NewFactor, d.LowFactor, d.RandomFactor, d.NewOffset}
 	for _, g := range slices.Concat(d.NewPending, d.LowPending, d.RandomWindow) {
 		xs = append(xs, g.Mean, g.Count)
 	}
@@ -258,7 +266,7 @@ func appendLikelihood(b []byte, l *Likelihood) []byte {
 func (d *Dispersion) UnmarshalBinary(data []byte) error {
 	r := wsDecoder{b: data}
 	v := r.byte()
-	if v != dispersionVersion6 && v != dispersionVersion5 && v != dispersionVersion4 && v != dispersionVersion3 && v != dispersionVersion && v != dispersionVersion1 {
+	if v != dispersionVersion7 && v != dispersionVersion6 && v != dispersionVersion5 && v != dispersionVersion4 && v != dispersionVersion3 && v != dispersionVersion && v != dispersionVersion1 {
 		return errDispersion
 	}
 	var out Dispersion
@@ -284,7 +292,7 @@ func (d *Dispersion) UnmarshalBinary(data []byte) error {
 	if v != dispersionVersion1 {
 		r.signals(&out.CoverSignal, &out.ExploitSignal)
 	}
-	v4 := v >= dispersionVersion4 && v <= dispersionVersion6 // version 4's fields, in versions 5 and 6 too
+	v4 := v >= dispersionVersion4 && v <= dispersionVersion7 // version 4's fields, in versions 5 to 7 too
 	if v == dispersionVersion3 || v4 && r.flag() {
 		out.Stuck = r.trend()
 	}
@@ -292,14 +300,17 @@ func (d *Dispersion) UnmarshalBinary(data []byte) error {
 		out.NewFactor, out.NewPending = r.float64(), r.pending()
 		out.LowFactor, out.LowPending = r.float64(), r.pending()
 	}
-	if v == dispersionVersion5 || v == dispersionVersion6 {
+	if v >= dispersionVersion5 && v <= dispersionVersion7 {
 		out.Graded = &GradedCal{Untried: r.trendFlag(), Rechosen: r.trendFlag(), Random: r.trendFlag()}
 		if *out.Graded == (GradedCal{}) {
 			out.Graded = nil
 		}
 	}
-	if v == dispersionVersion6 {
+	if v == dispersionVersion6 || v == dispersionVersion7 {
 		out.RandomFactor, out.RandomWindow = r.float64(), r.pending()
+	}
+	if v == dispersionVersion7 {
+		out.NewOffset = r.float64()
 	}
 	if r.bad || len(r.b) != 0 || !out.finite() {
 		return errDispersion

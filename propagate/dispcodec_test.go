@@ -252,32 +252,42 @@ func TestDispersionVersion6OnlyWithARandomFactor(t *testing.T) {
 				with.RandomWindow = append(with.RandomWindow, MatchGroup{Mean: rng.Float64(), Count: rng.Float64() * 9, N: 4, K: int64(rng.IntN(5))})
 			}
 		}
-		bin, err := with.MarshalBinary()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if bin[0] != dispersionVersion6 || without[0] == dispersionVersion6 {
-			t.Fatalf("draw %d: versions %d with the factor, %d without: want 6, and the one before", i, bin[0], without[0])
-		}
-		var got Dispersion
-		if err := got.UnmarshalBinary(bin); err != nil {
-			t.Fatalf("draw %d: %v", i, err)
-		}
-		js, _ := json.Marshal(with)
-		var want Dispersion
-		if err := json.Unmarshal(js, &want); err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("draw %d: binary decodes to\n%+v\nJSON to\n%+v", i, got, want)
-		}
+		got := versionedRoundTrip(t, i, with, without, dispersionVersion6, "the factor")
 		if got.RandomFactor != with.RandomFactor || len(got.RandomWindow) != len(with.RandomWindow) {
 			t.Fatalf("draw %d: factor %v (%d groups), want %v (%d)", i, got.RandomFactor, len(got.RandomWindow), with.RandomFactor, len(with.RandomWindow))
 		}
-		for cut := range len(bin) {
-			if i < 5 && new(Dispersion).UnmarshalBinary(bin[:cut]) == nil {
-				t.Fatalf("draw %d: %d of %d bytes decoded", i, cut, len(bin))
-			}
+	}
+}
+
+// versionedRoundTrip encodes with (draw i), whose field added in version is set, and checks
+// that it is written in that version while without (the same dispersion without it, encoded)
+// is not, that it decodes to what its JSON round trip gives, and, for the first draws, that no
+// prefix of it decodes; it returns what it decoded to. what names the field in messages.
+func versionedRoundTrip(t *testing.T, i int, with Dispersion, without []byte, version byte, what string) Dispersion {
+	t.Helper()
+	bin, err := with.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bin[0] != version || without[0] == version {
+		t.Fatalf("draw %d: versions %d with %s, %d without: want %d, and the one before", i, bin[0], what, without[0], version)
+	}
+	var got Dispersion
+	if err := got.UnmarshalBinary(bin); err != nil {
+		t.Fatalf("draw %d: %v", i, err)
+	}
+	js, _ := json.Marshal(with)
+	var want Dispersion
+	if err := json.Unmarshal(js, &want); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("draw %d: binary decodes to\n%+v\nJSON to\n%+v", i, got, want)
+	}
+	for cut := range len(bin) {
+		if i < 5 && new(Dispersion).UnmarshalBinary(bin[:cut]) == nil {
+			t.Fatalf("draw %d: %d of %d bytes decoded", i, cut, len(bin))
 		}
 	}
+	return got
 }

@@ -124,6 +124,9 @@ type Dispersion struct {
 	// NewPending are the groups of such picks that came back, as predicted, while too few to
 	// measure the factor (fewer than minFactorGroups): measured with the next ones.
 	NewPending []MatchGroup `json:"new_pending,omitempty"`
+	// NewOffset is the logit offset added to the mean of such a pick's answer before the
+	// factor (0: none measured; see Params.NewShift), within ±newOffsetMax.
+	NewOffset float64 `json:"new_offset,omitempty"`
 	// LowFactor takes the place of RechosenFactor for selection's re-chosen picks predicted
 	// to teach little (lowValue: the tasks picked as the best variance left), and LowPending
 	// holds their groups while too few to measure it (see Params.LowMatch).
@@ -237,7 +240,7 @@ func (d Dispersion) clone() Dispersion {
 		NewSignal: d.NewSignal.clone(), ReSignal: d.ReSignal.clone(), RandSignal: d.RandSignal.clone(),
 		CoverSignal: d.CoverSignal.clone(), ExploitSignal: d.ExploitSignal.clone(),
 		RechosenFactor: validFactor(d.RechosenFactor), NewFactor: validFactor(d.NewFactor), LowFactor: validFactor(d.LowFactor),
-		RandomFactor: validFactor(d.RandomFactor)}
+		RandomFactor: validFactor(d.RandomFactor), NewOffset: validOffset(d.NewOffset)}
 	out.NewPending, out.LowPending = validPending(d.NewPending), validPending(d.LowPending)
 	out.RandomWindow = validWindow(d.RandomWindow)
 	if d.Trend != nil && d.Trend.valid() {

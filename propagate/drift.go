@@ -146,6 +146,7 @@ type drift struct {
 	byCount       bool    // the counts may be drawn together (θ of the grid)
 	match         bool    // the re-chosen factor is measured (Params.DispersionMatch)
 	matchUntried  bool    // the never-tried factor is measured (Params.NewMatch)
+	shiftUntried  bool    // with the never-tried offset (Params.NewShift)
 	matchLow      bool    // the low-value re-chosen factor is measured (Params.LowMatch)
 	matchRand     bool    // the random-slot factor is measured (Params.RandomMatch)
 	stuck         bool    // stuck tasks are a channel of their own (Params.DispersionStuck)
@@ -196,6 +197,10 @@ func (d *drift) start(st State, p Params) {
 	}
 	if !d.matchUntried {
 		d.disp.NewFactor, d.disp.NewPending = 0, nil // as the stuck map
+	}
+	d.shiftUntried = d.matchUntried && p.NewShift
+	if !d.shiftUntried {
+		d.disp.NewOffset = 0
 	}
 	if !d.matchLow {
 		d.disp.LowFactor, d.disp.LowPending = 0, nil

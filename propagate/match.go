@@ -127,7 +127,88 @@ func (d *drift) matchNew(groups []group) {
 		}
 		obs = append(obs, matchGroup(gr, k))
 	}
-	d.disp.NewFactor, d.disp.NewPending = matchPending(d.disp.NewFactor, d.disp.newFactor(), obs)
+	if !d.shiftUntried {
+		d.disp.NewFactor, d.disp.NewPending = matchPending(d.disp.NewFactor, d.disp.newFactor(), obs)
+		return
+	}
+	if len(obs) < minFactorGroups {
+		d.disp.NewPending = obs
+		return
+	}
+	// the offset (Params.NewShift), then the factor on the groups with their means moved by
+	// it; the first request's groups, answered at ½ with nothing known, say nothing of the
+	// predictions' level and leave it as it is
+	if d.disp.Global.measured() {
+		d.disp.NewOffset = towardsOffset(d.disp.NewOffset, matchOffset(obs))
+	}
+	if f, ok := matchFactor(shiftGroups(obs, d.disp.NewOffset)); ok {
+		d.disp.NewFactor = towards(d.disp.newFactor(), f)
+	}
+	d.disp.NewPending = nil
+}
+
+// newOffsetMax bounds the never-tried offset (Params.NewShift), in logits.
+const newOffsetMax = 2
+
+// validOffset is x when it is a never-tried offset within its bounds, else 0 (none), as a
+// state stored by another version may hold.
+func validOffset(x float64) float64 {
+	if !(x >= -newOffsetMax && x <= newOffsetMax) {
+		return 0
+	}
+	return x
+}
+
+// matchOffset returns the logit offset, within ±newOffsetMax, under which the mean reward
+// predicted for the groups (each group's mean moved by it in logits) equals the mean that
+// came back, counting each group by its size; a mean outside what the bounds can predict
+// gives the nearer bound. The predicted mean grows with the offset, so a bisection finds it.
+func matchOffset(groups []MatchGroup) float64 {
+	var k, n float64
+	for _, g := range groups {
+		k, n = k+float64(g.K), n+float64(g.N)
+	}
+	predicted := func(off float64) float64 {
+		s := 0.0
+		for _, g := range groups {
+			s += float64(g.N) * sigmoid(logit(g.Mean)+off)
+		}
+		return s
+	}
+	lo, hi := -float64(newOffsetMax), float64(newOffsetMax)
+	switch {
+	case predicted(lo) >= k:
+		return lo
+	case predicted(hi) <= k:
+		return hi
+	}
+	for range 40 {
+		mid := (lo + hi) / 2
+		if predicted(mid) < k {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return (lo + hi) / 2
+}
+
+// towardsOffset is prev moved a share factorRate of the way to off, within ±newOffsetMax.
+func towardsOffset(prev, off float64) float64 {
+	next := (1-factorRate)*validOffset(prev) + factorRate*off
+	return min(max(next, -newOffsetMax), newOffsetMax)
+}
+
+// shiftGroups is groups with each mean moved by off in logits (groups itself when off is 0).
+func shiftGroups(groups []MatchGroup, off float64) []MatchGroup {
+	if off == 0 {
+		return groups
+	}
+	out := slices.Clone(groups)
+	for i := range out {
+		out[i].Mean = sigmoid(logit(out[i].Mean) + off)
+	}
+	return out
 }
 
 // randomWindow is the number of random slots' groups that the random-slot factor is matched

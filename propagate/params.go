@@ -162,6 +162,23 @@ type Params struct {
 	// predicted (BENCHMARKS.md, "Never-tried picks: the winner's curse measured"). Selection
 	// reads the predictions without it. It needs DispersionMemory > 0; false measures nothing.
 	NewMatch bool
+	// NewShift matches the level of selection's picks of tasks never tried as NewMatch
+	// matches their spread: each call that measures the never-tried factor also finds the
+	// logit offset under which the mean reward predicted for those picks' groups (each as
+	// predicted under its environment's correction then, before the offset and the factor)
+	// equals the mean that came back, moves the stored offset (Dispersion.NewOffset) a fifth
+	// of the way there (within ±newOffsetMax), and matches the factor on the groups with
+	// their means so moved; Predictor.Pick answers such a pick with its mean moved by the
+	// offset, then its count multiplied by the factor. In worlds where training an
+	// environment lifts its untried tasks, the untried picks' predicted mean lags (the
+	// acceptance harness's agentic world after step 20: 0.64 predicted, 0.80 true), and a
+	// count factor alone, moving a fifth of the way each time 8 groups are back, could not
+	// follow: they came back all-equal 5 points more often than answered. The first
+	// request's groups, answered at ½ before anything was known, do not move it while no
+	// group has been measured; those of them matched later do (review14: a baseline does not
+	// record how its pick was answered). Answer
+	// only: selection reads nothing of it. It needs NewMatch; false measures nothing.
+	NewShift bool
 	// LowMatch splits DispersionMatch's re-chosen factor in two: selection's re-chosen picks
 	// predicted to teach little (4·E[p(1−p)] below ½ under the re-chosen correction: the
 	// tasks batcher picks as "best predicted variance left", when nothing informative is
@@ -268,6 +285,7 @@ func DefaultParams() Params {
 		DispersionMatch:   true,
 		GradedCal:         true,
 		NewMatch:          true,
+		NewShift:          true,
 		LowMatch:          true,
 		RandomMatch:       true,
 		GroupSize:         8,

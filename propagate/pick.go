@@ -114,15 +114,40 @@ func (pr *Predictor) Picker(st State) func(p Prediction, tried, random bool) Pre
 	}
 }
 
-// untried is the pick of a task never tried that selection chose: its posterior's count
-// multiplied by the never-tried factor, its mean kept (see Pick); p itself when the factor is
-// off or unmeasured, or p's environment has graded rewards.
+// untried is the pick of a task never tried that selection chose: its posterior's mean
+// moved by the never-tried offset (Params.NewShift), then its count multiplied by the
+// never-tried factor (see Pick); p itself when both are off or unmeasured, or p's
+// environment has graded rewards.
 func (pr *Predictor) untried(d Dispersion, p Prediction) Prediction {
-	f := validFactor(d.NewFactor)
-	if !pr.p.NewMatch || f == 0 || p.graded {
+	f, off := validFactor(d.NewFactor), 0.0
+	if pr.p.NewShift {
+		off = validOffset(d.NewOffset)
+	}
+	if !pr.p.NewMatch || f == 0 && off == 0 || p.graded {
 		return p
 	}
-	return pr.scaled(p, f)
+	if off == 0 {
+		return pr.scaled(p, f)
+	}
+	if f == 0 {
+		f = 1
+	}
+	return pr.shifted(p, off, f)
+}
+
+// shifted is p with its posterior's mean moved by off in logits and its count multiplied by
+// f.
+func (pr *Predictor) shifted(p Prediction, off, f float64) Prediction {
+	n := p.Alpha + p.Beta
+	m := sigmoid(logit(p.Alpha/n) + off)
+	a, b := m*n*f, (1-m)*n*f
+	q := p
+	q.Alpha, q.Beta, q.Mean, q.SD = a, b, a/(a+b), betaSD(a, b)
+	if old := BetaVariance(p.Alpha, p.Beta); old > 0 {
+		q.Var = min(clamp01(p.Var*BetaVariance(a, b)/old), 0.25)
+	}
+	q.PDeg = q.PDegenerate(pr.p.GroupSize)
+	return q
 }
 
 // scaled is p with its posterior's count multiplied by f, its mean kept.

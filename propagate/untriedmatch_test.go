@@ -181,19 +181,7 @@ func TestNeverTriedFactorLeavesOtherPicksAlone(t *testing.T) {
 	if got, want := pr.Pick(withF, untried, false, false), pr.Pick(st, untried, false, false); !(got.PDeg > want.PDeg) || got.Mean != want.Mean {
 		t.Errorf("untried pick with factor ¼: PDeg %v mean %v, without %v mean %v: want a higher chance, the same mean", got.PDeg, got.Mean, want.PDeg, want.Mean)
 	}
-	for _, c := range []struct {
-		name          string
-		p             Prediction
-		tried, random bool
-	}{
-		{"random slot", untried, false, true},
-		{"tried", preds[0], true, false},
-		{"graded environment", func() Prediction { q := untried; q.graded = true; return q }(), false, false},
-	} {
-		if got, want := pr.Pick(withF, c.p, c.tried, c.random), pr.Pick(st, c.p, c.tried, c.random); got != want {
-			t.Errorf("%s: answered %+v with the factor, %+v without", c.name, got, want)
-		}
-	}
+	otherPicksAlike(t, pr, withF, st, untried, preds[0], "the factor")
 	off := p
 	off.NewMatch = false
 	off.StartDegenerate = 0 // nothing is measured in st: the answer's start would move it
@@ -297,6 +285,26 @@ func TestNeverTriedFactorStored(t *testing.T) {
 		again, _ := back.MarshalBinary()
 		if !bytes.Equal(again, b) {
 			t.Errorf("stuck %v: re-encoded bytes differ", stuck != nil)
+		}
+	}
+}
+
+// otherPicksAlike fails t unless pr answers a random slot of the untried prediction, the tried
+// one and the untried one in a graded environment the same under with as under st: a correction
+// of selection's picks of tasks never tried (what) moves none of the others.
+func otherPicksAlike(t *testing.T, pr *Predictor, with, st State, untried, tried Prediction, what string) {
+	t.Helper()
+	for _, c := range []struct {
+		name          string
+		p             Prediction
+		tried, random bool
+	}{
+		{"random slot", untried, false, true},
+		{"tried", tried, true, false},
+		{"graded environment", func() Prediction { q := untried; q.graded = true; return q }(), false, false},
+	} {
+		if got, want := pr.Pick(with, c.p, c.tried, c.random), pr.Pick(st, c.p, c.tried, c.random); got != want {
+			t.Errorf("%s: answered %+v with %s, %+v without", c.name, got, what, want)
 		}
 	}
 }

@@ -224,7 +224,8 @@ func checkChosen(t *testing.T, d *report.Data) {
 
 // TestReportShowsCorrections: the report's corrections tables show the state stored with the
 // last answer (one stored in JSON, as an earlier version did): each channel, the environment
-// with a drift offset, the measured factors by their status.json names (random_factor too).
+// with a drift offset, the measured factors by their status.json names (random_factor and
+// never_tried_offset too).
 func TestReportShowsCorrections(t *testing.T) {
 	db := storagetest.Open(t)
 	state := `{"drift_offsets": {"web": 0.25}, "rechosen_offset": 0.5, "dispersion": {"rechosen_factor": 1.5,` +
@@ -237,12 +238,12 @@ func TestReportShowsCorrections(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := parse(t, buf.Bytes())
-	if !p.sections["corrections"] || p.tables["corrections-dispersion"] != 1+3+1 || p.tables["corrections-factors"] != 1+8 {
+	if !p.sections["corrections"] || p.tables["corrections-dispersion"] != 1+3+1 || p.tables["corrections-factors"] != 1+9 {
 		t.Fatalf("corrections section %v, tables of %d and %d rows", p.sections["corrections"],
 			p.tables["corrections-dispersion"], p.tables["corrections-factors"])
 	}
 	for _, want := range []string{"web / never_tried", "0.25", "coverage_return", "exploration_return", "random_return",
-		"rechosen_factor", "1.5", "random_factor", "Re-chosen trend: none fitted yet"} {
+		"rechosen_factor", "1.5", "random_factor", "never_tried_offset", "Re-chosen trend: none fitted yet"} {
 		if !strings.Contains(p.text.String(), want) {
 			t.Errorf("report does not show %q", want)
 		}

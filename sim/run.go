@@ -50,19 +50,35 @@ func DefaultConfig() Config {
 	}
 }
 
+// Bounds of a Config. Every world is built before the runs (about 3 MB each), every run keeps
+// its curves (48 bytes a step), and a step rolls out BatchSize × GroupSize rollouts without
+// looking at the context: beyond these, `envsched sim` died with "fatal error: runtime: out of
+// memory" (--steps or --seeds of 10^11), or ran one step for hours deaf to SIGINT and SIGTERM
+// (--group-size 10^11). BatchSize and GroupSize have a request's bounds.
+const (
+	MaxSeeds      = 1000
+	MaxSteps      = 100_000
+	MaxBatchSize  = 100_000
+	MaxGroupSize  = 1024
+	MaxTraceSteps = 20_000_000 // seeds × policies × steps: about 1 GB of curves
+)
+
 // Validate reports the first bad field.
 func (c Config) Validate() error {
 	switch {
-	case c.Seeds < 1:
-		return fmt.Errorf("%w: seeds is %d, want at least 1", ErrConfig, c.Seeds)
-	case c.Steps < 1:
-		return fmt.Errorf("%w: steps is %d, want at least 1", ErrConfig, c.Steps)
-	case c.BatchSize < 1:
-		return fmt.Errorf("%w: batch size is %d, want at least 1", ErrConfig, c.BatchSize)
-	case c.GroupSize < 2:
-		return fmt.Errorf("%w: group size is %d, want at least 2", ErrConfig, c.GroupSize)
+	case c.Seeds < 1 || c.Seeds > MaxSeeds:
+		return fmt.Errorf("%w: seeds is %d, want 1 to %d", ErrConfig, c.Seeds, MaxSeeds)
+	case c.Steps < 1 || c.Steps > MaxSteps:
+		return fmt.Errorf("%w: steps is %d, want 1 to %d", ErrConfig, c.Steps, MaxSteps)
+	case c.BatchSize < 1 || c.BatchSize > MaxBatchSize:
+		return fmt.Errorf("%w: batch size is %d, want 1 to %d", ErrConfig, c.BatchSize, MaxBatchSize)
+	case c.GroupSize < 2 || c.GroupSize > MaxGroupSize:
+		return fmt.Errorf("%w: group size is %d, want 2 to %d", ErrConfig, c.GroupSize, MaxGroupSize)
 	case len(c.Policies) == 0:
 		return fmt.Errorf("%w: no policies", ErrConfig)
+	case c.Seeds*len(c.Policies)*c.Steps > MaxTraceSteps:
+		return fmt.Errorf("%w: %d seeds × %d policies × %d steps is more than %d steps to keep curves of; "+
+			"run fewer at once", ErrConfig, c.Seeds, len(c.Policies), c.Steps, MaxTraceSteps)
 	}
 	for _, p := range c.Policies {
 		if !knownPolicy(p) {
@@ -184,11 +200,14 @@ func runJobs(ctx context.Context, cfg Config, worlds []*World) (map[string][]Tra
 	return traces, firstErr
 }
 
+// workers is how many goroutines run the jobs: cfg.Workers (one per CPU when 0 or less), at
+// most one per run (--workers 10^11 started that many and died out of memory).
 func workers(cfg Config) int {
+	n := runtime.NumCPU()
 	if cfg.Workers > 0 {
-		return cfg.Workers
+		n = cfg.Workers
 	}
-	return runtime.NumCPU()
+	return max(1, min(n, cfg.Seeds*len(cfg.Policies)))
 }
 
 // feed queues jobs seed-major so that partial progress covers every policy.

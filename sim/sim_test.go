@@ -329,6 +329,14 @@ func TestConfigValidate(t *testing.T) {
 		"no policies":   func(c *Config) { c.Policies = nil },
 		"no steps":      func(c *Config) { c.Steps = 0 },
 		"empty batches": func(c *Config) { c.BatchSize = 0 },
+		// beyond the bounds: out of memory, or a step deaf to signals for hours (hostile14b)
+		"10^11 steps":      func(c *Config) { c.Steps = 1e11 },
+		"10^11 seeds":      func(c *Config) { c.Seeds = 1e11 },
+		"groups of 10^11":  func(c *Config) { c.GroupSize = 1e11 },
+		"batches of 10^11": func(c *Config) { c.BatchSize = 1e11 },
+		"curves of 10^9 steps": func(c *Config) {
+			c.Seeds, c.Steps = MaxSeeds, MaxSteps
+		},
 	}
 	for name, f := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -341,6 +349,23 @@ func TestConfigValidate(t *testing.T) {
 	}
 	if _, err := ScenarioByName("nope"); err == nil {
 		t.Fatal("unknown scenario accepted")
+	}
+}
+
+// TestWorkersAtMostOnePerRun: --workers 10^11 started that many goroutines and died out of
+// memory; the runs are seeds × policies, and no more goroutines than runs are started.
+func TestWorkersAtMostOnePerRun(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Seeds, cfg.Policies = 2, []string{"random", "oracle"}
+	for _, w := range []int{1e11, 5} {
+		cfg.Workers = w
+		if got := workers(cfg); got != 4 {
+			t.Errorf("--workers %d for 4 runs: %d goroutines, want 4", w, got)
+		}
+	}
+	cfg.Workers = 3
+	if got := workers(cfg); got != 3 {
+		t.Errorf("--workers 3 for 4 runs: %d goroutines, want 3", got)
 	}
 }
 

@@ -33,6 +33,9 @@ type ServeOptions struct {
 	// request waits for a later pass instead of being refused (see answerAll).
 	TakeTime time.Duration
 	Logger   *slog.Logger // nil discards
+	// Paused, when set and true, skips a pass: the daemon's DIR is a link to another folder
+	// now, which is never followed (the folder would be made, and requests answered, there).
+	Paused func() bool
 }
 
 func (o ServeOptions) withDefaults() ServeOptions {
@@ -74,7 +77,7 @@ func Serve(ctx context.Context, src Source, dir string, opts ServeOptions) error
 	defer tick.Stop()
 	lastSweep := time.Time{}
 	for {
-		if s.usable() && s.hold() {
+		if (opts.Paused == nil || !opts.Paused()) && s.usable() && s.hold() {
 			if time.Since(lastSweep) > opts.SweepInterval {
 				s.sweep(time.Now())
 				lastSweep = time.Now()

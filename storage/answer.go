@@ -84,7 +84,7 @@ func (db *DB) StoreAnswerRecord(a AnswerRecord) error {
 	db.tasks.apply(logged)
 	db.opens.commit(counts)
 	db.publish(logged)
-	db.ids.answered(db.bolt)
+	db.ids.answered(db)
 	return nil
 }
 

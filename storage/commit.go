@@ -57,7 +57,7 @@ func (db *DB) Commit(b *Batch) (Result, error) {
 		db.opens.commit(&countsTx{filed: true})
 	}
 	db.publish(c.logged)
-	db.ids.committed(db.bolt, c.newIDs)
+	db.ids.committed(db, c.newIDs)
 	return res, nil
 }
 
@@ -82,6 +82,7 @@ type committer struct {
 	first    uint64 // seq of the first rollout in chunk
 	inChunk  int
 	lastTask *taskState
+	dupTask  uint64 // the task seq of the rollout sameID found last (see noteReused)
 	lastGKey []byte
 	lastG    *stats.Group
 	groups   *bolt.Bucket
@@ -446,6 +447,7 @@ func (c *committer) addRollout(r *Rollout, h uint64, res *Result) error {
 	if dup, err := c.seen(r.RolloutID, h, seq); dup || err != nil {
 		if dup {
 			res.Duplicates++
+			c.noteReused(r, res)
 		}
 		return err
 	}
@@ -520,6 +522,20 @@ func (c *committer) seen(id string, h, seq uint64) (bool, error) {
 	return false, nil
 }
 
+// noteReused counts r in res.Reused when the rollout stored under its id (c.dupTask, noted by
+// sameID) is of another task.
+func (c *committer) noteReused(r *Rollout, res *Result) {
+	stored := c.tx.Bucket(bucketTaskSeqs).Get(u64key(c.dupTask))
+	if stored == nil || bytes.Equal(stored, nodeKey(r.Env, r.Task)) {
+		return
+	}
+	res.Reused++
+	if res.Reused == 1 {
+		env, task, _ := splitNodeKey(stored)
+		res.FirstReused = ReusedID{RolloutID: r.RolloutID, Task: TaskKey{r.Env, r.Task}, Stored: TaskKey{env, task}}
+	}
+}
+
 // sameID reports whether the rollout stored as seq has rollout id id.
 func (c *committer) sameID(seq uint64, id string) (bool, error) {
 	var rec []byte
@@ -542,9 +558,11 @@ func (c *committer) sameID(seq uint64, id string) (bool, error) {
 		return false, fmt.Errorf("dedupe index names rollout %d, which is not stored: %w", seq, ErrCorrupt)
 	}
 	var sr StoredRollout
-	if _, err := decodeRollout(rec, &sr); err != nil {
+	taskSeq, err := decodeRollout(rec, &sr)
+	if err != nil {
 		return false, err
 	}
+	c.dupTask = taskSeq
 	return sr.RolloutID == id, nil
 }
 

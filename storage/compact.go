@@ -3,8 +3,10 @@ package storage
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/envsched/envsched/fsutil"
 )
@@ -29,9 +31,16 @@ func (db *DB) CompactInPlace() (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("compact %s: %w", db.Path(), err)
 	}
+	before, err := os.Stat(path)
+	if err != nil {
+		return 0, fmt.Errorf("compact %s: %w", db.Path(), err)
+	}
 	var size int64
 	err = fsutil.Replace(path, func(tmp string) error {
 		if err := db.Compact(tmp); err != nil {
+			return err
+		}
+		if err := keepOwnerAndMode(tmp, before); err != nil {
 			return err
 		}
 		if err := db.sameCounts(tmp); err != nil {
@@ -68,6 +77,22 @@ func (db *DB) sameCounts(copyPath string) error {
 	for name, e := range e1 {
 		if e2[name] != e {
 			return fmt.Errorf("compacted copy differs in env %s; the database is unchanged", name)
+		}
+	}
+	return nil
+}
+
+// keepOwnerAndMode gives the compacted copy at tmp the permission bits, owner and group of the
+// file it replaces (fi): the copy was made 0600 by this process's user, so a database made
+// group-readable for a monitoring user (`chmod 640`, `chgrp`) was no longer readable by it once
+// compacted. An owner or group this process may not give is left as it is.
+func keepOwnerAndMode(tmp string, fi os.FileInfo) error {
+	if err := os.Chmod(tmp, fi.Mode().Perm()); err != nil {
+		return err
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		if err := os.Chown(tmp, int(st.Uid), int(st.Gid)); err != nil && !errors.Is(err, fs.ErrPermission) {
+			return err
 		}
 	}
 	return nil

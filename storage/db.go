@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -97,8 +98,10 @@ type DB struct {
 	log       *slog.Logger
 	closeOnce sync.Once
 	closeErr  error
-	writeMu   sync.Mutex  // held by Commit and StoreAnswer around their transaction and caches
-	followers []*Follower // guarded by writeMu: told of every task record a commit writes
+	writeMu   sync.Mutex                   // held by Commit and StoreAnswer around their transaction and caches
+	broken    atomic.Pointer[DamagedError] // the first damage a transaction met (see DB.guard)
+	metaBytes int64                        // the bytes of the file's two meta pages (see DB.cutShort)
+	followers []*Follower                  // guarded by writeMu: told of every task record a commit writes
 }
 
 // Open opens or creates the database at path. A database held by another process fails
@@ -135,7 +138,7 @@ func Open(path string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open db %s: %w", path, err)
 	}
-	db := &DB{bolt: bdb, path: path, name: name, log: log}
+	db := &DB{bolt: bdb, path: path, name: name, log: log, metaBytes: 2 * int64(bdb.Info().PageSize)}
 	if err := db.checkLength(); err != nil {
 		bdb.Close()
 		return nil, err
@@ -430,7 +433,9 @@ func (db *DB) Close() error {
 		db.writeMu.Lock()
 		db.ids.close()
 		db.writeMu.Unlock()
-		if err := db.bolt.Close(); err != nil {
+		if d := db.broken.Load(); d != nil {
+			db.closeErr = db.closeBroken(d)
+		} else if err := db.bolt.Close(); err != nil {
 			db.closeErr = fmt.Errorf("close db %s: %w", db.path, err)
 		}
 	})
@@ -462,7 +467,7 @@ func (db *DB) Compact(dst string) error {
 	if err != nil {
 		return fmt.Errorf("compact %s to %s: %w", db.path, dst, err)
 	}
-	if err := guard(db.name, func() error { return bolt.Compact(out, db.bolt, 64<<20) }); err != nil {
+	if err := db.guard(func() error { return bolt.Compact(out, db.bolt, 64<<20) }); err != nil {
 		out.Close()
 		return fmt.Errorf("compact %s to %s: %w", db.path, dst, err)
 	}

@@ -119,8 +119,18 @@ func (db *DB) bindExchange(dir string) error {
 				"(made again?): the database's stored answers and statistics are that folder's", "dir", abs, "db", db.name)
 		}
 	case stored == "":
-	case sameDir(stored, abs):
+	case sameDir(stored, abs) && (storedID == "" || id == "" || sameDirID(storedID, id)):
 		return nil
+	case sameDir(stored, abs) && !inside(canonicalDir(filepath.Dir(db.path)), abs):
+		// the recorded path leads to another folder now, through a link put in its place
+		// (or in a parent's): taken for the same folder, the other one was served with this
+		// database, its rollouts counted into these statistics
+		return &OtherExchangeError{DB: db.name, Stored: stored, Dir: abs}
+	case inside(canonicalDir(filepath.Dir(db.path)), abs) && isDir(stored) && sameFile(db.path, filepath.Join(stored, "envsched.db")):
+		// Not a copy: the recorded folder's own database, reached from this one through a
+		// symbolic or hard link (DIR/envsched.db -> ../A/envsched.db). Taken for a copy, it was
+		// bound to this folder and answered its requests from the other's stored answers.
+		return &OtherExchangeError{DB: db.name, Stored: stored, Dir: abs}
 	case inside(canonicalDir(filepath.Dir(db.path)), abs) && isDir(stored):
 		// The recorded folder is still there: this one is a copy of it (cp -a, a backup
 		// restored beside it). Its files are new files to envsched (other inodes), read from
@@ -186,4 +196,14 @@ func isDir(p string) bool {
 // inside reports whether folder p is dir or lies under it.
 func inside(p, dir string) bool {
 	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
+}
+
+// sameFile reports whether the paths a and b (links followed) name one file.
+func sameFile(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
 }

@@ -109,3 +109,56 @@ func TestBindExchange(t *testing.T) {
 		t.Errorf("a folder made again at the recorded path is not warned of: %s", logged.String())
 	}
 }
+
+// TestBindExchangeLinkToAnotherFolder: the recorded folder's path made a symbolic link to
+// another folder (the folder moved away, a link to another exchange directory put in its
+// place) was taken for the same folder under another path, as the link leads to it: the
+// database served the other folder, its rollouts counted into these statistics (hostile14a).
+// It is refused now, by the folder's identity; the recorded folder moved and linked back from
+// its old path is still the same folder.
+func TestBindExchangeLinkToAnotherFolder(t *testing.T) {
+	base := t.TempDir()
+	a, b := filepath.Join(base, "a"), filepath.Join(base, "b")
+	for _, d := range []string{a, b} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if dirID(a) == "" {
+		t.Skip("no folder identity on this filesystem")
+	}
+	path := filepath.Join(base, "x.db")
+	open := func(dir string) error {
+		db, err := Open(path, Options{ExchangeDir: dir})
+		if err == nil {
+			err = db.Close()
+		}
+		return err
+	}
+	if err := open(a); err != nil {
+		t.Fatal(err)
+	}
+	// a moved and linked back: the same folder
+	if err := os.Rename(a, filepath.Join(base, "a.moved")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(base, "a.moved"), a); err != nil {
+		t.Fatal(err)
+	}
+	if err := open(a); err != nil {
+		t.Errorf("the folder moved and linked back from its path: %v", err)
+	}
+	// a's path now a link to b, another folder
+	if err := os.Remove(a); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(b, a); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{a, b} {
+		var other *OtherExchangeError
+		if err := open(dir); !errors.As(err, &other) {
+			t.Errorf("--dir %s, a's path a link to b: %v; want an OtherExchangeError", dir, err)
+		}
+	}
+}

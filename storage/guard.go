@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -84,13 +85,78 @@ func fromStore(v any) bool {
 	}
 }
 
-// view and update are bbolt's View and Update under guard.
+// view and update are bbolt's View and Update under db.guard.
 func (db *DB) view(fn func(*bolt.Tx) error) error {
-	return guard(db.name, func() error { return db.bolt.View(fn) })
+	return db.guard(func() error { return db.bolt.View(fn) })
 }
 
 func (db *DB) update(fn func(*bolt.Tx) error) error {
-	return guard(db.name, func() error { return db.bolt.Update(fn) })
+	return db.guard(func() error { return db.bolt.Update(fn) })
+}
+
+// guard runs fn under guard, unless a transaction of db met damage before: then it returns that
+// damage again without touching the file. A panic or fault inside bbolt can leave bbolt's own
+// locks held: a fault while a transaction begins (its meta page read from a file cut short
+// under the running process) leaves the meta and mmap locks taken, and a writable
+// transaction's rollback reads its freelist page again and faults a second time, leaving the
+// writer's lock taken. The next transaction, and bbolt's Close, then waited for those locks
+// for ever: `envsched run` on a database truncated while it ran stopped answering, never
+// exited and ignored SIGTERM (it was closing the database). So the first damage met is kept,
+// every later transaction is refused with it, and Close does not wait on the locks (see
+// closeBroken).
+func (db *DB) guard(fn func() error) error {
+	if d := db.broken.Load(); d != nil {
+		return d
+	}
+	if d := db.cutShort(); d != nil {
+		db.broken.CompareAndSwap(nil, d)
+		return db.broken.Load()
+	}
+	err := guard(db.name, fn)
+	if d := (*DamagedError)(nil); errors.As(err, &d) {
+		db.broken.CompareAndSwap(nil, d)
+	}
+	return err
+}
+
+// cutShort returns the damage of a file shorter than its two meta pages, nil otherwise (or when
+// the open file cannot be looked at). A transaction's begin reads the meta pages with bbolt's
+// meta lock held and releases it without a defer: begun on such a file, it faulted with the
+// lock kept, and every transaction open at that moment (a snapshot being copied, the id table's
+// build) then waited for the lock in its rollback for ever, and the daemon's exit with it
+// (review14). So the length is looked at (one stat of the path) before every transaction begins. A cut
+// further on is met inside a transaction already begun, whose rollback takes no lock a fault
+// left held.
+func (db *DB) cutShort() *DamagedError {
+	fi, err := os.Stat(db.path)
+	if err != nil || fi.Size() >= db.metaBytes {
+		return nil
+	}
+	return &DamagedError{Path: db.name, Cause: fmt.Sprintf("the file has %d bytes, fewer than its two meta pages "+
+		"(%d): it was cut short while envsched had it open", fi.Size(), db.metaBytes)}
+}
+
+// brokenCloseWait is how long Close waits for bbolt's Close of a database that met damage
+// (see DB.guard) before it gives up on it.
+const brokenCloseWait = 2 * time.Second
+
+// closeBroken closes bbolt's database after damage was met, waiting at most brokenCloseWait:
+// bbolt's Close takes the locks a faulted transaction may have left held. When it does not
+// return, the file and its lock stay open until the process exits (the commands exit once
+// Close returns), and the error says so.
+func (db *DB) closeBroken(d *DamagedError) error {
+	done := make(chan error, 1)
+	go func() { done <- db.bolt.Close() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			return fmt.Errorf("close db %s: %w", db.path, err)
+		}
+		return nil
+	case <-time.After(brokenCloseWait):
+		return fmt.Errorf("close db %s: a transaction that met the damage left the file locked; it is "+
+			"released when this process exits (%w)", db.path, d)
+	}
 }
 
 // checkLength fails when the file is shorter than the pages its meta page counts (a file cut
@@ -106,6 +172,21 @@ func (db *DB) checkLength() error {
 				"it was cut short", fi.Size(), need)}
 		}
 		spotCheck(tx)
+		return nil
+	})
+}
+
+// CheckSize fails with a *DamagedError when size, the length of the database's file as found at
+// its path now, is shorter than the pages the database uses: the file was cut short (truncated,
+// or a shorter file copied over it in place) while this process had it open. The daemon calls
+// it with each heartbeat, so that it stops saying so instead of faulting in whichever
+// transaction next reads a page past the end (PROTOCOL.md, "Changes").
+func (db *DB) CheckSize(size int64) error {
+	return db.view(func(tx *bolt.Tx) error {
+		if need := tx.Size(); size < need {
+			return &DamagedError{Path: db.name, Cause: fmt.Sprintf("the file has %d bytes, its pages need %d: "+
+				"it was cut short while envsched had it open", size, need)}
+		}
 		return nil
 	})
 }

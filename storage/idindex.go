@@ -197,7 +197,7 @@ func (x *idIndex) has(h uint64) bool {
 // the second commit since the table was last whole (or at the first answer stored, see
 // answered): a daemon's first commit after a start is the one its first answer waits for, and
 // the build, a second or more of CPU on tens of millions of ids, would slow that answer.
-func (x *idIndex) committed(db *bolt.DB, ids []idSlot) {
+func (x *idIndex) committed(db *DB, ids []idSlot) {
 	if x.loaded {
 		return
 	}
@@ -214,16 +214,18 @@ func (x *idIndex) committed(db *bolt.DB, ids []idSlot) {
 
 // answered is told of every answer stored, under DB.writeMu: the build of the table starts
 // now if it has not.
-func (x *idIndex) answered(db *bolt.DB) {
+func (x *idIndex) answered(db *DB) {
 	if !x.loaded && x.bg == nil {
 		x.startBuild(db)
 	}
 }
 
 // startBuild starts building the whole table in the background, from a read transaction that
-// sees every commit so far.
-func (x *idIndex) startBuild(db *bolt.DB) {
-	tx, err := db.Begin(false)
+// sees every commit so far. The transaction's begin and the read run under db.guard: on a file
+// cut short under the running process they faulted outside any guard, which killed the process.
+func (x *idIndex) startBuild(db *DB) {
+	var tx *bolt.Tx
+	err := db.guard(func() (err error) { tx, err = db.bolt.Begin(false); return err })
 	if err != nil {
 		return // a later commit tries again
 	}
@@ -232,7 +234,10 @@ func (x *idIndex) startBuild(db *bolt.DB) {
 	gate := x.gate
 	go func() {
 		defer close(bg.done)
-		bg.slots, bg.n, bg.err = readIDTable(tx, &bg.stop)
+		bg.err = db.guard(func() (err error) {
+			bg.slots, bg.n, err = readIDTable(tx, &bg.stop)
+			return err
+		})
 		tx.Rollback()
 		if gate != nil {
 			<-gate

@@ -221,6 +221,18 @@ type Result struct {
 	// Uncatalogued are the tasks added from rollouts alone while the catalogue holds others
 	// (see committer.uncatalogued), in the order added; nil when the database has no catalogue.
 	Uncatalogued []Uncatalogued
+	// Reused counts the Duplicates whose RolloutID is stored for a rollout of another task: no
+	// replay of a rollout, but a trainer whose rollout ids are not unique across tasks (an id of
+	// "STEP/i", i the place in the group): each such rollout is lost. FirstReused is the first.
+	Reused      int
+	FirstReused ReusedID
+}
+
+// ReusedID is a rollout skipped as a duplicate although its id is stored for another task.
+type ReusedID struct {
+	RolloutID string
+	Task      TaskKey // the skipped rollout's
+	Stored    TaskKey // the task of the rollout stored under the id
 }
 
 // Uncatalogued is a task first seen in rollouts of a database that has a catalogue: most often

@@ -46,6 +46,7 @@ func Corrections(c propagate.Corrections) ([]CorrectionRow, []FactorRow) {
 	}
 	factors = append(factors, FactorRow{Name: "rechosen_factor", Value: c.RechosenFactor},
 		FactorRow{Name: "never_tried_factor", Value: c.NeverTriedFactor},
+		FactorRow{Name: "never_tried_offset", Value: c.NeverTriedOffset},
 		FactorRow{Name: "rechosen_low_factor", Value: c.RechosenLowFactor},
 		FactorRow{Name: "random_factor", Value: c.RandomFactor},
 		FactorRow{Name: "rechosen_offset", Value: c.RechosenOffset})

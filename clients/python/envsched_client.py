@@ -420,15 +420,25 @@ class BadAnswerError(ValueError):
         self.path = path
 
 
+# The largest file envsched writes of each kind, with room to spare: an answer of 100,000 tasks
+# is about 25 MB, and about 850 MB when every environment name and task id is near the
+# 4,096-byte limit (review14: 256 MiB refused such an answer); status.json is read by
+# ``envsched status`` only up to 16 MiB. A larger file
+# is not envsched's; it was read whole (a 4 GB sparse status.json took 5 GB in every
+# ``metrics()`` call) before it was found not to be JSON.
+MAX_ANSWER_BYTES = 1 << 30
+MAX_STATUS_BYTES = 16 << 20
+
+
 def _read_answer_file(path: str) -> Optional[Dict[str, Any]]:
     """_read_json for batch and error files: None when absent, BadAnswerError when unreadable."""
     try:
-        return _read_json(path)
+        return _read_json(path, MAX_ANSWER_BYTES)
     except (OSError, ValueError, RecursionError) as e:
         raise BadAnswerError(path, f"cannot be read as a JSON object ({type(e).__name__}: {e})") from e
 
 
-def _read_json(path: str) -> Optional[Dict[str, Any]]:
+def _read_json(path: str, max_bytes: int) -> Optional[Dict[str, Any]]:
     """Read a JSON object file published atomically; None when it does not exist.
 
     Only a regular file is read: the file is opened without blocking and anything else (a FIFO,
@@ -445,7 +455,12 @@ def _read_json(path: str) -> Optional[Dict[str, Any]]:
         if not stat.S_ISREG(mode):
             kind = "a named pipe (FIFO)" if stat.S_ISFIFO(mode) else "not a regular file"
             raise ValueError(f"{path}: {kind}; envsched writes regular files only")
-        data = f.read()
+        size = os.fstat(fd).st_size
+        if size > max_bytes:
+            raise ValueError(f"{path}: {size} bytes, more than the {max_bytes} such a file of envsched's can hold")
+        data = f.read(max_bytes + 1)
+        if len(data) > max_bytes:  # grown since the fstat
+            raise ValueError(f"{path}: more than the {max_bytes} bytes such a file of envsched's can hold")
     obj = json.loads(data)
     if not isinstance(obj, dict):
         raise ValueError(f"{path}: not a JSON object")
@@ -475,7 +490,7 @@ METRIC_PREFIX = "envsched/"
 def read_status(exchange_dir: str) -> Optional[Dict[str, Any]]:
     """DIR/status.json as a dict; None when there is none or it cannot be read."""
     try:
-        return _read_json(os.path.join(exchange_dir, "status.json"))
+        return _read_json(os.path.join(exchange_dir, "status.json"), MAX_STATUS_BYTES)
     except (OSError, ValueError, RecursionError):  # RecursionError: nesting too deep to decode
         return None
 
@@ -512,7 +527,9 @@ def batch_metrics(batch: Batch, status: Optional[Mapping[str, Any]] = None) -> D
     * ``envsched/rechosen_factor``, ``envsched/never_tried_factor``,
       ``envsched/rechosen_low_factor``, ``envsched/random_factor``: the count factors of
       re-chosen picks, of selection's picks of tasks never tried, of re-chosen picks predicted
-      to teach little, and of random slots (absent from a daemon older than it).
+      to teach little, and of random slots (absent from a daemon older than it);
+      ``envsched/never_tried_offset``: the logit offset of the mean of selection's picks of
+      tasks never tried (absent from a daemon older than it).
 
     Every value is a finite float; a figure that cannot be computed is left out.
     """
@@ -553,6 +570,7 @@ def batch_metrics(batch: Batch, status: Optional[Mapping[str, Any]] = None) -> D
         _put(out, "never_tried_factor", corr.get("never_tried_factor"))
         _put(out, "rechosen_low_factor", corr.get("rechosen_low_factor"))
         _put(out, "random_factor", corr.get("random_factor"))
+        _put(out, "never_tried_offset", corr.get("never_tried_offset"))
     return out
 
 
@@ -716,9 +734,26 @@ def _first(row: Mapping[str, Any], keys: Sequence[str]) -> Any:
                 value = None
                 break
             value = value[part]
-        if value is not None:
+        if not _absent(value):
             return value
     return None
+
+
+def _absent(value: Any) -> bool:
+    """None, or a float that is NaN or infinite: the daemon reads a parquet row's non-finite
+    float as null (catalog/parquet.go), so such a key is absent and the next key is read. (A
+    ``task_id`` of NaN beside ``extra_info.index`` named no task here while the daemon took the
+    index: the task it chose mapped back to no dataset row.)
+    """
+    if value is None:
+        return True
+    if isinstance(value, float) or getattr(getattr(value, "dtype", None), "kind", None) == "f":
+        try:
+            f = float(value)
+        except (TypeError, ValueError):
+            return False
+        return f != f or f in (float("inf"), float("-inf"))
+    return False
 
 
 def _id_text(value: Any) -> Optional[str]:

@@ -429,13 +429,14 @@ class MetricsTest(unittest.TestCase):
         self.write_status(calibration=CALIBRATION, corrections={
             "exploration_return": {"factor": 0.75, "groups": 219.1, "reference_groups": 1058.1},
             "random_return": {"factor": 0.5}, "coverage_return": {"factor": 0.25}, "rechosen_factor": 1.125,
-            "never_tried_factor": 0.625, "rechosen_low_factor": 0.8125, "random_factor": 1.75})
+            "never_tried_factor": 0.625, "rechosen_low_factor": 0.8125, "random_factor": 1.75,
+            "never_tried_offset": -0.375})
         m = client.metrics()
         self.assertEqual((m["envsched/exploration_return"], m["envsched/random_return"], m["envsched/coverage_return"],
                           m["envsched/rechosen_factor"], m["envsched/never_tried_factor"],
                           m.get("envsched/rechosen_low_factor"), m.get("envsched/random_factor"),
-                          m["envsched/rollouts_saved_est"]),
-                         (0.75, 0.5, 0.25, 1.125, 0.625, 0.8125, 1.75, 512.5))
+                          m.get("envsched/never_tried_offset"), m["envsched/rollouts_saved_est"]),
+                         (0.75, 0.5, 0.25, 1.125, 0.625, 0.8125, 1.75, -0.375, 512.5))
 
     def test_fallback_batch_says_so(self) -> None:
         client = ec.EnvschedClient(tempdir(self), prefix="fb", timeout=0.05, fallback_tasks=[("a", "1"), ("b", "2")])

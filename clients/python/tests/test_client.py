@@ -186,6 +186,11 @@ class IdsAndKeysTest(unittest.TestCase):
             ({"env": "a"}, None),
             ({"task_id": "1"}, None),
             ({"env": "a", "task_id": True}, None),
+            # a non-finite float is null to the daemon (a parquet row's NaN): the next key counts
+            ({"data_source": "d", "task_id": float("nan"), "extra_info": {"index": 5}}, ("d", "5")),
+            ({"data_source": "d", "task_id": float("-inf"), "index": 6}, ("d", "6")),
+            ({"env": float("nan"), "data_source": "d", "task_id": 1}, ("d", "1")),
+            ({"env": "a", "task_id": float("nan")}, None),
         ]
         for row, want in cases:
             self.assertEqual(ec.task_key(row), want, row)
@@ -282,6 +287,24 @@ class HostileFilesTest(unittest.TestCase):
         os.mkdir(path)  # a folder where the batch belongs
         with self.assertRaises(ec.BadAnswerError):
             c.wait("run-000001", 0.1)
+
+    def test_oversized_answer_or_status_is_not_read(self) -> None:
+        # A status.json or batch file larger than envsched writes was read whole before it was
+        # parsed (a 4 GB sparse status.json: 5 GB in every metrics() call). Such a file is not
+        # envsched's: status is None and a batch file a BadAnswerError, valid JSON or not.
+        self._status('{"pad": "' + "x" * (ec.MAX_STATUS_BYTES + 1) + '"}')
+        self.assertIsNone(ec.read_status(self.dir))
+        self._status('{"pad": "x"}')
+        self.assertEqual(ec.read_status(self.dir), {"pad": "x"})
+        c = ec.EnvschedClient(self.dir, prefix="big", timeout=1)
+        body = '{"id": "big-000001", "step": 1, "tasks": [], "pad": "' + "x" * 4096 + '"}'
+        with open(os.path.join(self.dir, "batches", "big-000001.json"), "w") as f:
+            f.write(body)
+        self.addCleanup(setattr, ec, "MAX_ANSWER_BYTES", getattr(ec, "MAX_ANSWER_BYTES", None))
+        ec.MAX_ANSWER_BYTES = 1024  # as small as the file is large beside a real bound
+        with self.assertRaises(ec.BadAnswerError) as cm:
+            c.wait("big-000001", 0.1)
+        self.assertIn("bytes", str(cm.exception))
 
     def test_fifo_answer_or_status_does_not_hang(self) -> None:
         # A FIFO where the batch or status.json belongs: open() waited for a writer for ever,
