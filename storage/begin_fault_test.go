@@ -88,3 +88,23 @@ func TestBeginFaultingInTheWindowLeavesOtherReadsFree(t *testing.T) {
 	go func() { closed <- db.Close() }()
 	within(t, "Close after a begin faulted", closed)
 }
+
+// TestReplacedFileIsNotCutShort: the database removed and a short file written at its path
+// while it is open is not this file cut short (the file mapped is the one opened, whole):
+// reads go on and say nothing of damage, so that the daemon's check of the path can say the
+// file was removed or replaced (a read that came first called it damaged, with advice to
+// restore a backup: daemon's TestDatabaseRemovedWhileServing failed about one time in three).
+func TestReplacedFileIsNotCutShort(t *testing.T) {
+	db := openFour(t)
+	defer db.Close()
+	if err := os.Remove(db.path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(db.path, []byte("another file"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := db.Counters()
+	if err != nil || c.Rollouts != 4 {
+		t.Fatalf("counters read with the path replaced: %+v, %v; want 4 rollouts, no damage", c, err)
+	}
+}

@@ -102,6 +102,7 @@ type DB struct {
 	broken    atomic.Pointer[DamagedError] // the first damage a transaction met (see DB.guard)
 	locksLost atomic.Bool                  // a read transaction's begin faulted holding bbolt's locks (see DB.begin)
 	metaBytes int64                        // the bytes of the file's two meta pages (see DB.cutShort)
+	opened    os.FileInfo                  // the file at path when it was opened, nil if unknown (see DB.cutShort)
 	followers []*Follower                  // guarded by writeMu: told of every task record a commit writes
 }
 
@@ -140,6 +141,7 @@ func Open(path string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("open db %s: %w", path, err)
 	}
 	db := &DB{bolt: bdb, path: path, name: name, log: log, metaBytes: 2 * int64(bdb.Info().PageSize)}
+	db.opened, _ = os.Stat(path) // the file bbolt opened (see DB.cutShort)
 	if err := db.checkLength(); err != nil {
 		bdb.Close()
 		return nil, err

@@ -177,10 +177,13 @@ func (db *DB) guard(fn func() error) error {
 // build) then waited for the lock in its rollback for ever, and the daemon's exit with it
 // (review14). So the length is looked at (one stat of the path) before every transaction begins. A cut
 // further on is met inside a transaction already begun, whose rollback takes no lock a fault
-// left held.
+// left held. A path that names another file now (the database removed and another file
+// written in its place) is not this file cut short: the file mapped is the one opened, whole,
+// and the daemon's own check of the path says it was removed or replaced (the short file's
+// length made it "damaged", with advice to restore a backup, whenever a read came first).
 func (db *DB) cutShort() *DamagedError {
 	fi, err := os.Stat(db.path)
-	if err != nil || fi.Size() >= db.metaBytes {
+	if err != nil || fi.Size() >= db.metaBytes || db.opened != nil && !os.SameFile(fi, db.opened) {
 		return nil
 	}
 	return &DamagedError{Path: db.name, Cause: fmt.Sprintf("the file has %d bytes, fewer than its two meta pages "+
