@@ -68,6 +68,9 @@ type loader struct {
 	// catalogWrites is the storage counter of replaced descriptions when g's features were
 	// read: when it moves (a task reworded, with or without edges to write), g is read again.
 	catalogWrites int64
+	// early, while a load reads a graph from scratch, returns the features read beside it
+	// (storage.Reader.Beside) once they are read; nil otherwise
+	early func() (*graph.Features, int, error)
 }
 
 // load reads counters and every task's statistics (or, with a Follower, those that changed)
@@ -82,6 +85,23 @@ func (l *loader) load() (*state, error) {
 		var names []storage.TaskKey
 		kept := false // the nodes are g's
 		whole := all || l.g == nil
+		if whole && l.g == nil {
+			// a graph read from scratch needs the features of every row: they are read
+			// beside the tasks and the edges, from the same snapshot (withFeatures takes them)
+			var f *graph.Features
+			var n int
+			wait := r.Beside(func(r *storage.Reader) (err error) {
+				f, n, err = readFeatures(r)
+				return err
+			})
+			l.early = func() (*graph.Features, int, error) { return f, n, wait() }
+			defer func() {
+				if l.early != nil { // not taken: waited for all the same, before the read ends
+					l.early()
+					l.early = nil
+				}
+			}()
+		}
 		if whole {
 			if names, err = l.readTasks(r); err != nil {
 				return err
@@ -273,21 +293,24 @@ func boolDelta(b bool) int {
 // withFeatures attaches to g the catalogue features of its nodes (graph.TextFeatures of the
 // stored rows, in storage order), which the predictor's feature prior reads. The rows stream
 // through a graph.FeatureBuilder: only a block of them is held at a time.
+// When the load began features beside (loader.early), they are taken instead of read again.
 func (l *loader) withFeatures(r *storage.Reader, g *graph.Graph) (*graph.Graph, error) {
-	b := graph.NewFeatureBuilder(g.Len())
-	n := 0
-	err := r.Tasks(true, func(ti storage.TaskInfo) error {
-		b.Add(ti.Task)
-		n++
-		return nil
-	})
+	var f *graph.Features
+	var n int
+	var err error
+	if l.early != nil {
+		f, n, err = l.early()
+		l.early = nil
+	} else {
+		f, n, err = readFeatures(r)
+	}
 	if err != nil {
 		return nil, err
 	}
 	if n != g.Len() {
 		return nil, fmt.Errorf("%d stored tasks for a graph of %d nodes", n, g.Len())
 	}
-	return g.WithFeatures(b.Features()), nil
+	return g.WithFeatures(f), nil
 }
 
 // taskHint is the number of stored tasks as the environments' statistics count them (0 when
@@ -302,6 +325,22 @@ func taskHint(r *storage.Reader) int {
 		n += max(e.Tasks, 0)
 	}
 	return int(min(n, 1<<24))
+}
+
+// readFeatures returns the features of every stored task's catalogue row, in storage order,
+// and the number of tasks.
+func readFeatures(r *storage.Reader) (*graph.Features, int, error) {
+	b := graph.NewFeatureBuilder(taskHint(r))
+	n := 0
+	err := r.Tasks(true, func(ti storage.TaskInfo) error {
+		b.Add(ti.Task)
+		n++
+		return nil
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	return b.Features(), n, nil
 }
 
 // storedRows reads the catalogue row of every stored task, in storage order (the order of

@@ -54,6 +54,37 @@ func within(t *testing.T, what string, done <-chan error) error {
 	}
 }
 
+// TestBesideBeginFaultingInTheWindowReturns: the file is cut short after Beside and DB.begin
+// looked at its length, so bbolt's Begin faults with its meta lock held. The View around it
+// must still return the damage (its rollback waited for that lock for ever), and writeMu must
+// be free.
+func TestBesideBeginFaultingInTheWindowReturns(t *testing.T) {
+	db := openFour(t)
+	done := make(chan error, 1)
+	go func() {
+		done <- db.View(func(r *Reader) error {
+			if _, err := r.overlayOf(); err != nil {
+				return err
+			}
+			cutInTheWindow(t)
+			return r.Beside(func(r2 *Reader) error { _, err := readAll(r2); return err })()
+		})
+	}()
+	if err := within(t, "View with Beside whose begin faulted", done); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("Beside whose begin faulted: %v; want a *DamagedError", err)
+	}
+	if !db.locksLost.Load() {
+		t.Fatal("the begin that faulted was not recorded")
+	}
+	if !db.writeMu.TryLock() {
+		t.Fatal("writeMu is still held after Beside's begin faulted")
+	}
+	db.writeMu.Unlock()
+	closed := make(chan error, 1)
+	go func() { closed <- db.Close() }()
+	within(t, "Close after a begin faulted", closed)
+}
+
 // TestBeginFaultingInTheWindowLeavesOtherReadsFree: a read transaction open in another
 // goroutine when a lone View's begin faults (the file cut in the window) must still end: its
 // rollback waited for the meta lock the fault left held. Later transactions are refused with

@@ -44,7 +44,7 @@ func (f *Follower) View(fn func(r *Reader, changed []TaskInfo, all bool) error) 
 	f.db.writeMu.Unlock()
 	defer f.db.rollback(tx)
 	err = f.db.guard(func() error { // a damaged file is an error here too, as in db.view
-		return fn(&Reader{tx: tx, cfg: f.db.cfg, cache: &f.db.logCache}, changed, all)
+		return fn(&Reader{tx: tx, cfg: f.db.cfg, cache: &f.db.logCache, db: f.db}, changed, all)
 	})
 	if err != nil {
 		f.Close() // what fn was given is lost with it: the next View reads everything again
