@@ -101,9 +101,9 @@ func (db *DB) view(fn func(*bolt.Tx) error) error {
 // mmap read lock, then reads the meta pages; on a file cut short under the running process
 // between db.guard's look at its length and that read (a window of microseconds), the read
 // faults with both locks held and no defer releases them. Every read transaction's rollback
-// takes the meta lock, so every transaction open at that moment, in any goroutine, and every
-// one begun before it, would wait in its rollback for ever: a read transaction begun while
-// another is open in the same goroutine (Reader.Beside) hung its own caller (review14). So a
+// takes the meta lock, so every transaction open at that moment, in any goroutine, would wait
+// in its rollback for ever: a read transaction begun while another is open in the same
+// goroutine (Reader.Beside) hung its own caller (review14). So a
 // begin that faulted is recorded (locksLost), and from then on DB.rollback abandons
 // transactions instead of rolling them back: the file is damaged, every later transaction is
 // refused (DB.guard), and Close does not wait for bbolt's locks (closeBroken).
