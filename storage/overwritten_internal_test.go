@@ -1,0 +1,61 @@
+package storage
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// TestOverwrittenDuringACommitIsNotWrittenInto (hostile15): a file overwritten in place after a
+// write transaction began, while it is being filled (an ingest commit takes up to 100 ms), got
+// that transaction's pages, chosen from the free list of the database it no longer holds. The
+// meta page is read from the file again just before the commit writes: the commit is refused,
+// and the file stays as it was copied.
+func TestOverwrittenDuringACommitIsNotWrittenInto(t *testing.T) {
+	dir := t.TempDir()
+	otherPath := filepath.Join(dir, "other.db")
+	other, err := Open(otherPath, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 5 { // a newer transaction than the database's below
+		if err := other.update(func(tx *bolt.Tx) error { return tx.Bucket(bucketCounters).Put([]byte("x"), []byte("y")) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other.Close()
+	copied, err := os.ReadFile(otherPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "envsched.db")
+	db, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	err = db.update(func(tx *bolt.Tx) error {
+		if err := tx.Bucket(bucketCounters).Put([]byte("mine"), bytes.Repeat([]byte("z"), 20000)); err != nil {
+			return err
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		_, err = f.WriteAt(copied, 0)
+		return err
+	})
+	var d *DamagedError
+	if !errors.As(err, &d) || !d.Overwritten {
+		t.Fatalf("commit into a file overwritten while it was filled: %v; want a DamagedError saying so", err)
+	}
+	after, _ := os.ReadFile(path)
+	if !bytes.Equal(after[:len(copied)], copied) {
+		t.Errorf("the commit wrote into the file copied over the database")
+	}
+}
