@@ -29,6 +29,8 @@ import (
 //	version 6: version 5's, then the random-slot factor: float64, and its window of groups
 //	as pending groups are written
 //	version 7: version 6's, then the never-tried offset: float64
+//	version 8: version 7's, then a byte: bit i set when the never-tried factor's pending
+//	group i was answered with the start (MatchGroup.Start; there are at most 7)
 //
 // where a likelihood is byte 0 (none) or 1, uvarint count, count × float32, float64 n; a name
 // a uvarint length and its bytes; numbers little-endian.
@@ -44,8 +46,11 @@ import (
 // likewise written only when there are some: a database of 0/1 rewards never measures one.
 // Version 6 adds the random-slot factor and its window (Params.RandomMatch) after version
 // 5's fields, written only when there are some. Version 7 adds the never-tried offset
-// (Params.NewShift) after version 6's fields, written only when there is one.
+// (Params.NewShift) after version 6's fields, written only when there is one. Version 8 adds
+// which of the never-tried factor's pending groups were answered with the start after
+// version 7's fields, written only when one was.
 const (
+	dispersionVersion8 = 8
 	dispersionVersion7 = 7
 	dispersionVersion6 = 6
 	dispersionVersion5 = 5
@@ -62,7 +67,13 @@ var errDispersion = errors.New("dispersion: bad binary encoding")
 // log-likelihood that is not finite.
 func (d Dispersion) MarshalBinary() ([]byte, error) {
 	b := []byte{dispersionVersion}
+	startBits, err := pendingStarts(d.NewPending)
+	if err != nil {
+		return nil, err
+	}
 	switch {
+	case startBits != 0:
+		b[0] = dispersionVersion8
 	case d.NewOffset != 0:
 		b[0] = dispersionVersion7
 	case d.RandomFactor != 0 || len(d.RandomWindow) > 0:
@@ -121,8 +132,11 @@ func (d Dispersion) MarshalBinary() ([]byte, error) {
 	if b[0] >= dispersionVersion6 { // version 6's fields, in version 7 too
 		b = appendPending(appendF64(b, d.RandomFactor), d.RandomWindow)
 	}
-	if b[0] == dispersionVersion7 {
+	if b[0] >= dispersionVersion7 { // version 7's field, in version 8 too
 		b = appendF64(b, d.NewOffset)
+	}
+	if b[0] == dispersionVersion8 {
+		b = append(b, startBits)
 	}
 	if !d.finite() {
 		return nil, fmt.Errorf("dispersion: a number is not finite")
@@ -166,6 +180,22 @@ func (d Dispersion) finite() bool {
 		}
 	}
 	return true
+}
+
+// pendingStarts is the byte whose bit i is set when pending group i was answered with the
+// start; pending groups are at most minFactorGroups−1 (validPending), so a byte holds them.
+func pendingStarts(pending []MatchGroup) (byte, error) {
+	var bits byte
+	for i, g := range pending {
+		if !g.Start {
+			continue
+		}
+		if i >= 8 {
+			return 0, fmt.Errorf("dispersion: %d pending groups, at most %d", len(pending), minFactorGroups-1)
+		}
+		bits |= 1 << i
+	}
+	return bits, nil
 }
 
 // appendPending appends pending groups: their count, then each one's mean and count as
@@ -266,7 +296,7 @@ func appendLikelihood(b []byte, l *Likelihood) []byte {
 func (d *Dispersion) UnmarshalBinary(data []byte) error {
 	r := wsDecoder{b: data}
 	v := r.byte()
-	if v != dispersionVersion7 && v != dispersionVersion6 && v != dispersionVersion5 && v != dispersionVersion4 && v != dispersionVersion3 && v != dispersionVersion && v != dispersionVersion1 {
+	if v != dispersionVersion8 && v != dispersionVersion7 && v != dispersionVersion6 && v != dispersionVersion5 && v != dispersionVersion4 && v != dispersionVersion3 && v != dispersionVersion && v != dispersionVersion1 {
 		return errDispersion
 	}
 	var out Dispersion
@@ -292,7 +322,7 @@ func (d *Dispersion) UnmarshalBinary(data []byte) error {
 	if v != dispersionVersion1 {
 		r.signals(&out.CoverSignal, &out.ExploitSignal)
 	}
-	v4 := v >= dispersionVersion4 && v <= dispersionVersion7 // version 4's fields, in versions 5 to 7 too
+	v4 := v >= dispersionVersion4 && v <= dispersionVersion8 // version 4's fields, in versions 5 to 8 too
 	if v == dispersionVersion3 || v4 && r.flag() {
 		out.Stuck = r.trend()
 	}
@@ -300,17 +330,26 @@ func (d *Dispersion) UnmarshalBinary(data []byte) error {
 		out.NewFactor, out.NewPending = r.float64(), r.pending()
 		out.LowFactor, out.LowPending = r.float64(), r.pending()
 	}
-	if v >= dispersionVersion5 && v <= dispersionVersion7 {
+	if v >= dispersionVersion5 && v <= dispersionVersion8 {
 		out.Graded = &GradedCal{Untried: r.trendFlag(), Rechosen: r.trendFlag(), Random: r.trendFlag()}
 		if *out.Graded == (GradedCal{}) {
 			out.Graded = nil
 		}
 	}
-	if v == dispersionVersion6 || v == dispersionVersion7 {
+	if v >= dispersionVersion6 && v <= dispersionVersion8 {
 		out.RandomFactor, out.RandomWindow = r.float64(), r.pending()
 	}
-	if v == dispersionVersion7 {
+	if v == dispersionVersion7 || v == dispersionVersion8 {
 		out.NewOffset = r.float64()
+	}
+	if v == dispersionVersion8 {
+		bits := r.byte()
+		if bits == 0 || bits>>len(out.NewPending) != 0 { // none is written as version 7
+			return errDispersion
+		}
+		for i := range out.NewPending {
+			out.NewPending[i].Start = bits&(1<<i) != 0
+		}
 	}
 	if r.bad || len(r.b) != 0 || !out.finite() {
 		return errDispersion

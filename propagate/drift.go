@@ -84,7 +84,19 @@ type Baseline struct {
 	// (Params.GradedCal). 0 for other tasks, which measure none. Baselines leaves it 0; the
 	// caller that knows the answer's predictions sets it.
 	Graded float64 `json:"graded,omitempty"`
+	// Start says the task, never tried, was answered while nothing was measured
+	// (State.AtStart): its answer gave it the start of its group's size, and its groups,
+	// whenever they come back, are matched as so answered and do not move the never-tried
+	// offset (Params.NewShift). Baselines leaves it false; the caller that answered sets it.
+	// A baseline stored without it (by an earlier version) is taken as answered with the
+	// start when nothing is measured yet as its groups come back, as before.
+	Start bool `json:"start,omitempty"`
 }
+
+// AtStart reports whether nothing is measured in s yet (no group of a never-tried pick has
+// come back): an answer made from s gives never-tried picks the start of their group's size
+// (see Baseline.Start).
+func (s *State) AtStart() bool { return !s.Dispersion.Global.measured() }
 
 // Baselines returns the baselines of the given nodes for a later call, from the statistics
 // and predictions of the call that made preds (before the caller changed them); nodes nil

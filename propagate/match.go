@@ -113,7 +113,8 @@ func (d *drift) matchNew(groups []group) {
 			k = d.newCorrection(gr.b.Env)
 			byEnv[gr.b.Env] = k
 		}
-		if !d.disp.Global.measured() { // the pick was answered with the start of its group's size
+		start := gr.b.Start || !d.disp.Global.measured() // answered with the start of its group's size
+		if start {
 			ks, seen := starts[gr.n]
 			if !seen {
 				if c, ok := d.params.startCount(int(gr.n)); ok {
@@ -125,7 +126,9 @@ func (d *drift) matchNew(groups []group) {
 				k = ks
 			}
 		}
-		obs = append(obs, matchGroup(gr, k))
+		mg := matchGroup(gr, k)
+		mg.Start = start && d.shiftUntried // only the offset reads it
+		obs = append(obs, mg)
 	}
 	if !d.shiftUntried {
 		d.disp.NewFactor, d.disp.NewPending = matchPending(d.disp.NewFactor, d.disp.newFactor(), obs)
@@ -136,15 +139,26 @@ func (d *drift) matchNew(groups []group) {
 		return
 	}
 	// the offset (Params.NewShift), then the factor on the groups with their means moved by
-	// it; the first request's groups, answered at ½ with nothing known, say nothing of the
-	// predictions' level and leave it as it is
-	if d.disp.Global.measured() {
-		d.disp.NewOffset = towardsOffset(d.disp.NewOffset, matchOffset(obs))
+	// it; the groups answered with the start (the first request's, at ½ with nothing known),
+	// whenever they come back, say nothing of the predictions' level and leave it as it is
+	if level := answeredWithout(obs); len(level) > 0 {
+		d.disp.NewOffset = towardsOffset(d.disp.NewOffset, matchOffset(level))
 	}
 	if f, ok := matchFactor(shiftGroups(obs, d.disp.NewOffset)); ok {
 		d.disp.NewFactor = towards(d.disp.newFactor(), f)
 	}
 	d.disp.NewPending = nil
+}
+
+// answeredWithout is the groups of obs not answered with the start (MatchGroup.Start).
+func answeredWithout(obs []MatchGroup) []MatchGroup {
+	var out []MatchGroup
+	for _, g := range obs {
+		if !g.Start {
+			out = append(out, g)
+		}
+	}
+	return out
 }
 
 // newOffsetMax bounds the never-tried offset (Params.NewShift), in logits.
@@ -235,7 +249,7 @@ func (d *drift) matchRandom(groups []group) {
 		}
 		var k correction
 		switch {
-		case !gr.b.Tried && !d.disp.Global.measured(): // the answer's start of its group's size
+		case !gr.b.Tried && (gr.b.Start || !d.disp.Global.measured()): // the answer's start of its group's size
 			ks, seen := starts[gr.n]
 			if !seen {
 				if c, ok := d.params.startCount(int(gr.n)); ok {
@@ -316,6 +330,9 @@ type MatchGroup struct {
 	Count float64 `json:"count"`
 	N     int64   `json:"n"`
 	K     int64   `json:"k"`
+	// Start says the group's pick was answered with the start (Baseline.Start): it measures
+	// the never-tried factor, not the offset.
+	Start bool `json:"start,omitempty"`
 }
 
 // matchGroup is group gr as predicted under correction k.

@@ -174,10 +174,9 @@ type Params struct {
 	// acceptance harness's agentic world after step 20: 0.64 predicted, 0.80 true), and a
 	// count factor alone, moving a fifth of the way each time 8 groups are back, could not
 	// follow: they came back all-equal 5 points more often than answered. The first
-	// request's groups, answered at ½ before anything was known, do not move it while no
-	// group has been measured; those of them matched later do (review14: a baseline does not
-	// record how its pick was answered). Answer
-	// only: selection reads nothing of it. It needs NewMatch; false measures nothing.
+	// request's groups, answered at ½ before anything was known (Baseline.Start), never move
+	// it, whenever they come back. Answer only: selection reads nothing of it. It needs
+	// NewMatch; false measures nothing.
 	NewShift bool
 	// LowMatch splits DispersionMatch's re-chosen factor in two: selection's re-chosen picks
 	// predicted to teach little (4·E[p(1−p)] below ½ under the re-chosen correction: the

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -170,5 +171,78 @@ func TestNeverTriedOffsetNotFromTheFirstRequest(t *testing.T) {
 	d.matchNew(groups)
 	if !(d.disp.NewOffset > 0) {
 		t.Errorf("the same groups after something was measured: offset %v, want it moved up", d.disp.NewOffset)
+	}
+}
+
+// TestNeverTriedOffsetNotFromTheFirstRequestInTwoParts (review14): the first request's
+// groups, answered with the start (Baseline.Start), do not move the offset when they come
+// back in two parts, the second after the first has measured something; their factor is
+// measured as before. Groups of picks answered after something was measured, coming back
+// with them, do move it.
+func TestNeverTriedOffsetNotFromTheFirstRequestInTwoParts(t *testing.T) {
+	var first []group // the first request's untried picks, all answered at ½, solved 7-8 of 8
+	for i := range 24 {
+		first = append(first, group{b: Baseline{Env: "e", Task: fmt.Sprint(i), Pred: 0.5, Count: 2, Start: true}, k: int64(7 + i%2), n: 8})
+	}
+	var d drift
+	d.start(State{}, DefaultParams())
+	d.measureDispersion(first[:12])
+	if d.disp.NewOffset != 0 || !d.disp.Global.measured() {
+		t.Fatalf("the first part: offset %v, global measured %v; want 0 and measured", d.disp.NewOffset, d.disp.Global.measured())
+	}
+	d.measureDispersion(first[12:])
+	if d.disp.NewOffset != 0 || d.disp.NewFactor == 0 {
+		t.Errorf("the second part of the first request's groups (answered with the start) moved the offset to %v "+
+			"(factor %v); want 0 and a factor", d.disp.NewOffset, d.disp.NewFactor)
+	}
+	later := slices.Clone(first[:12]) // the same groups, of picks answered after: they move it
+	for i := range later {
+		later[i].b.Start = false
+	}
+	d.measureDispersion(append(later, first[12:14]...))
+	if !(d.disp.NewOffset > 0) {
+		t.Errorf("groups of picks answered after something was measured: offset %v, want it moved up", d.disp.NewOffset)
+	}
+}
+
+// TestStartPendingGroupsStored: which of the never-tried factor's pending groups were
+// answered with the start is stored (the dispersion's version 8, written only when one
+// was): a restart between a first request's two parts matches them as it would have; a
+// version 8 that flags none, or a group it does not hold, is refused.
+func TestStartPendingGroupsStored(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 24))
+	for i := range 200 {
+		d := randomDispersion(rng)
+		d.NewFactor = 0.5 + rng.Float64()
+		n := 1 + rng.IntN(minFactorGroups-1)
+		for range n {
+			d.NewPending = append(d.NewPending, MatchGroup{Mean: 0.2 + 0.6*rng.Float64(), Count: 2, N: 8, K: int64(rng.IntN(9))})
+		}
+		if rng.IntN(2) == 0 {
+			d.NewOffset = 0.25
+		}
+		without, err := d.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		with := d
+		with.NewPending = slices.Clone(d.NewPending)
+		with.NewPending[rng.IntN(n)].Start = true
+		got := versionedRoundTrip(t, i, with, without, dispersionVersion8, "start groups")
+		for k := range got.NewPending {
+			if got.NewPending[k].Start != with.NewPending[k].Start {
+				t.Fatalf("draw %d: pending group %d decoded with start %v", i, k, got.NewPending[k].Start)
+			}
+		}
+		bin, _ := with.MarshalBinary()
+		bad := slices.Clone(bin)
+		bad[len(bad)-1] = 0 // version 8 flagging none
+		if new(Dispersion).UnmarshalBinary(bad) == nil {
+			t.Fatalf("draw %d: a version 8 that flags no group decoded", i)
+		}
+		bad[len(bad)-1] = 1 << n // a group it does not hold
+		if new(Dispersion).UnmarshalBinary(bad) == nil {
+			t.Fatalf("draw %d: a version 8 flagging group %d of %d decoded", i, n, n)
+		}
 	}
 }

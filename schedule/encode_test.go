@@ -108,6 +108,7 @@ func randState(rng *rand.Rand) *savedState {
 			if rng.IntN(2) == 0 {
 				e.Graded = 1e-6 + rng.Float64()*(1-2e-6)
 			}
+			e.Start = rng.IntN(2) == 0
 		}
 		st.Baseline = append(st.Baseline, e)
 	}

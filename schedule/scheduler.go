@@ -368,8 +368,10 @@ func (s *Scheduler) choose(id string, req Request) (*Answer, []storage.TaskKey, 
 	}
 	ans := newAnswer(id, step, s.opts.Now(), breq, st, answered, b)
 	picked := propagate.Baselines(st.g, st.tasks, preds, nodes)
+	atStart := next.AtStart()
 	for i, pk := range b.Picks {
 		picked[i].Random, picked[i].Cover = pk.Random, pk.ForCoverage()
+		picked[i].Start = atStart && !picked[i].Tried
 		if pp := s.pred.Params(); pp.GradedCal && pp.DispersionMemory > 0 {
 			picked[i].Graded = answered[i].GradedBase(req.GroupSize)
 		}

@@ -28,7 +28,8 @@ import (
 //	         byte flags (1 tried, 2 random, 4 cover: not before version 4), float64 pred, count,
 //	         centre (−0 as +0), varint age, float64 own, stale (−0 as +0; not in version 1),
 //	         varint groups, degenerate (since version 4), float64 graded (when flag 8 is set:
-//	         a graded pick's chance before the graded calibration, propagate.Baseline.Graded)
+//	         a graded pick's chance before the graded calibration, propagate.Baseline.Graded);
+//	         flag 16: answered with the start (propagate.Baseline.Start)
 //	dispersion: uvarint length of its encoding + 1 (0: none), the encoding: since version 3
 //	            propagate.Dispersion's binary form, before it its JSON (both round the
 //	            log-likelihoods to float32 and decode to the same numbers)
@@ -45,7 +46,9 @@ import (
 // return is measured from them: propagate.State.CoverReturn); it is still read, with none,
 // which measures nothing. Flag 8 (the graded chance) came within version 4: an entry without
 // it, as every entry of a state stored before, measures no graded calibration, and a database
-// whose rewards are all 0 or 1 stores the bytes it stored.
+// whose rewards are all 0 or 1 stores the bytes it stored. Flag 16 (answered with the start)
+// came within version 4 too: only the never-tried picks of the answers made before anything
+// was measured carry it, and an entry stored without it is matched as before.
 const (
 	stateVersion  = 0x04
 	stateVersion3 = 0x03
@@ -151,6 +154,9 @@ func appendBaselines(b []byte, base []baselineEntry, v byte) []byte {
 		}
 		if e.Graded != 0 && v >= stateVersion {
 			flags |= 8
+		}
+		if e.Start && v >= stateVersion {
+			flags |= 16
 		}
 		b = append(b, flags)
 		b = appendFloat(appendFloat(appendFloat(b, omitted(e.Pred)), omitted(e.Count)), omitted(e.Centre))
@@ -317,7 +323,7 @@ func (r *stateReader) baselines(v byte) []baselineEntry {
 		e.Env, e.Task, e.Rollouts = envs[env], r.name(), r.varint()
 		e.Sum, e.Mean = r.float(), r.float()
 		flags := r.bytes(1)
-		known := byte(15)
+		known := byte(31)
 		if v < stateVersion {
 			known = 3
 		}
@@ -327,6 +333,7 @@ func (r *stateReader) baselines(v byte) []baselineEntry {
 		}
 		if flags != nil {
 			e.Tried, e.Random, e.Cover = flags[0]&1 != 0, flags[0]&2 != 0, flags[0]&4 != 0
+			e.Start = flags[0]&16 != 0
 		}
 		e.Pred, e.Count, e.Centre = r.float(), r.float(), r.float()
 		e.Age = int(r.varint())

@@ -101,11 +101,11 @@ func TestStateVersion2IsStillRead(t *testing.T) {
 }
 
 // withoutRetries clears what version 3 did not store: the baseline entries' cover flags,
-// group counts and graded chances.
+// group counts, graded chances and start flags.
 func withoutRetries(st *savedState) {
 	for i := range st.Baseline {
 		b := &st.Baseline[i].Baseline
-		b.Cover, b.Groups, b.Degenerate, b.Graded = false, 0, 0, 0
+		b.Cover, b.Groups, b.Degenerate, b.Graded, b.Start = false, 0, 0, 0, false
 	}
 }
 

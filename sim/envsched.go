@@ -190,6 +190,7 @@ func (p *envschedPolicy) Choose(v *View) ([]int, error) {
 	for _, pk := range b.Picks {
 		// the baselines are every node's, by index
 		p.state.Baseline[pk.Node].Random, p.state.Baseline[pk.Node].Cover = pk.Random, pk.ForCoverage()
+		p.state.Baseline[pk.Node].Start = p.state.AtStart() && p.tasks[pk.Node].Rollouts == 0 // as the daemon's
 		pr := p.pred.Pick(p.state, preds[pk.Node], p.tasks[pk.Node].Rollouts > 0, pk.Random)
 		t := &p.tasks[pk.Node]
 		retry := 0
