@@ -479,6 +479,16 @@ func (db *DB) WriteSnapshot(w io.Writer) (int64, error) {
 	return n, nil
 }
 
+// SnapshotSize is the number of bytes WriteSnapshot would write now (the pages in use).
+func (db *DB) SnapshotSize() (int64, error) {
+	var n int64
+	err := db.view(func(tx *bolt.Tx) error {
+		n = tx.Size()
+		return nil
+	})
+	return n, err
+}
+
 // Compact writes a compacted copy of the database to the new file dst (which must not exist).
 // The copy holds the same data in fewer pages; it is fsync'd before Compact returns.
 func (db *DB) Compact(dst string) error {

@@ -125,6 +125,13 @@ func (db *DB) update(fn func(*bolt.Tx) error) error {
 	})
 	if err == nil && id != 0 {
 		db.txs.last.Store(id)
+	} else if id != 0 && db.txs.file != nil {
+		// A commit that failed after its meta page was written (its fsync, say) did land: the
+		// next transaction must not take the file's newest transaction for another's.
+		var d *DamagedError
+		if m, ok := newestMeta(db.txs.file); ok && m.txid == id && !errors.As(err, &d) {
+			db.txs.last.Store(id)
+		}
 	}
 	return err
 }
