@@ -40,6 +40,7 @@ func TestHelpOfAnUnknownCommandSaysWhatWasMeant(t *testing.T) {
 		{[]string{"help", "run"}, "envsched run - "},
 		{[]string{"help", "catalog", "import"}, "envsched catalog import [command options] FILE"},
 		{[]string{"catalog", "help", "import"}, "envsched catalog import [command options] FILE"},
+		{[]string{"help", "run", "--dir", "x"}, "envsched run - "},
 	} {
 		code, out, msg := runApp(tc.args...)
 		if code != exitOK || !strings.Contains(out, tc.want) {

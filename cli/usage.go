@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -130,6 +131,9 @@ func helpAction(ctx *cli.Context) error {
 			return cli.ShowAppHelp(parent)
 		}
 		return cli.ShowSubcommandHelp(parent)
+	}
+	if i := slices.IndexFunc(args, func(a string) bool { return strings.HasPrefix(a, "-") }); i > 0 {
+		args = args[:i] // `help run --dir x`: run's help, as before
 	}
 	var found *cli.Command
 	for _, word := range args {
