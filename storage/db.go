@@ -241,7 +241,7 @@ func pagesNeed(path string) (int64, bool) {
 		return 0, false
 	}
 	defer f.Close()
-	m, ok := newestMeta(f)
+	m, ok := newestMeta(f, 0)
 	return int64(m.pgid) * int64(m.pageSize), ok
 }
 
@@ -253,8 +253,9 @@ type boltMeta struct {
 }
 
 // newestMeta reads the two meta pages of the bbolt file f and returns the newer valid one (the
-// one bbolt uses); false when neither is valid.
-func newestMeta(f io.ReaderAt) (boltMeta, bool) {
+// one bbolt uses); false when neither is valid. pageSize is the file's page size when known (0:
+// the first meta page says, else the system's).
+func newestMeta(f io.ReaderAt, pageSize int) (boltMeta, bool) {
 	const (
 		header    = 16 // page header: id, flags, count, overflow
 		metaBytes = 64 // magic, version, page size, flags, root (2×8), freelist, pgid, txid, checksum
@@ -276,7 +277,10 @@ func newestMeta(f io.ReaderAt) (boltMeta, bool) {
 	}
 	m0, ok0 := read(0)
 	second := int64(os.Getpagesize())
-	if ok0 {
+	switch {
+	case pageSize > 0:
+		second = int64(pageSize)
+	case ok0:
 		second = int64(m0.pageSize)
 	}
 	m1, ok1 := read(second)

@@ -129,7 +129,7 @@ func (db *DB) update(fn func(*bolt.Tx) error) error {
 		// A commit that failed after its meta page was written (its fsync, say) did land: the
 		// next transaction must not take the file's newest transaction for another's.
 		var d *DamagedError
-		if m, ok := newestMeta(db.txs.file); ok && m.txid == id && !errors.As(err, &d) {
+		if m, ok := newestMeta(db.txs.file, int(db.metaBytes/2)); ok && m.txid == id && !errors.As(err, &d) {
 			db.txs.last.Store(id)
 		}
 	}
@@ -199,7 +199,7 @@ func (db *DB) stillSame(last uint64) error {
 	if db.txs.file == nil {
 		return nil
 	}
-	m, ok := newestMeta(db.txs.file)
+	m, ok := newestMeta(db.txs.file, int(db.metaBytes/2))
 	if ok && m.txid == last {
 		return nil
 	}

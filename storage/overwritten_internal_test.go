@@ -59,3 +59,40 @@ func TestOverwrittenDuringACommitIsNotWrittenInto(t *testing.T) {
 		t.Errorf("the commit wrote into the file copied over the database")
 	}
 }
+
+// TestTornFirstMetaOfALargePageFileIsNoOverwrite: the check before a commit reads the meta
+// pages from the file; with the first meta page torn (a crash while bbolt wrote it: bbolt then
+// uses the second) it looked for the second at the system's page size, not the file's, found
+// nothing valid there in a file of 16 KiB pages, and refused every commit as an overwrite.
+func TestTornFirstMetaOfALargePageFileIsNoOverwrite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "envsched.db")
+	b, err := bolt.Open(path, 0o600, &bolt.Options{PageSize: 16384})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	db, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt(make([]byte, 8), 16+56); err != nil { // meta page 0's checksum
+		t.Fatal(err)
+	}
+	f.Close()
+	db, err = Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for i := range 3 {
+		err := db.update(func(tx *bolt.Tx) error { return tx.Bucket(bucketCounters).Put([]byte("x"), []byte{byte(i)}) })
+		if err != nil {
+			t.Fatalf("commit %d on a file whose first meta page was torn: %v", i, err)
+		}
+	}
+}
