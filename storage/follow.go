@@ -28,7 +28,16 @@ func (f *Follower) View(fn func(r *Reader, changed []TaskInfo, all bool) error) 
 	// commits recorded so far: a commit publishes its records before it releases the lock.
 	f.db.writeMu.Lock()
 	var tx *bolt.Tx
-	err := f.db.guard(func() (err error) { tx, err = f.db.bolt.Begin(false); return err }) // reads the meta page
+	err := f.db.guard(func() (err error) { // reads the meta page
+		if tx, err = f.db.bolt.Begin(false); err != nil {
+			return err
+		}
+		if d := f.db.sameTx(tx); d != nil {
+			tx.Rollback()
+			return d
+		}
+		return nil
+	})
 	if err != nil {
 		f.db.writeMu.Unlock()
 		return err

@@ -225,7 +225,16 @@ func (x *idIndex) answered(db *DB) {
 // cut short under the running process they faulted outside any guard, which killed the process.
 func (x *idIndex) startBuild(db *DB) {
 	var tx *bolt.Tx
-	err := db.guard(func() (err error) { tx, err = db.bolt.Begin(false); return err })
+	err := db.guard(func() (err error) {
+		if tx, err = db.bolt.Begin(false); err != nil {
+			return err
+		}
+		if d := db.sameTx(tx); d != nil {
+			tx.Rollback()
+			return d
+		}
+		return nil
+	})
 	if err != nil {
 		return // a later commit tries again
 	}
