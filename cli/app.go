@@ -53,7 +53,9 @@ func NewApp() *cli.App {
 			reportCommand(),
 			exportCommand(),
 			compactCommand(),
+			helpCommand(),
 		},
+		Flags:          []cli.Flag{cli.HelpFlag}, // urfave/cli adds it only when it adds its own help command
 		OnUsageError:   func(ctx *cli.Context, err error, _ bool) error { return unknownFlag(ctx, err) },
 		ExitErrHandler: func(*cli.Context, error) {},
 		Action:         unknownCommand,
@@ -71,6 +73,9 @@ func markUsage(cmds []*cli.Command) {
 		requireFlags(c)
 		if len(c.Subcommands) > 0 && c.Action == nil {
 			c.Action = unknownCommand // `catalog importt`: urfave/cli said "No help topic for 'importt'"
+		}
+		if len(c.Subcommands) > 0 && c.Command("help") == nil {
+			c.Subcommands = append(c.Subcommands, helpCommand()) // `catalog help importt` likewise
 		}
 		markUsage(c.Subcommands)
 	}

@@ -48,7 +48,12 @@ func compactAction(c *cli.Context) error {
 		return err
 	}
 	defer db.Close()
-	after, err := db.CompactInPlace()
+	// An interrupt before the copy is renamed over the database removes the copy and ends the
+	// command with exit 1 (killed by it, compact left `.NAME.tmp-X` beside the database, up to the
+	// database's size); from the rename on it finishes.
+	set, done := removeOnInterrupt("compacting " + path + " (the database is as it was)")
+	after, err := db.CompactInPlaceWith(storage.CompactHooks{Temp: set, Renaming: done})
+	done()
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -74,18 +75,96 @@ func unknownCommand(ctx *cli.Context) error {
 		return cli.ShowAppHelp(ctx)
 	}
 	cmds, where := ctx.App.Commands, "envsched"
-	if ctx.Command != nil && ctx.Command.Name != "" { // a command's subcommand (catalog import)
+	if !isRoot(ctx) { // a command's subcommand (catalog import)
 		cmds, where = ctx.Command.Subcommands, "envsched "+ctx.Command.FullName()
 	}
+	return noCommand(ctx.Args().First(), cmds, where)
+}
+
+// isRoot says whether ctx is the app's own (the root command's, whose Name is the app's: the
+// test `ctx.Command.Name != ""` took it for a subcommand and said "`envsched envsched --help`").
+func isRoot(ctx *cli.Context) bool {
+	l := ctx.Lineage()
+	return ctx.Command == nil || len(l) < 2 || l[1].Command == nil
+}
+
+// noCommand is the usage error for word, which is none of cmds (the commands of where).
+func noCommand(word string, cmds []*cli.Command, where string) error {
 	var names []string
 	for _, c := range cmds {
 		if !c.Hidden && c.Name != "help" {
 			names = append(names, c.Name)
 		}
 	}
-	word := ctx.Args().First()
 	return usageError{fmt.Errorf("unknown command %q%s: the commands are %s (`%s --help` says what each does)",
 		word, didYouMean(word, names, ""), strings.Join(names, ", "), where)}
+}
+
+// helpCommand is `help [COMMAND [SUBCOMMAND]]` (alias `h`), in place of urfave/cli's own: a word
+// that is no command gets the usage error `envsched runn` gets, with the command meant (the
+// library's said "No help topic for 'runn'"), and `help catalog import` shows import's help (the
+// library's showed catalog's, whatever followed). What it prints otherwise is the library's.
+func helpCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "help",
+		Aliases:   []string{"h"},
+		Usage:     "Shows a list of commands or help for one command",
+		ArgsUsage: "[command]",
+		Action:    helpAction,
+	}
+}
+
+func helpAction(ctx *cli.Context) error {
+	l := ctx.Lineage()
+	if len(l) < 2 {
+		return cli.ShowAppHelp(ctx)
+	}
+	parent := l[1] // the context of the command that holds this help: the app's or catalog's
+	root := isRoot(parent)
+	cmds, where := parent.App.Commands, "envsched"
+	if !root {
+		cmds, where = parent.Command.Subcommands, "envsched "+parent.Command.FullName()
+	}
+	args := ctx.Args().Slice()
+	if len(args) == 0 {
+		if root {
+			return cli.ShowAppHelp(parent)
+		}
+		return cli.ShowSubcommandHelp(parent)
+	}
+	if i := slices.IndexFunc(args, func(a string) bool { return strings.HasPrefix(a, "-") }); i > 0 {
+		args = args[:i] // `help run --dir x`: run's help, as before
+	}
+	var found *cli.Command
+	for _, word := range args {
+		found = nil
+		for _, c := range cmds {
+			if c.HasName(word) {
+				found = c
+				break
+			}
+		}
+		if found == nil {
+			if len(cmds) == 0 { // `help run extra`
+				return usageError{fmt.Errorf("%s has no subcommands: %q is not one (`%s --help` says what it does)",
+					where, word, where)}
+			}
+			return noCommand(word, cmds, where)
+		}
+		cmds, where = found.Subcommands, where+" "+found.Name
+	}
+	if len(args) == 1 {
+		return cli.ShowCommandHelp(parent, args[0])
+	}
+	if found.HelpName == "" {
+		found.HelpName = where
+	}
+	templ := cli.CommandHelpTemplate
+	if len(found.Subcommands) > 0 {
+		templ = cli.SubcommandHelpTemplate
+	}
+	cli.HelpPrinter(ctx.App.Writer, templ, found)
+	return nil
 }
 
 // unknownFlag rewords urfave/cli's (the flag package's) "flag provided but not defined: -dri"

@@ -349,7 +349,7 @@ func (d *Daemon) startup(ctx context.Context) error {
 	if err := d.ingestAll(ctx, "backlog"); err != nil {
 		return err
 	}
-	for _, name := range todo {
+	for _, name := range inWrittenOrder(d.dirs.requests, todo) {
 		if _, err := d.handle(name, timing{seen: start, barrier: time.Since(start)}); err != nil {
 			return err
 		}
@@ -541,7 +541,7 @@ func (d *Daemon) answerAll(ctx context.Context, names []string, seen time.Time) 
 	}
 	tm := timing{seen: seen, queued: start.Sub(seen), barrier: time.Since(start)}
 	answered := 0
-	for _, name := range names {
+	for _, name := range inWrittenOrder(d.dirs.requests, names) {
 		ok, err := d.handle(name, tm)
 		if err != nil {
 			return err
@@ -557,6 +557,84 @@ func (d *Daemon) answerAll(ctx context.Context, names []string, seen time.Time) 
 		return d.writeStatus()
 	}
 	return nil
+}
+
+// inWrittenOrder orders the request files names of folder dir by when each was last written or
+// renamed into place (its status change time), then by name with runs of digits compared as
+// numbers (step-9 before step-10): a request without a step takes the previous answer's step +
+// 1, so requests noticed together (written while the daemon was stopped, or within one flush)
+// were given their steps in the folder's listing order, a hash order on ext4 (s-5 got step 1,
+// s-1 step 2, s-4 step 3, s-10 step 7). A name that cannot be looked at goes last.
+func inWrittenOrder(dir string, names []string) []string {
+	if len(names) < 2 {
+		return names
+	}
+	type req struct {
+		name string
+		at   time.Time
+		ok   bool
+	}
+	rs := make([]req, len(names))
+	for i, n := range names {
+		rs[i].name = n
+		if fi, err := os.Lstat(filepath.Join(dir, n)); err == nil {
+			rs[i].at, rs[i].ok = changedAt(fi), true
+		}
+	}
+	slices.SortStableFunc(rs, func(a, b req) int {
+		switch {
+		case a.ok != b.ok:
+			if a.ok {
+				return -1
+			}
+			return 1
+		case !a.at.Equal(b.at):
+			return a.at.Compare(b.at)
+		}
+		return naturalCompare(a.name, b.name)
+	})
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = r.name
+	}
+	return out
+}
+
+// naturalCompare compares a and b byte by byte, except that runs of ASCII digits are compared
+// as numbers (leading zeros aside: equal numbers with more zeros sort after).
+func naturalCompare(a, b string) int {
+	for a != "" && b != "" {
+		if isDigit(a[0]) && isDigit(b[0]) {
+			na, nb := digitRun(a), digitRun(b)
+			ta, tb := strings.TrimLeft(a[:na], "0"), strings.TrimLeft(b[:nb], "0")
+			if len(ta) != len(tb) {
+				return len(ta) - len(tb)
+			}
+			if c := strings.Compare(ta, tb); c != 0 {
+				return c
+			}
+			if na != nb {
+				return na - nb
+			}
+			a, b = a[na:], b[nb:]
+			continue
+		}
+		if a[0] != b[0] {
+			return int(a[0]) - int(b[0])
+		}
+		a, b = a[1:], b[1:]
+	}
+	return len(a) - len(b)
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+func digitRun(s string) int {
+	n := 0
+	for n < len(s) && isDigit(s[n]) {
+		n++
+	}
+	return n
 }
 
 // serveSnapshots answers the reading commands' requests for a consistent copy of the database

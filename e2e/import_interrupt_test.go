@@ -93,3 +93,34 @@ func interruptOnceSeen(t *testing.T, cmd *exec.Cmd, pattern, what string) *locke
 	}
 	return msg
 }
+
+// `compact` interrupted (SIGTERM) while it writes the compacted copy removes the copy and exits
+// 1 saying the database is as it was (hostile15): killed by the signal (exit 143, nothing
+// said), it left `.envsched.db.tmp-X` beside the database for good, up to the database's size
+// (a --db outside DIR is never swept). The database is byte for byte unchanged.
+func TestInterruptedCompactLeavesNoCopy(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "x")
+	writeRollouts(t, dir, "a.jsonl", "a", 200000)
+	ensureCatalog(t, dir)
+	if out, err := execCommand([]string{"ingest", "--dir", dir}).CombinedOutput(); err != nil {
+		t.Fatalf("ingest: %v\n%s", err, out)
+	}
+	db := filepath.Join(dir, "envsched.db")
+	before, err := os.ReadFile(db)
+	must(t, err)
+	cmd := execCommand([]string{"compact", "--dir", dir})
+	msg := interruptOnceSeen(t, cmd, filepath.Join(dir, ".envsched.db.tmp-*"), "compaction")
+	if m, _ := filepath.Glob(filepath.Join(dir, ".envsched.db.tmp-*")); len(m) > 0 {
+		t.Errorf("left beside the database after the interrupt: %v (exit %d: %s)", m, cmd.ProcessState.ExitCode(), msg.String())
+	}
+	after, err := os.ReadFile(db)
+	must(t, err)
+	code := cmd.ProcessState.ExitCode()
+	switch {
+	case code == 0 && strings.Contains(msg.String(), "compacted"): // renamed just before the signal
+	case code != 1 || !strings.Contains(msg.String(), "interrupted"):
+		t.Errorf("exit %d, %q; want 1 saying it was interrupted", code, msg.String())
+	case string(after) != string(before):
+		t.Errorf("the database changed though the compaction was interrupted")
+	}
+}

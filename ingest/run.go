@@ -238,7 +238,7 @@ func (r *run) commitLoop() {
 
 // all reads every candidate, then flushes and waits for the last commit.
 func (r *run) all(cands []candidate) error {
-	for _, c := range cands {
+	for _, c := range r.linkedAcross(cands) {
 		if err := r.file(c); err != nil {
 			return err
 		}

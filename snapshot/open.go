@@ -91,6 +91,10 @@ func localCopy(db *storage.DB, opts Options) (*DB, error) {
 		return &DB{DB: db, Source: source}, nil
 	}
 	dir, name := filepath.Split(source)
+	if err := roomBeside(db, dir); err != nil { // a copy would fill the disk: read in place
+		opts.Logger.Debug("reading the database in place", "db", source, "reason", err)
+		return &DB{DB: db, Source: source}, nil
+	}
 	tmp, err := os.CreateTemp(dir, fsutil.TempName(name, "read-*"))
 	if err == nil {
 		_, err = db.WriteSnapshot(tmp)
@@ -112,6 +116,23 @@ func localCopy(db *storage.DB, opts Options) (*DB, error) {
 	cp.Snapshot = false
 	db.Close() // read-only: nothing to lose
 	return cp, nil
+}
+
+// roomBeside fails when a copy of db in folder dir would leave less than Reserve free there.
+func roomBeside(db *storage.DB, dir string) error {
+	size, err := db.SnapshotSize()
+	if err != nil {
+		return err
+	}
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil // CreateTemp says what is wrong
+	}
+	defer f.Close()
+	return Room(int(f.Fd()), dir, size)
 }
 
 // openCopy opens the copy at path and unlinks it: the open file stays readable.

@@ -327,6 +327,9 @@ func (s *server) done(name string) {
 // write copies the database into NAME.db atomically (fsutil.WriteAtomic: temporary file,
 // fsync, rename, folder fsync); the copy is readable by its owner only.
 func (s *server) write(name string) (int64, error) {
+	if err := s.room(); err != nil {
+		return 0, fmt.Errorf("write snapshot %s: %w", name, err)
+	}
 	var n int64
 	err := fsutil.WriteAtomic(filepath.Join(s.at, name+dbSuffix), 0o600, func(w io.Writer) error {
 		var err error
@@ -337,6 +340,23 @@ func (s *server) write(name string) (int64, error) {
 		return n, fmt.Errorf("write snapshot %s: %w", name, err)
 	}
 	return n, nil
+}
+
+// room refuses a copy that would leave less than Reserve free on the folder's filesystem (when
+// the source says how large its copy is): such a copy, being written and then held by its
+// reader, filled the disk, and the daemon's next write there (status.json, a batch file, a
+// commit) failed with "no space left on device", which stops the daemon; the trainer's rollout
+// writes on that disk failed too. An `envsched stats` stopped the daemon it read.
+func (s *server) room() error {
+	sz, ok := s.src.(interface{ SnapshotSize() (int64, error) })
+	if !ok {
+		return nil
+	}
+	size, err := sz.SnapshotSize()
+	if err != nil {
+		return err
+	}
+	return Room(int(s.dir.Fd()), "DIR/snapshots", size)
 }
 
 // sweep removes every regular file in the folder older than MaxAge: requests nobody can

@@ -26,7 +26,18 @@ import (
 // A path that is a symbolic link is resolved first: the file it names is replaced, beside
 // itself, and the link stays. (Renamed over the link, the copy became a second database in
 // the link's folder, and the file the link named stayed, uncompacted.)
-func (db *DB) CompactInPlace() (int64, error) {
+func (db *DB) CompactInPlace() (int64, error) { return db.CompactInPlaceWith(CompactHooks{}) }
+
+// CompactHooks tell the caller of CompactInPlaceWith where the copy is written, so that an
+// interrupt can remove it (envsched compact stopped by SIGINT or SIGTERM left the partial copy
+// beside the database for good, as large as what was written).
+type CompactHooks struct {
+	Temp     func(tmp string) // the copy's path, before anything is written to it
+	Renaming func()           // the copy is whole and checked: it is renamed over the database next
+}
+
+// CompactInPlaceWith is CompactInPlace with hooks (either may be nil).
+func (db *DB) CompactInPlaceWith(h CompactHooks) (int64, error) {
 	path, err := filepath.EvalSymlinks(db.Path())
 	if err != nil {
 		return 0, fmt.Errorf("compact %s: %w", db.Path(), err)
@@ -37,6 +48,9 @@ func (db *DB) CompactInPlace() (int64, error) {
 	}
 	var size int64
 	err = fsutil.Replace(path, func(tmp string) error {
+		if h.Temp != nil {
+			h.Temp(tmp)
+		}
 		if err := db.Compact(tmp); err != nil {
 			return err
 		}
@@ -51,6 +65,9 @@ func (db *DB) CompactInPlace() (int64, error) {
 			return err
 		}
 		size = fi.Size()
+		if h.Renaming != nil {
+			h.Renaming()
+		}
 		return nil
 	}, fsutil.Hooks{})
 	return size, err

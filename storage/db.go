@@ -102,8 +102,8 @@ type DB struct {
 	broken    atomic.Pointer[DamagedError] // the first damage a transaction met (see DB.guard)
 	locksLost atomic.Bool                  // a read transaction's begin faulted holding bbolt's locks (see DB.begin)
 	metaBytes int64                        // the bytes of the file's two meta pages (see DB.cutShort)
-	opened    os.FileInfo                  // the file at path when it was opened, nil if unknown (see DB.cutShort)
 	followers []*Follower                  // guarded by writeMu: told of every task record a commit writes
+	txs       txWatch                      // the transaction ids this process committed (see DB.sameTx)
 }
 
 // Open opens or creates the database at path. A database held by another process fails
@@ -141,7 +141,10 @@ func Open(path string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("open db %s: %w", path, err)
 	}
 	db := &DB{bolt: bdb, path: path, name: name, log: log, metaBytes: 2 * int64(bdb.Info().PageSize)}
-	db.opened, _ = os.Stat(path) // the file bbolt opened (see DB.cutShort)
+	if err := db.startTxWatch(); err != nil {
+		bdb.Close()
+		return nil, err
+	}
 	if err := db.checkLength(); err != nil {
 		bdb.Close()
 		return nil, err
@@ -239,38 +242,56 @@ func pagesNeed(path string) (int64, bool) {
 		return 0, false
 	}
 	defer f.Close()
+	m, ok := newestMeta(f, 0)
+	return int64(m.pgid) * int64(m.pageSize), ok
+}
+
+// boltMeta is what envsched reads of a bbolt meta page.
+type boltMeta struct {
+	pageSize    uint32
+	pgid, txid  uint64
+	checksummed bool
+}
+
+// newestMeta reads the two meta pages of the bbolt file f and returns the newer valid one (the
+// one bbolt uses); false when neither is valid. pageSize is the file's page size when known (0:
+// the first meta page says, else the system's).
+func newestMeta(f io.ReaderAt, pageSize int) (boltMeta, bool) {
 	const (
 		header    = 16 // page header: id, flags, count, overflow
 		metaBytes = 64 // magic, version, page size, flags, root (2×8), freelist, pgid, txid, checksum
 		sumAt     = 56 // the checksum covers the meta's bytes before it (FNV-1a 64)
 		magic     = 0xED0CDAED
 	)
-	read := func(at int64) (pageSize uint32, pgid, txid uint64, ok bool) {
+	read := func(at int64) (boltMeta, bool) {
 		b := make([]byte, metaBytes)
 		if _, err := f.ReadAt(b, at+header); err != nil {
-			return 0, 0, 0, false
+			return boltMeta{}, false
 		}
 		le := binary.NativeEndian
 		h := fnv.New64a()
 		h.Write(b[:sumAt])
 		if le.Uint32(b[0:]) != magic || le.Uint32(b[4:]) != 2 || h.Sum64() != le.Uint64(b[sumAt:]) {
-			return 0, 0, 0, false
+			return boltMeta{}, false
 		}
-		return le.Uint32(b[8:]), le.Uint64(b[40:]), le.Uint64(b[48:]), true
+		return boltMeta{le.Uint32(b[8:]), le.Uint64(b[40:]), le.Uint64(b[48:]), true}, true
 	}
-	size0, pgid0, tx0, ok0 := read(0)
+	m0, ok0 := read(0)
 	second := int64(os.Getpagesize())
-	if ok0 {
-		second = int64(size0)
-	}
-	size1, pgid1, tx1, ok1 := read(second)
 	switch {
-	case ok0 && (!ok1 || tx0 >= tx1):
-		return int64(pgid0) * int64(size0), true
-	case ok1:
-		return int64(pgid1) * int64(size1), true
+	case pageSize > 0:
+		second = int64(pageSize)
+	case ok0:
+		second = int64(m0.pageSize)
 	}
-	return 0, false
+	m1, ok1 := read(second)
+	switch {
+	case ok0 && (!ok1 || m0.txid >= m1.txid):
+		return m0, true
+	case ok1:
+		return m1, true
+	}
+	return boltMeta{}, false
 }
 
 // init creates the buckets and meta of a new database, or checks those of an existing one. An
@@ -441,6 +462,9 @@ func (db *DB) Close() error {
 		} else if err := db.bolt.Close(); err != nil {
 			db.closeErr = fmt.Errorf("close db %s: %w", db.path, err)
 		}
+		if db.txs.file != nil {
+			db.txs.file.Close()
+		}
 	})
 	return db.closeErr
 }
@@ -458,6 +482,16 @@ func (db *DB) WriteSnapshot(w io.Writer) (int64, error) {
 		return n, fmt.Errorf("snapshot db %s: %w", db.path, err)
 	}
 	return n, nil
+}
+
+// SnapshotSize is the number of bytes WriteSnapshot would write now (the pages in use).
+func (db *DB) SnapshotSize() (int64, error) {
+	var n int64
+	err := db.view(func(tx *bolt.Tx) error {
+		n = tx.Size()
+		return nil
+	})
+	return n, err
 }
 
 // Compact writes a compacted copy of the database to the new file dst (which must not exist).

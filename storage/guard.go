@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -22,9 +23,18 @@ import (
 type DamagedError struct {
 	Path  string // the database file (the original, when a copy of it was read)
 	Cause string // what bbolt found
+	// Overwritten says that another database's bytes were copied over the open file (see
+	// txWatch): the file may be whole, it is just not the one envsched was serving.
+	Overwritten bool
 }
 
 func (e *DamagedError) Error() string {
+	if e.Overwritten {
+		return fmt.Sprintf("database %s was overwritten in place while envsched had it open (%s): stopping "+
+			"without reading or writing it any further. If a backup was restored over it, start envsched "+
+			"again to serve the restored file (stop envsched before restoring one: writing into a file it "+
+			"has open damages the copy); if not, find what else writes into that file", e.Path, e.Cause)
+	}
 	return fmt.Sprintf("database %s is damaged (%s): restore it from a backup, or move it aside and start "+
 		"with a new one (envsched run or ingest reads every rollout file into it again; the stored answers "+
 		"are lost)", e.Path, e.Cause)
@@ -87,7 +97,8 @@ func fromStore(v any) bool {
 
 // view runs fn over a read transaction of db's own begin and rollback (bbolt's View rolls
 // back unconditionally, and after a begin that faulted elsewhere that rollback never returns:
-// see DB.begin); fn runs under db.guard. update is bbolt's Update under db.guard.
+// see DB.begin); fn runs under db.guard. update is bbolt's Update under db.guard. Both are
+// refused when the file's newest transaction is not one this process committed (DB.sameTx).
 func (db *DB) view(fn func(*bolt.Tx) error) error {
 	tx, err := db.begin()
 	if err != nil {
@@ -97,7 +108,8 @@ func (db *DB) view(fn func(*bolt.Tx) error) error {
 	return db.guard(func() error { return fn(tx) })
 }
 
-// begin begins a read transaction under db.guard. bbolt's Begin takes its meta lock and its
+// begin begins a read transaction under db.guard, refused when the file's newest transaction
+// is not one this process committed (DB.sameTx). bbolt's Begin takes its meta lock and its
 // mmap read lock, then reads the meta pages; on a file cut short under the running process
 // between db.guard's look at its length and that read (a window of microseconds), the read
 // faults with both locks held and no defer releases them. Every read transaction's rollback
@@ -117,7 +129,15 @@ func (db *DB) begin() (*bolt.Tx, error) {
 		}
 		tx, err = db.bolt.Begin(false)
 		returned = true
-		return err
+		if err != nil {
+			return err
+		}
+		if d := db.sameTx(tx); d != nil {
+			db.rollback(tx)
+			tx = nil
+			return d
+		}
+		return nil
 	})
 	if called && !returned {
 		db.locksLost.Store(true)
@@ -142,7 +162,106 @@ func (db *DB) rollback(tx *bolt.Tx) {
 }
 
 func (db *DB) update(fn func(*bolt.Tx) error) error {
-	return db.guard(func() error { return db.bolt.Update(fn) })
+	var id uint64
+	err := db.guard(func() error {
+		return db.bolt.Update(func(tx *bolt.Tx) error {
+			if d := db.sameTx(tx); d != nil {
+				return d
+			}
+			id = uint64(tx.ID())
+			db.txs.pending.Store(id)
+			if err := fn(tx); err != nil {
+				return err
+			}
+			return db.stillSame(id - 1) // overwritten while fn ran: write none of its pages
+		})
+	})
+	if err == nil && id != 0 {
+		db.txs.last.Store(id)
+	} else if id != 0 && db.txs.file != nil {
+		// A commit that failed after its meta page was written (its fsync, say) did land: the
+		// next transaction must not take the file's newest transaction for another's.
+		var d *DamagedError
+		if m, ok := newestMeta(db.txs.file, int(db.metaBytes/2)); ok && m.txid == id && !errors.As(err, &d) {
+			db.txs.last.Store(id)
+		}
+	}
+	return err
+}
+
+// txWatch keeps the id of the newest transaction this process committed to the file (or found
+// in it at open), so that a file overwritten in place by another database while it is open is
+// found by its meta page before anything is read from it or written into it.
+//
+// bbolt maps the file shared and reads its meta pages from the mapping at each transaction's
+// begin, so bytes copied over the file (`cp backup.db envsched.db` or `dd conv=notrunc`, which
+// keep the inode) are what the next transaction reads: with a file as long or longer the
+// daemon went on serving from the other database's pages (its rollouts counted in
+// rollouts_seen, its answers missing) and committed pages chosen from its own free list into
+// the copy, which was left damaged ("edges of ...: stored value is corrupt"). Only this process
+// writes the file (bbolt's lock), so its newest transaction can only be one this process
+// committed.
+type txWatch struct {
+	last    atomic.Uint64 // the newest transaction committed by this process, or found at open
+	pending atomic.Uint64 // the write transaction being committed: a view begun meanwhile may see it
+	file    *os.File      // the file, opened for reading the meta pages before a commit writes
+}
+
+// startTxWatch records the file's newest transaction at open.
+func (db *DB) startTxWatch() error {
+	err := db.guard(func() error {
+		return db.bolt.View(func(tx *bolt.Tx) error {
+			db.txs.last.Store(uint64(tx.ID()))
+			return nil
+		})
+	})
+	if err != nil {
+		return err
+	}
+	if f, ferr := os.Open(db.path); ferr == nil {
+		if fi, serr := f.Stat(); serr == nil && fi.Mode().IsRegular() {
+			db.txs.file = f
+		} else {
+			f.Close()
+		}
+	}
+	return nil
+}
+
+// sameTx returns the damage of a file overwritten in place when tx, just begun, reads a newest
+// transaction this process did not commit; nil otherwise. A write transaction's predecessor
+// must be the last commit; a read transaction may also see the commit under way.
+func (db *DB) sameTx(tx *bolt.Tx) *DamagedError {
+	id, last := uint64(tx.ID()), db.txs.last.Load()
+	seen := id
+	if tx.Writable() {
+		seen = id - 1
+		if seen == last {
+			return nil
+		}
+	} else if id == last || id == db.txs.pending.Load() {
+		return nil
+	}
+	return db.overwritten(seen, last)
+}
+
+// stillSame reads the meta pages from the file itself just before a commit writes its pages:
+// a file overwritten while the transaction was being filled is not written into. last is the
+// transaction the commit follows.
+func (db *DB) stillSame(last uint64) error {
+	if db.txs.file == nil {
+		return nil
+	}
+	m, ok := newestMeta(db.txs.file, int(db.metaBytes/2))
+	if ok && m.txid == last {
+		return nil
+	}
+	return db.overwritten(m.txid, last)
+}
+
+func (db *DB) overwritten(found, last uint64) *DamagedError {
+	return &DamagedError{Path: db.name, Overwritten: true, Cause: fmt.Sprintf("its newest transaction is now %d, "+
+		"while the last this process committed or found at open is %d", found, last)}
 }
 
 // guard runs fn under guard, unless a transaction of db met damage before: then it returns that
@@ -177,17 +296,26 @@ func (db *DB) guard(fn func() error) error {
 // build) then waited for the lock in its rollback for ever, and the daemon's exit with it
 // (review14). So the length is looked at (one stat of the path) before every transaction begins. A cut
 // further on is met inside a transaction already begun, whose rollback takes no lock a fault
-// left held. A path that names another file now (the database removed and another file
-// written in its place) is not this file cut short: the file mapped is the one opened, whole,
-// and the daemon's own check of the path says it was removed or replaced (the short file's
-// length made it "damaged", with advice to restore a backup, whenever a read came first).
+// left held.
+//
+// The open file is looked at, not the path: a file put in its place (by rename, or removed and
+// made again) is no cut of this one, and was reported as one ("the file has 0 bytes ... cut
+// short") where the daemon's heartbeat says the database was removed or replaced.
 func (db *DB) cutShort() *DamagedError {
-	fi, err := os.Stat(db.path)
-	if err != nil || fi.Size() >= db.metaBytes || db.opened != nil && !os.SameFile(fi, db.opened) {
+	fi, err := db.openStat()
+	if err != nil || fi.Size() >= db.metaBytes {
 		return nil
 	}
 	return &DamagedError{Path: db.name, Cause: fmt.Sprintf("the file has %d bytes, fewer than its two meta pages "+
 		"(%d): it was cut short while envsched had it open", fi.Size(), db.metaBytes)}
+}
+
+// openStat stats the open file (the path when the file could not be kept open).
+func (db *DB) openStat() (os.FileInfo, error) {
+	if f := db.txs.file; f != nil {
+		return f.Stat()
+	}
+	return os.Stat(db.path)
 }
 
 // brokenCloseWait is how long Close waits for bbolt's Close of a database that met damage

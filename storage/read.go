@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 
 	bolt "go.etcd.io/bbolt"
@@ -83,7 +82,7 @@ func (db *DB) beginBeside(of *bolt.Tx) (*bolt.Tx, error) {
 		return nil, nil
 	}
 	defer db.writeMu.Unlock()
-	if fi, err := os.Stat(db.path); err != nil || fi.Size() < of.Size() {
+	if fi, err := db.openStat(); err != nil || fi.Size() < of.Size() {
 		return nil, nil
 	}
 	tx, err := db.begin()

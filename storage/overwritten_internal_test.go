@@ -1,0 +1,98 @@
+package storage
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// TestOverwrittenDuringACommitIsNotWrittenInto (hostile15): a file overwritten in place after a
+// write transaction began, while it is being filled (an ingest commit takes up to 100 ms), got
+// that transaction's pages, chosen from the free list of the database it no longer holds. The
+// meta page is read from the file again just before the commit writes: the commit is refused,
+// and the file stays as it was copied.
+func TestOverwrittenDuringACommitIsNotWrittenInto(t *testing.T) {
+	dir := t.TempDir()
+	otherPath := filepath.Join(dir, "other.db")
+	other, err := Open(otherPath, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 5 { // a newer transaction than the database's below
+		if err := other.update(func(tx *bolt.Tx) error { return tx.Bucket(bucketCounters).Put([]byte("x"), []byte("y")) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other.Close()
+	copied, err := os.ReadFile(otherPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "envsched.db")
+	db, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	err = db.update(func(tx *bolt.Tx) error {
+		if err := tx.Bucket(bucketCounters).Put([]byte("mine"), bytes.Repeat([]byte("z"), 20000)); err != nil {
+			return err
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		_, err = f.WriteAt(copied, 0)
+		return err
+	})
+	var d *DamagedError
+	if !errors.As(err, &d) || !d.Overwritten {
+		t.Fatalf("commit into a file overwritten while it was filled: %v; want a DamagedError saying so", err)
+	}
+	after, _ := os.ReadFile(path)
+	if !bytes.Equal(after[:len(copied)], copied) {
+		t.Errorf("the commit wrote into the file copied over the database")
+	}
+}
+
+// TestTornFirstMetaOfALargePageFileIsNoOverwrite: the check before a commit reads the meta
+// pages from the file; with the first meta page torn (a crash while bbolt wrote it: bbolt then
+// uses the second) it looked for the second at the system's page size, not the file's, found
+// nothing valid there in a file of 16 KiB pages, and refused every commit as an overwrite.
+func TestTornFirstMetaOfALargePageFileIsNoOverwrite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "envsched.db")
+	b, err := bolt.Open(path, 0o600, &bolt.Options{PageSize: 16384})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	db, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt(make([]byte, 8), 16+56); err != nil { // meta page 0's checksum
+		t.Fatal(err)
+	}
+	f.Close()
+	db, err = Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for i := range 3 {
+		err := db.update(func(tx *bolt.Tx) error { return tx.Bucket(bucketCounters).Put([]byte("x"), []byte{byte(i)}) })
+		if err != nil {
+			t.Fatalf("commit %d on a file whose first meta page was torn: %v", i, err)
+		}
+	}
+}
