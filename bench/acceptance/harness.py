@@ -351,15 +351,23 @@ def _play_daemon(cfg: Config, run: Run, learner: Any, tasks: Sequence[worlds.Tas
     index = {tasks[i].key: i for i in train}
     write_catalogue(folder, tasks, train)
     daemon = Daemon(cfg.bin, folder, cfg.daemon_flags)
+    failed = True
     try:
         _drive(cfg, run, learner, folder, index, held, daemon)
         run.status = wait_status(folder, cfg.steps + 1, 30.0)
         run.violations += count_problems(run)
+        failed = False
     finally:
         run.exit_code = daemon.stop()
         if run.exit_code != 0:
             run.violations.append(f"envsched run exited {run.exit_code}: {daemon.tail()}")
-        _dispose(cfg, run, folder)
+        if failed:
+            # The run raised (no answer, the daemon gone): its folder, daemon.log and database
+            # are what can tell why, so they are kept, not deleted.
+            print(f"# {run.world} seed {run.seed}: the run failed; its folder (daemon.log, database) is kept at {folder}",
+                  file=sys.stderr, flush=True)
+        else:
+            _dispose(cfg, run, folder)
 
 
 class History:
@@ -412,7 +420,7 @@ def _drive(cfg: Config, run: Run, learner: Any, folder: str, index: Dict[Tuple[s
             if step == cfg.crash_at:
                 daemon.crash()
             t0 = time.monotonic()
-            batch = client.next_batch(size=cfg.batch, group_size=cfg.group, step=step)
+            batch = _next_batch(client, daemon, cfg, step)
             run.answer_ms.append(1000.0 * (time.monotonic() - t0))
             run.violations += check_batch(batch, step, cfg, index, run.rollouts_written)
             chosen = [index[t.key] for t in batch.tasks if t.key in index]
@@ -426,7 +434,49 @@ def _drive(cfg: Config, run: Run, learner: Any, folder: str, index: Dict[Tuple[s
             hist.record(step, [t.key for t in batch.tasks])
             run.rollouts_written += out.flush_step()
         # One more request: its barrier counts the last step's rollouts before status.json says so.
-        client.next_batch(size=cfg.batch, group_size=cfg.group, step=cfg.steps + 1)
+        _next_batch(client, daemon, cfg, cfg.steps + 1)
+
+
+# How often a wait for an answer looks whether the daemon is still running.
+LIVENESS_SLICE = 5.0
+
+
+class DaemonDied(RuntimeError):
+    """envsched run exited while the trainer waited for an answer."""
+
+
+class NoAnswer(TimeoutError):
+    """envsched run, still running, gave no answer within --timeout."""
+
+
+def _next_batch(client: Any, daemon: Daemon, cfg: Config, step: int) -> Any:
+    """client.next_batch for step, waiting up to cfg.timeout, but in slices: a daemon that exited
+    (a full disk and a failed fsync stop it, by design) is said at once, with its exit code and
+    the end of its log, not after cfg.timeout as a BatchTimeout that cannot tell the two apart."""
+    request_id = client.next_id()
+    body = client.request_body(cfg.batch, cfg.group, step)
+    deadline = time.monotonic() + cfg.timeout
+    batch, first = None, True
+    while batch is None:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise NoAnswer(f"no answer to {request_id} in {cfg.timeout:g} s; envsched run (pid "
+                           f"{daemon.proc.pid}) is still running; its log ends:\n{daemon.tail()}")
+        if first:
+            # writes the request (the one write of it) and waits the first slice
+            first = False
+            try:
+                batch = client.ask(request_id, body, timeout=min(left, LIVENESS_SLICE))
+            except TimeoutError:
+                batch = None
+        else:
+            batch = client.wait(request_id, min(left, LIVENESS_SLICE))
+        if batch is None and daemon.proc.poll() is not None:
+            raise DaemonDied(f"envsched run exited {daemon.proc.returncode} before answering {request_id} "
+                             f"(step {step}); its log ends:\n{daemon.tail()}")
+    client.next_seq += 1
+    client.last_batch = batch
+    return batch
 
 
 def _pick(step: int, task: Any, rewards: Sequence[float], tried: bool) -> Pick:

@@ -111,6 +111,60 @@ class Reasons(unittest.TestCase):
         self.assertIsNone(h.reason_problem(5, a, "random slot"))
 
 
+class Waiting(unittest.TestCase):
+    """A daemon that exits while the trainer waits is said at once, with its log; one that runs
+    and does not answer is said after --timeout (giants seed 1004's BatchTimeout could not tell
+    the two apart)."""
+
+    def _setup(self, exit_code):
+        import time as _t
+        from envsched_client import EnvschedClient
+        d = tempfile.mkdtemp()
+        for sub in ("requests", "batches", "rollouts", "catalog"):
+            os.makedirs(os.path.join(d, sub), exist_ok=True)
+        client = EnvschedClient(d, prefix="w-s1", timeout=1.0)
+        log = os.path.join(d, "daemon.log")
+        with open(log, "w") as f:
+            f.write("ERROR write: no space left on device\n")
+
+        class Proc:
+            pid = 4242
+            returncode = exit_code
+
+            def poll(self):
+                return exit_code
+
+        daemon = harness.Daemon.__new__(harness.Daemon)
+        daemon.proc, daemon.log_path = Proc(), log
+        cfg = harness.Config(bin="", catalogue="", worlds=[], policies=[], seeds=[], steps=1, batch=4, group=2,
+                             timeout=30.0)
+        return client, daemon, cfg, _t
+
+    def test_exited_daemon_is_said_within_a_slice(self):
+        client, daemon, cfg, t = self._setup(1)
+        old, harness.LIVENESS_SLICE = harness.LIVENESS_SLICE, 0.05
+        try:
+            t0 = t.monotonic()
+            with self.assertRaises(harness.DaemonDied) as cm:
+                harness._next_batch(client, daemon, cfg, 3)
+            self.assertLess(t.monotonic() - t0, 5.0)  # not cfg.timeout (30 s)
+            self.assertIn("exited 1", str(cm.exception))
+            self.assertIn("no space left", str(cm.exception))
+        finally:
+            harness.LIVENESS_SLICE = old
+
+    def test_running_daemon_without_answer_times_out(self):
+        client, daemon, cfg, _ = self._setup(None)
+        cfg.timeout = 0.2
+        old, harness.LIVENESS_SLICE = harness.LIVENESS_SLICE, 0.05
+        try:
+            with self.assertRaises(harness.NoAnswer) as cm:
+                harness._next_batch(client, daemon, cfg, 3)
+            self.assertIn("still running", str(cm.exception))
+        finally:
+            harness.LIVENESS_SLICE = old
+
+
 class Worlds(unittest.TestCase):
     def test_split_holds_out_each_env(self):
         tasks = _tasks()
