@@ -65,6 +65,16 @@ func TestFeatureBuilderIsTheReference(t *testing.T) {
 			t.Fatalf("GOMAXPROCS %d: Dim %d NNZ %d; the reference has Dim %d NNZ %d", procs, got.Dim, got.NNZ(), want.Dim, want.NNZ())
 		}
 	}
+	// the number of tasks announced is a capacity only: none, too few, exact, too many
+	for _, n := range []int{0, len(tasks) / 3, len(tasks), 3 * len(tasks)} {
+		b := NewFeatureBuilder(n)
+		for _, task := range tasks {
+			b.Add(task)
+		}
+		if got := b.Features(); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%d tasks announced: Dim %d NNZ %d; the reference has Dim %d NNZ %d", n, got.Dim, got.NNZ(), want.Dim, want.NNZ())
+		}
+	}
 	if want.Dim < 20 || want.NNZ() < 3*len(tasks) {
 		t.Errorf("the tasks have too few features to test (Dim %d, NNZ %d)", want.Dim, want.NNZ())
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/envsched/envsched/graph"
+	"github.com/envsched/envsched/internal/par"
 	"github.com/envsched/envsched/record"
 	"github.com/envsched/envsched/stats"
 	"github.com/envsched/envsched/storage"
@@ -67,6 +68,9 @@ type loader struct {
 	// catalogWrites is the storage counter of replaced descriptions when g's features were
 	// read: when it moves (a task reworded, with or without edges to write), g is read again.
 	catalogWrites int64
+	// early, while a load reads a graph from scratch, returns the features read beside it
+	// (storage.Reader.Beside) once they are read; nil otherwise
+	early func() (*graph.Features, int, error)
 }
 
 // load reads counters and every task's statistics (or, with a Follower, those that changed)
@@ -81,6 +85,23 @@ func (l *loader) load() (*state, error) {
 		var names []storage.TaskKey
 		kept := false // the nodes are g's
 		whole := all || l.g == nil
+		if whole && l.g == nil {
+			// a graph read from scratch needs the features of every row: they are read
+			// beside the tasks and the edges, from the same snapshot (withFeatures takes them)
+			var f *graph.Features
+			var n int
+			wait := r.Beside(func(r *storage.Reader) (err error) {
+				f, n, err = readFeatures(r)
+				return err
+			})
+			l.early = func() (*graph.Features, int, error) { return f, n, wait() }
+			defer func() {
+				if l.early != nil { // not taken: waited for all the same, before the read ends
+					l.early()
+					l.early = nil
+				}
+			}()
+		}
 		if whole {
 			if names, err = l.readTasks(r); err != nil {
 				return err
@@ -187,7 +208,11 @@ func retiredMask(g *graph.Graph, ret map[storage.TaskKey]bool) []bool {
 // task, byte order: the order of graph nodes), and returns their names.
 func (l *loader) readTasks(r *storage.Reader) ([]storage.TaskKey, error) {
 	l.tasks, l.inCats, l.inCat = l.tasks[:0], l.inCats[:0], 0
-	var names []storage.TaskKey // not kept: the graph's nodes name the tasks after the load
+	// sized at once by the environments' task counts (only a hint): grown by appends, the
+	// copies and the garbage of 100,000 tasks' statistics were an eighth of a start's CPU
+	n := taskHint(r)
+	l.tasks, l.inCats = slices.Grow(l.tasks, n), slices.Grow(l.inCats, n)
+	names := make([]storage.TaskKey, 0, n) // not kept: the graph's nodes name the tasks after the load
 	err := r.Tasks(false, func(ti storage.TaskInfo) error {
 		if ti.InCatalog {
 			l.inCat++
@@ -268,8 +293,44 @@ func boolDelta(b bool) int {
 // withFeatures attaches to g the catalogue features of its nodes (graph.TextFeatures of the
 // stored rows, in storage order), which the predictor's feature prior reads. The rows stream
 // through a graph.FeatureBuilder: only a block of them is held at a time.
+// When the load began features beside (loader.early), they are taken instead of read again.
 func (l *loader) withFeatures(r *storage.Reader, g *graph.Graph) (*graph.Graph, error) {
-	b := graph.NewFeatureBuilder(g.Len())
+	var f *graph.Features
+	var n int
+	var err error
+	if l.early != nil {
+		f, n, err = l.early()
+		l.early = nil
+	} else {
+		f, n, err = readFeatures(r)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if n != g.Len() {
+		return nil, fmt.Errorf("%d stored tasks for a graph of %d nodes", n, g.Len())
+	}
+	return g.WithFeatures(f), nil
+}
+
+// taskHint is the number of stored tasks as the environments' statistics count them (0 when
+// they cannot be read): a capacity, never trusted as the count.
+func taskHint(r *storage.Reader) int {
+	envs, err := r.Envs()
+	if err != nil {
+		return 0
+	}
+	var n int64
+	for _, e := range envs {
+		n += max(e.Tasks, 0)
+	}
+	return int(min(n, 1<<24))
+}
+
+// readFeatures returns the features of every stored task's catalogue row, in storage order,
+// and the number of tasks.
+func readFeatures(r *storage.Reader) (*graph.Features, int, error) {
+	b := graph.NewFeatureBuilder(taskHint(r))
 	n := 0
 	err := r.Tasks(true, func(ti storage.TaskInfo) error {
 		b.Add(ti.Task)
@@ -277,12 +338,9 @@ func (l *loader) withFeatures(r *storage.Reader, g *graph.Graph) (*graph.Graph, 
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	if n != g.Len() {
-		return nil, fmt.Errorf("%d stored tasks for a graph of %d nodes", n, g.Len())
-	}
-	return g.WithFeatures(b.Features()), nil
+	return b.Features(), n, nil
 }
 
 // storedRows reads the catalogue row of every stored task, in storage order (the order of
@@ -336,25 +394,41 @@ func readEdges(r *storage.Reader, names []storage.TaskKey) ([]int32, []graph.Edg
 	from := make([]int32, 0, total) // node of each edge
 	edges := make([]graph.Edge, 0, total)
 	sorted := true
-	err = r.EdgeViews(func(node storage.TaskKey, list []storage.Edge) error {
-		i, ok := index.find(node.Env, node.Task)
-		if !ok {
-			return nil
-		}
-		if n := len(from); n > 0 && from[n-1] > int32(i) {
-			sorted = false
-		}
-		for _, e := range list {
-			if j, ok := index.find(e.Env, e.Task); ok && j != i {
-				from = append(from, int32(i))
-				edges = append(edges, graph.Edge{To: int32(j), Weight: e.Weight, Sim: e.Sim, Cross: e.Cross})
+	// The names are looked up a chunk of lists at a time, on every CPU (a lookup is a few
+	// cache misses, a third of a 100k start's serial work when done one by one), then the
+	// found edges are kept in the lists' order, as a lookup one by one keeps them.
+	var c edgeChunk
+	flush := func() {
+		c.resolve(index)
+		for l, node := range c.from {
+			lo, hi := c.ends[l], c.ends[l+1]
+			if node < 0 {
+				continue
 			}
+			if n := len(from); n > 0 && from[n-1] > node {
+				sorted = false
+			}
+			for k := lo; k < hi; k++ {
+				if j := c.to[k]; j >= 0 && j != node {
+					e := c.edges[k]
+					from = append(from, node)
+					edges = append(edges, graph.Edge{To: j, Weight: e.Weight, Sim: e.Sim, Cross: e.Cross})
+				}
+			}
+		}
+		c.reset()
+	}
+	err = r.EdgeViews(func(node storage.TaskKey, list []storage.Edge) error {
+		c.add(node, list)
+		if len(c.edges) >= edgeChunkSize {
+			flush()
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, nil, err
 	}
+	flush()
 	if !sorted { // lists come by node key, the order of names; this keeps any other order right
 		sortByNode(from, edges)
 	}
@@ -366,6 +440,55 @@ func readEdges(r *storage.Reader, names []storage.TaskKey) ([]int32, []graph.Edg
 		off[i+1] += off[i]
 	}
 	return off, edges, nil
+}
+
+// edgeChunkSize is how many stored edges readEdges looks up together.
+const edgeChunkSize = 1 << 15
+
+// edgeChunk is a run of stored adjacency lists whose names are still to be looked up: the
+// lists' nodes, and their edges one after another (list l's are edges[ends[l]:ends[l+1]]).
+// The names are views into the database, valid while its read transaction is (storage's
+// EdgeViews reuses only the slice it hands over).
+type edgeChunk struct {
+	nodes []storage.TaskKey
+	ends  []int
+	edges []storage.Edge
+	from  []int32 // after resolve: each list's node, −1 when not named
+	to    []int32 // after resolve: each edge's neighbour, −1 when not named
+}
+
+func (c *edgeChunk) add(node storage.TaskKey, list []storage.Edge) {
+	if len(c.ends) == 0 {
+		c.ends = append(c.ends, 0)
+	}
+	c.nodes = append(c.nodes, node)
+	c.edges = append(c.edges, list...)
+	c.ends = append(c.ends, len(c.edges))
+}
+
+func (c *edgeChunk) reset() {
+	clear(c.nodes) // drop the views
+	clear(c.edges)
+	c.nodes, c.ends, c.edges = c.nodes[:0], c.ends[:0], c.edges[:0]
+}
+
+// resolve looks every name of the chunk up in index, on every CPU.
+func (c *edgeChunk) resolve(index nameIndex) {
+	c.from, c.to = slices.Grow(c.from[:0], len(c.nodes))[:len(c.nodes)], slices.Grow(c.to[:0], len(c.edges))[:len(c.edges)]
+	find := func(env, task string) int32 {
+		if i, ok := index.find(env, task); ok {
+			return int32(i)
+		}
+		return -1
+	}
+	par.Ranges(len(c.edges), 4096, func(lo, hi int) {
+		for k := lo; k < hi; k++ {
+			c.to[k] = find(c.edges[k].Env, c.edges[k].Task)
+		}
+	})
+	for l, node := range c.nodes {
+		c.from[l] = find(node.Env, node.Task)
+	}
 }
 
 // sortByNode orders edges by from, stably, keeping from in step.

@@ -50,7 +50,7 @@ func (db *DB) StoreAnswerRecord(a AnswerRecord) error {
 	var counts *countsTx
 	err := db.update(func(tx *bolt.Tx) error {
 		counts = nil
-		if err := db.tasks.load(tx); err != nil {
+		if err := db.tasks.load(tx, &db.logCache); err != nil {
 			return err
 		}
 		rb := tx.Bucket(bucketRequests)

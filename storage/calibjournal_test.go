@@ -107,7 +107,7 @@ func TestJournalFilesAsAnswersPutAtOnce(t *testing.T) {
 				var s uint64
 				err := db.View(func(r *Reader) error {
 					var o taskOverlay
-					if err := o.load(r.tx); err != nil {
+					if err := o.load(r.tx, nil); err != nil {
 						return err
 					}
 					rec, ok, err := loadTaskRecord(r.tx, &o, TaskKey{"e", task})

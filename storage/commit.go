@@ -41,7 +41,7 @@ func (db *DB) Commit(b *Batch) (Result, error) {
 		if _, err := db.ids.prepare(tx, b.Rollouts); err != nil {
 			return err
 		}
-		if err := db.tasks.load(tx); err != nil {
+		if err := db.tasks.load(tx, &db.logCache); err != nil {
 			return err
 		}
 		res = Result{}
@@ -230,8 +230,13 @@ func (c *committer) upsertTasks(rows []record.Task, res *Result) error {
 		meta := encodeMeta(*t)
 		c.describe(ts, *t, meta)
 		ts.rec.InCatalog = true
-		if err := putNested(c.tx, bucketCatalog, t.Env, []byte(t.Task), meta); err != nil {
+		cb, err := bucketIn(c.tx.Bucket(bucketCatalog), t.Env)
+		if err != nil {
 			return err
+		}
+		cb.FillPercent = pagesOfLists
+		if err := cb.Put([]byte(t.Task), meta); err != nil {
+			return fmt.Errorf("put %s/%s/%s: %w", bucketCatalog, t.Env, t.Task, err)
 		}
 	}
 	return nil
@@ -290,7 +295,9 @@ func (c *committer) task(env, task string, row *record.Task) (*taskState, error)
 		if ts.rec.Seq, err = c.tx.Bucket(bucketTasks).NextSequence(); err != nil {
 			return nil, err
 		}
-		if err := c.tx.Bucket(bucketTaskSeqs).Put(u64key(ts.rec.Seq), nodeKey(env, task)); err != nil {
+		sb := c.tx.Bucket(bucketTaskSeqs)
+		sb.FillPercent = 1 // keys only ever grow: pack pages full
+		if err := sb.Put(u64key(ts.rec.Seq), nodeKey(env, task)); err != nil {
 			return nil, fmt.Errorf("put task seq of %s/%s: %w", env, task, err)
 		}
 		ts.isNew, ts.desc = true, len(c.added)
@@ -728,8 +735,15 @@ func (c *committer) env(name string) (*stats.Env, error) {
 	return e, nil
 }
 
+// pagesOfLists is the FillPercent of the buckets of values that a later commit may rewrite
+// longer (adjacency lists, catalogue rows): at bbolt's default of one half, the lists of a
+// catalogue ingested at once took twice the pages they fill, which every start reads; a tenth
+// of a page is left for the values to grow in before a page splits.
+const pagesOfLists = 0.9
+
 func (c *committer) putEdges(lists []NodeEdges) error {
 	bk := c.tx.Bucket(bucketEdges)
+	bk.FillPercent = pagesOfLists
 	for _, l := range lists {
 		key := nodeKey(l.Node.Env, l.Node.Task)
 		var err error

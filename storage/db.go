@@ -100,6 +100,7 @@ type DB struct {
 	closeErr  error
 	writeMu   sync.Mutex                   // held by Commit and StoreAnswer around their transaction and caches
 	broken    atomic.Pointer[DamagedError] // the first damage a transaction met (see DB.guard)
+	locksLost atomic.Bool                  // a read transaction's begin faulted holding bbolt's locks (see DB.begin)
 	metaBytes int64                        // the bytes of the file's two meta pages (see DB.cutShort)
 	followers []*Follower                  // guarded by writeMu: told of every task record a commit writes
 	txs       txWatch                      // the transaction ids this process committed (see DB.sameTx)

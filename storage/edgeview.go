@@ -9,8 +9,10 @@ import (
 
 // EdgeViews calls fn for every stored adjacency list, by node (environment, then task, byte
 // order), like Edges but without copying: the node's names, the edges' Env and Task, and the
-// slice itself are views into the database and into a buffer reused by the next call. They are
-// valid only during that call of fn; fn must copy what it keeps. It is the path of a process
+// slice itself are views into the database and into a buffer reused by the next call. The
+// slice is valid only during that call of fn; the names, in a read transaction (View), as long
+// as the Reader is (bbolt's values live as long as their transaction; in a commit's they may
+// move), so that fn may keep them to look up later. It is the path of a process
 // that reads millions of edges to look their names up, and keeps none of the strings. It
 // releases the pages it has read as it goes (ReleasePages).
 func (r *Reader) EdgeViews(fn func(node TaskKey, edges []Edge) error) error {

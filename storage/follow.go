@@ -1,7 +1,5 @@
 package storage
 
-import bolt "go.etcd.io/bbolt"
-
 // Follower hands its owner the task records that this DB's commits wrote since the owner last
 // looked, so that the owner can keep every task's statistics in memory and update them, instead
 // of reading all of them at each request. Only writes made through this DB (this process) are
@@ -27,17 +25,7 @@ func (f *Follower) View(fn func(r *Reader, changed []TaskInfo, all bool) error) 
 	// Holding the write lock while the read transaction begins makes its snapshot exactly the
 	// commits recorded so far: a commit publishes its records before it releases the lock.
 	f.db.writeMu.Lock()
-	var tx *bolt.Tx
-	err := f.db.guard(func() (err error) { // reads the meta page
-		if tx, err = f.db.bolt.Begin(false); err != nil {
-			return err
-		}
-		if d := f.db.sameTx(tx); d != nil {
-			tx.Rollback()
-			return d
-		}
-		return nil
-	})
+	tx, err := f.db.begin() // reads the meta page
 	if err != nil {
 		f.db.writeMu.Unlock()
 		return err
@@ -54,9 +42,9 @@ func (f *Follower) View(fn func(r *Reader, changed []TaskInfo, all bool) error) 
 	}
 	f.on, f.changed = true, map[TaskKey]TaskInfo{}
 	f.db.writeMu.Unlock()
-	defer tx.Rollback()
+	defer f.db.rollback(tx)
 	err = f.db.guard(func() error { // a damaged file is an error here too, as in db.view
-		return fn(&Reader{tx: tx, cfg: f.db.cfg, cache: &f.db.logCache}, changed, all)
+		return fn(&Reader{tx: tx, cfg: f.db.cfg, cache: &f.db.logCache, db: f.db}, changed, all)
 	})
 	if err != nil {
 		f.Close() // what fn was given is lost with it: the next View reads everything again

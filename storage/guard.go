@@ -95,17 +95,70 @@ func fromStore(v any) bool {
 	}
 }
 
-// view and update are bbolt's View and Update under db.guard, each refused when the file's
-// newest transaction is not one this process committed (DB.sameTx).
+// view runs fn over a read transaction of db's own begin and rollback (bbolt's View rolls
+// back unconditionally, and after a begin that faulted elsewhere that rollback never returns:
+// see DB.begin); fn runs under db.guard. update is bbolt's Update under db.guard. Both are
+// refused when the file's newest transaction is not one this process committed (DB.sameTx).
 func (db *DB) view(fn func(*bolt.Tx) error) error {
-	return db.guard(func() error {
-		return db.bolt.View(func(tx *bolt.Tx) error {
-			if d := db.sameTx(tx); d != nil {
-				return d
-			}
-			return fn(tx)
-		})
+	tx, err := db.begin()
+	if err != nil {
+		return err
+	}
+	defer db.rollback(tx)
+	return db.guard(func() error { return fn(tx) })
+}
+
+// begin begins a read transaction under db.guard, refused when the file's newest transaction
+// is not one this process committed (DB.sameTx). bbolt's Begin takes its meta lock and its
+// mmap read lock, then reads the meta pages; on a file cut short under the running process
+// between db.guard's look at its length and that read (a window of microseconds), the read
+// faults with both locks held and no defer releases them. Every read transaction's rollback
+// takes the meta lock, so every transaction open at that moment, in any goroutine, would wait
+// in its rollback for ever: a read transaction begun while another is open in the same
+// goroutine (Reader.Beside) hung its own caller (review14). So a
+// begin that faulted is recorded (locksLost), and from then on DB.rollback abandons
+// transactions instead of rolling them back: the file is damaged, every later transaction is
+// refused (DB.guard), and Close does not wait for bbolt's locks (closeBroken).
+func (db *DB) begin() (*bolt.Tx, error) {
+	var tx *bolt.Tx
+	called, returned := false, false
+	err := db.guard(func() (err error) {
+		called = true
+		if beforeBegin != nil {
+			beforeBegin(db)
+		}
+		tx, err = db.bolt.Begin(false)
+		returned = true
+		if err != nil {
+			return err
+		}
+		if d := db.sameTx(tx); d != nil {
+			db.rollback(tx)
+			tx = nil
+			return d
+		}
+		return nil
 	})
+	if called && !returned {
+		db.locksLost.Store(true)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return tx, nil
+}
+
+// beforeBegin, when set (by tests only), runs in DB.begin after db.guard looked at the file's
+// length and before bbolt's Begin: it cuts the file short in that window.
+var beforeBegin func(*DB)
+
+// rollback ends a read transaction of db.begin, or abandons it when a begin faulted holding
+// bbolt's locks (see DB.begin): its rollback would wait for those locks for ever.
+func (db *DB) rollback(tx *bolt.Tx) {
+	if db.locksLost.Load() {
+		return
+	}
+	tx.Rollback()
 }
 
 func (db *DB) update(fn func(*bolt.Tx) error) error {
@@ -249,18 +302,20 @@ func (db *DB) guard(fn func() error) error {
 // made again) is no cut of this one, and was reported as one ("the file has 0 bytes ... cut
 // short") where the daemon's heartbeat says the database was removed or replaced.
 func (db *DB) cutShort() *DamagedError {
-	var fi os.FileInfo
-	var err error
-	if f := db.txs.file; f != nil {
-		fi, err = f.Stat()
-	} else {
-		fi, err = os.Stat(db.path)
-	}
+	fi, err := db.openStat()
 	if err != nil || fi.Size() >= db.metaBytes {
 		return nil
 	}
 	return &DamagedError{Path: db.name, Cause: fmt.Sprintf("the file has %d bytes, fewer than its two meta pages "+
 		"(%d): it was cut short while envsched had it open", fi.Size(), db.metaBytes)}
+}
+
+// openStat stats the open file (the path when the file could not be kept open).
+func (db *DB) openStat() (os.FileInfo, error) {
+	if f := db.txs.file; f != nil {
+		return f.Stat()
+	}
+	return os.Stat(db.path)
 }
 
 // brokenCloseWait is how long Close waits for bbolt's Close of a database that met damage

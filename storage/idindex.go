@@ -224,17 +224,7 @@ func (x *idIndex) answered(db *DB) {
 // sees every commit so far. The transaction's begin and the read run under db.guard: on a file
 // cut short under the running process they faulted outside any guard, which killed the process.
 func (x *idIndex) startBuild(db *DB) {
-	var tx *bolt.Tx
-	err := db.guard(func() (err error) {
-		if tx, err = db.bolt.Begin(false); err != nil {
-			return err
-		}
-		if d := db.sameTx(tx); d != nil {
-			tx.Rollback()
-			return d
-		}
-		return nil
-	})
+	tx, err := db.begin()
 	if err != nil {
 		return // a later commit tries again
 	}
@@ -247,7 +237,7 @@ func (x *idIndex) startBuild(db *DB) {
 			bg.slots, bg.n, err = readIDTable(tx, &bg.stop)
 			return err
 		})
-		tx.Rollback()
+		db.rollback(tx)
 		if gate != nil {
 			<-gate
 		}

@@ -3,6 +3,7 @@ package storage
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"sort"
 
@@ -20,12 +21,82 @@ type Reader struct {
 	ov  map[TaskKey]taskRecord // task_log, read at first need
 	// cache shares the decoded task_log between readers of the same database state.
 	cache *logCache
+	db    *DB // the database read, for Beside; nil inside a commit and in Check
 }
 
 // View runs fn with a Reader over one read transaction. Keep fn short: a long read transaction
 // keeps the file from reusing freed pages.
 func (db *DB) View(fn func(r *Reader) error) error {
-	return db.view(func(tx *bolt.Tx) error { return fn(&Reader{tx: tx, cfg: db.cfg, cache: &db.logCache}) })
+	return db.view(func(tx *bolt.Tx) error {
+		return fn(&Reader{tx: tx, cfg: db.cfg, cache: &db.logCache, db: db})
+	})
+}
+
+// Beside runs fn with a second Reader of r's snapshot on a goroutine of its own, so that two
+// scans of one snapshot run at once, and returns the function that waits for fn and returns
+// its error (call it before r's View returns; a damaged page is a *DamagedError, as in View).
+// The second Reader is a read transaction of its own, used only when it sees exactly r's
+// snapshot (its transaction ID, which names the last committed write, is r's) and shares r's
+// decoded task log; when it cannot be had (r reads inside a commit, a commit came between, the
+// file is shorter than r's snapshot), fn runs with r itself before Beside returns. Either way
+// fn reads the same data.
+func (r *Reader) Beside(fn func(*Reader) error) (wait func() error) {
+	now := func(err error) func() error { return func() error { return err } }
+	if r.db == nil || r.tx.Writable() {
+		return now(fn(r))
+	}
+	if _, err := r.overlayOf(); err != nil {
+		return now(err)
+	}
+	tx, err := r.db.beginBeside(r.tx)
+	if err != nil {
+		return now(err)
+	}
+	if tx == nil {
+		return now(fn(r))
+	}
+	twin := &Reader{tx: tx, cfg: r.cfg, ov: r.ov, cache: r.cache, db: r.db}
+	done := make(chan error, 1)
+	go func() {
+		defer r.db.rollback(tx)
+		done <- r.db.guard(func() error { return fn(twin) })
+	}()
+	return func() error { return <-done }
+}
+
+// beginBeside begins a second read transaction of of's snapshot for Beside, or returns nil
+// when there is none to be had; an error is damage its begin met (see DB.begin).
+//
+// A second read transaction must not begin while a commit waits to remap the file: that
+// commit waits for of's transaction to end, and bbolt's remap lock would hold the new one
+// back behind it (of's goroutine waiting for itself). Every commit after Open holds writeMu
+// for its whole transaction, so none is under way while writeMu is held here.
+//
+// A file cut short under the running process would make the begin fault on its meta page
+// with bbolt's meta lock held, and of's own rollback then waited for that lock for ever
+// (review14). DB.begin looks at the length first and, in the window left after that look,
+// DB.rollback abandons of instead; and a file shorter than of's snapshot is not begun on at
+// all: fn runs with of's Reader and meets the damage there, with no lock of bbolt held.
+func (db *DB) beginBeside(of *bolt.Tx) (*bolt.Tx, error) {
+	if !db.writeMu.TryLock() {
+		return nil, nil
+	}
+	defer db.writeMu.Unlock()
+	if fi, err := db.openStat(); err != nil || fi.Size() < of.Size() {
+		return nil, nil
+	}
+	tx, err := db.begin()
+	if d := (*DamagedError)(nil); errors.As(err, &d) {
+		return nil, err
+	}
+	if err != nil {
+		return nil, nil
+	}
+	if tx.ID() != of.ID() {
+		db.rollback(tx)
+		return nil, nil
+	}
+	return tx, nil
 }
 
 // Counters returns the whole-database counters.
