@@ -140,8 +140,11 @@ func (d *drift) matchNew(groups []group) {
 	}
 	// the offset (Params.NewShift), then the factor on the groups with their means moved by
 	// it; the groups answered with the start (the first request's, at ½ with nothing known),
-	// whenever they come back, say nothing of the predictions' level and leave it as it is
-	if level := answeredWithout(obs); len(level) > 0 {
+	// whenever they come back, say nothing of the predictions' level and leave it as it is,
+	// and the others move it only as many as the factor needs (review15: one group of 8
+	// rollouts beside 7 of the first request's moved it a fifth of the way to its bound);
+	// fewer, beside the first request's, measure the factor alone
+	if level := answeredWithout(obs); len(level) >= minFactorGroups {
 		d.disp.NewOffset = towardsOffset(d.disp.NewOffset, matchOffset(level))
 	}
 	if f, ok := matchFactor(shiftGroups(obs, d.disp.NewOffset)); ok {

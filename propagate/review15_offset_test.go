@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// TestNeverTriedOffsetNotFromOneGroup (review15, failing): the never-tried offset is measured
+// TestNeverTriedOffsetNotFromOneGroup (review15): the never-tried offset is measured
 // only once minFactorGroups groups have come back (matchNew keeps fewer pending), so that a
 // group or two of 8 rollouts cannot move it. Since 3539870 the groups answered with the start
 // count towards that minimum but are then left out of the offset's measure

@@ -127,12 +127,13 @@ func (db *DB) begin() (*bolt.Tx, error) {
 		if beforeBegin != nil {
 			beforeBegin(db)
 		}
+		before := db.txs.last.Load()
 		tx, err = db.bolt.Begin(false)
 		returned = true
 		if err != nil {
 			return err
 		}
-		if d := db.sameTx(tx); d != nil {
+		if d := db.sameTx(tx, before); d != nil {
 			db.rollback(tx)
 			tx = nil
 			return d
@@ -165,7 +166,7 @@ func (db *DB) update(fn func(*bolt.Tx) error) error {
 	var id uint64
 	err := db.guard(func() error {
 		return db.bolt.Update(func(tx *bolt.Tx) error {
-			if d := db.sameTx(tx); d != nil {
+			if d := db.sameTx(tx, 0); d != nil {
 				return d
 			}
 			id = uint64(tx.ID())
@@ -229,17 +230,23 @@ func (db *DB) startTxWatch() error {
 }
 
 // sameTx returns the damage of a file overwritten in place when tx, just begun, reads a newest
-// transaction this process did not commit; nil otherwise. A write transaction's predecessor
-// must be the last commit; a read transaction may also see the commit under way.
-func (db *DB) sameTx(tx *bolt.Tx) *DamagedError {
-	id, last := uint64(tx.ID()), db.txs.last.Load()
+// transaction this process did not commit; nil otherwise. before is txs.last as loaded just
+// before tx began. Commits run beside reads and beside each other's bookkeeping: a commit's
+// id is stored in txs.pending before its pages are written and in txs.last only after its
+// Update returned. So a write transaction's predecessor is the last commit or the one whose
+// id is not yet stored as last (pending); a read transaction sees a commit that had landed
+// when it began (at least before) and had begun by now (at most pending, or last): a commit
+// landing between the read's begin and this check left it on a transaction before the newest
+// (review15: reads beside commits were refused as overwritten, and the database with them).
+func (db *DB) sameTx(tx *bolt.Tx, before uint64) *DamagedError {
+	id, last, pending := uint64(tx.ID()), db.txs.last.Load(), db.txs.pending.Load()
 	seen := id
 	if tx.Writable() {
 		seen = id - 1
-		if seen == last {
+		if seen == last || seen == pending {
 			return nil
 		}
-	} else if id == last || id == db.txs.pending.Load() {
+	} else if id >= before && id <= max(last, pending) {
 		return nil
 	}
 	return db.overwritten(seen, last)

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// TestFailedOpenLeavesNoFile (review15, failing): Open keeps a second descriptor of the file
+// TestFailedOpenLeavesNoFile (review15): Open keeps a second descriptor of the file
 // for the transaction watch (txWatch.file, hostile15) but closes only bbolt's when it fails
 // after startTxWatch (checkLength, init, bindExchange): every refused open leaks a descriptor
 // of the database file (a process that retries holds the old file open, and its disk space
