@@ -159,6 +159,9 @@ func (db *DB) opened(opts Options) error {
 	if err := db.checkLength(); err != nil {
 		return err
 	}
+	if err := db.loadInstance(); err != nil {
+		return err
+	}
 	if err := db.init(opts); err != nil {
 		return fmt.Errorf("open db %s: %w", db.path, err)
 	}

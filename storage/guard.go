@@ -1,6 +1,8 @@
 package storage
 
 import (
+	"bytes"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"os"
@@ -174,9 +176,15 @@ func (db *DB) update(fn func(*bolt.Tx) error) error {
 			if err := fn(tx); err != nil {
 				return err
 			}
+			if err := db.writeInstance(tx); err != nil {
+				return err
+			}
 			return db.stillSame(id - 1) // overwritten while fn ran: write none of its pages
 		})
 	})
+	if err != nil && id != 0 {
+		db.txs.wrote.CompareAndSwap(id, 0) // not written unless it landed (below): the next commit writes it
+	}
 	if err == nil && id != 0 {
 		db.txs.last.Store(id)
 	} else if id != 0 && db.txs.file != nil {
@@ -185,9 +193,46 @@ func (db *DB) update(fn func(*bolt.Tx) error) error {
 		var d *DamagedError
 		if m, ok := newestMeta(db.txs.file, int(db.metaBytes/2)); ok && m.txid == id && !errors.As(err, &d) {
 			db.txs.last.Store(id)
+			if !db.txs.found && db.txs.wrote.Load() == 0 {
+				db.txs.wrote.Store(id) // landed with the instance id, if it was this commit's to write
+			}
 		}
 	}
 	return err
+}
+
+// loadInstance reads the database's instance id, or chooses one for the first commit to write
+// (see txWatch). Open calls it once the file's length was checked: it reads the meta bucket.
+func (db *DB) loadInstance() error {
+	err := db.guard(func() error {
+		return db.bolt.View(func(tx *bolt.Tx) error {
+			if b := tx.Bucket(bucketMeta); b != nil {
+				if id := b.Get(metaInstance); id != nil {
+					db.txs.instance, db.txs.found = bytes.Clone(id), true
+				}
+			}
+			return nil
+		})
+	})
+	if err == nil && !db.txs.found {
+		db.txs.instance = make([]byte, 16)
+		rand.Read(db.txs.instance)
+	}
+	return err
+}
+
+// writeInstance puts the instance id chosen at open into tx, the first commit of a process
+// that found none in the file (see txWatch), once fn made the meta bucket.
+func (db *DB) writeInstance(tx *bolt.Tx) error {
+	if db.txs.found || db.txs.wrote.Load() != 0 {
+		return nil
+	}
+	b := tx.Bucket(bucketMeta)
+	if b == nil {
+		return nil
+	}
+	db.txs.wrote.Store(uint64(tx.ID()))
+	return b.Put(metaInstance, db.txs.instance)
 }
 
 // txWatch keeps the id of the newest transaction this process committed to the file (or found
@@ -202,10 +247,43 @@ func (db *DB) update(fn func(*bolt.Tx) error) error {
 // the copy, which was left damaged ("edges of ...: stored value is corrupt"). Only this process
 // writes the file (bbolt's lock), so its newest transaction can only be one this process
 // committed.
+//
+// Another database can have made as many transactions (two folders' databases fed alike), so
+// the ids alone do not tell it (review15). Each database also holds a random instance id (meta
+// key instance_id), written by the first commit of a process that found none: every
+// transaction reads it from its own snapshot and compares it with the one found or chosen at
+// open. A copy of the same database (a backup, a snapshot, compact's output) holds the same
+// id: it is the same data, told apart by its transaction ids when older.
 type txWatch struct {
-	last    atomic.Uint64 // the newest transaction committed by this process, or found at open
-	pending atomic.Uint64 // the write transaction being committed: a view begun meanwhile may see it
-	file    *os.File      // the file, opened for reading the meta pages before a commit writes
+	last     atomic.Uint64 // the newest transaction committed by this process, or found at open
+	pending  atomic.Uint64 // the write transaction being committed: a view begun meanwhile may see it
+	file     *os.File      // the file, opened for reading the meta pages before a commit writes
+	instance []byte        // the database's instance id, found at open or chosen to be written
+	found    bool          // instance was in the file at open
+	wrote    atomic.Uint64 // the transaction that writes instance (found false), 0 before it begins
+}
+
+// metaInstance is the meta key of the database's random instance id (see txWatch).
+var metaInstance = []byte("instance_id")
+
+// instanceOK reports whether tx, checked by sameTx, holds the database's instance id: the id
+// found at open, or, when none was, none until the transaction that writes it.
+func (db *DB) instanceOK(tx *bolt.Tx) bool {
+	if db.txs.instance == nil { // Open has not looked yet (checkLength's read)
+		return true
+	}
+	var got []byte
+	if b := tx.Bucket(bucketMeta); b != nil {
+		got = b.Get(metaInstance)
+	}
+	if bytes.Equal(got, db.txs.instance) {
+		return true
+	}
+	if got != nil || db.txs.found {
+		return false
+	}
+	w := db.txs.wrote.Load()
+	return w == 0 || uint64(tx.ID()) < w
 }
 
 // startTxWatch records the file's newest transaction at open.
@@ -244,12 +322,22 @@ func (db *DB) sameTx(tx *bolt.Tx, before uint64) *DamagedError {
 	if tx.Writable() {
 		seen = id - 1
 		if seen == last || seen == pending {
-			return nil
+			return db.sameInstance(tx)
 		}
 	} else if id >= before && id <= max(last, pending) {
-		return nil
+		return db.sameInstance(tx)
 	}
 	return db.overwritten(seen, last)
+}
+
+// sameInstance returns the damage of a file overwritten in place by another database when tx
+// does not hold this one's instance id (see txWatch); nil otherwise.
+func (db *DB) sameInstance(tx *bolt.Tx) *DamagedError {
+	if db.instanceOK(tx) {
+		return nil
+	}
+	return &DamagedError{Path: db.name, Overwritten: true, Cause: "it now holds another database's instance id " +
+		"(as many transactions as this one, other data)"}
 }
 
 // stillSame reads the meta pages from the file itself just before a commit writes its pages:
