@@ -41,14 +41,7 @@ func readEdgesOneByOne(r *storage.Reader, names []storage.TaskKey) ([]int32, []g
 	if !sorted {
 		sortByNode(from, edges)
 	}
-	off := make([]int32, len(names)+1)
-	for _, i := range from {
-		off[i+1]++
-	}
-	for i := range names {
-		off[i+1] += off[i]
-	}
-	return off, edges, nil
+	return edgeOffsets(from, len(names)), edges, nil
 }
 
 // readEdges gives what looking every name up one by one gives, over lists that span several

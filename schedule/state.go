@@ -432,14 +432,20 @@ func readEdges(r *storage.Reader, names []storage.TaskKey) ([]int32, []graph.Edg
 	if !sorted { // lists come by node key, the order of names; this keeps any other order right
 		sortByNode(from, edges)
 	}
-	off := make([]int32, len(names)+1)
+	return edgeOffsets(from, len(names)), edges, nil
+}
+
+// edgeOffsets is where each of n nodes' edges begin, from the node of each edge (sorted by
+// node): off[i] to off[i+1].
+func edgeOffsets(from []int32, n int) []int32 {
+	off := make([]int32, n+1)
 	for _, i := range from {
 		off[i+1]++
 	}
-	for i := range names {
+	for i := range n {
 		off[i+1] += off[i]
 	}
-	return off, edges, nil
+	return off
 }
 
 // edgeChunkSize is how many stored edges readEdges looks up together.

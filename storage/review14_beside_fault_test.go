@@ -2,13 +2,9 @@ package storage
 
 import (
 	"errors"
-	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/envsched/envsched/record"
 )
 
 // TestBesideOnAFileCutShortReturns (review14): Beside begins a second read transaction while
@@ -23,19 +19,7 @@ import (
 // when it is shorter, run fn(r) (which faults in r's goroutine, under View's guard, with no
 // bbolt lock taken) instead of beginning; and release writeMu with a defer.
 func TestBesideOnAFileCutShortReturns(t *testing.T) {
-	db, err := Open(filepath.Join(t.TempDir(), "x.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// never closed: on the branch Close would wait for ever (the defect)
-	for i := range 4 {
-		var b Batch
-		b.Tasks = append(b.Tasks, record.Task{Env: "e1", Task: fmt.Sprintf("c%02d", i), Text: "text"})
-		b.Rollouts = append(b.Rollouts, Rollout{Rollout: record.Rollout{Env: "e0", Task: fmt.Sprintf("t%02d", i), Reward: 1}})
-		if _, err := db.Commit(&b); err != nil {
-			t.Fatal(err)
-		}
-	}
+	db := openFour(t) // never closed: on the branch Close would wait for ever (the defect)
 	done := make(chan error, 1)
 	go func() {
 		done <- db.View(func(r *Reader) error {
