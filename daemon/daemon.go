@@ -92,6 +92,10 @@ type Daemon struct {
 	// rejects are the error files of the requests refused in this pass, written together after
 	// the pass's answers (writeRejects).
 	rejects []rejected
+	// refused is the version (its status before it was read) of each request file this
+	// process refused, by name: needsAnswer tells by it a request rewritten within the clock
+	// tick of its error file from the version refused (see needsAnswer).
+	refused map[string]os.FileInfo
 	// empty holds the empty request files waiting to settle (settling); recheck fires at
 	// recheckAt (zero: not armed) for the sweep that answers them.
 	empty     map[string]emptySeen

@@ -248,6 +248,12 @@ func (d *Daemon) removeErrorFile(id string) error {
 func (d *Daemon) reject(id, msg, name string, read os.FileInfo) error {
 	errName := errorFileName(id)
 	d.log.Warn("bad request", "id", id, "error", msg)
+	if read != nil {
+		if d.refused == nil {
+			d.refused = map[string]os.FileInfo{}
+		}
+		d.refused[name] = read
+	}
 	if !safeName(errName) {
 		return nil
 	}
@@ -276,8 +282,13 @@ func (d *Daemon) rewritten(r rejected) bool {
 		return false
 	}
 	now, err := os.Lstat(filepath.Join(d.dirs.requests, r.request))
-	return err != nil || !os.SameFile(r.read, now) || !changedAt(now).Equal(changedAt(r.read)) ||
-		now.Size() != r.read.Size()
+	return err != nil || !sameVersion(r.read, now)
+}
+
+// sameVersion reports whether a and b are the status of one version of a file: the same file,
+// not changed or renamed in between, of the same size.
+func sameVersion(a, b os.FileInfo) bool {
+	return os.SameFile(a, b) && changedAt(a).Equal(changedAt(b)) && a.Size() == b.Size()
 }
 
 // writeRejects writes the queued error files, each atomically and durably as every answer is,
@@ -355,6 +366,13 @@ func (d *Daemon) pendingRequests() ([]string, error) {
 // after the request. Only regular files count as answers: with a FIFO (or a link, a folder) under
 // an answer's name the request stays pending, and canPublish leaves that name alone until the
 // trainer removes what is there.
+//
+// File times move by the kernel's clock tick (a few milliseconds), so a request fixed and
+// renamed into place within the tick its error file was written in has the error file's very
+// time: it was taken as refused already and never answered (a trainer that rewrites a request
+// as soon as it reads the error does that; the daemon's own test did, once under load). On a
+// tie the version this process refused tells: another one, or one refused before a restart, is
+// read (again: a bad one is refused without writing its error file again).
 func (d *Daemon) needsAnswer(name string) bool {
 	id, _ := requestID(name)
 	if fi, err := os.Lstat(filepath.Join(d.dirs.batches, batchFileName(id))); err == nil && fi.Mode().IsRegular() {
@@ -365,7 +383,17 @@ func (d *Daemon) needsAnswer(name string) bool {
 		return false
 	}
 	efi, err := os.Lstat(filepath.Join(d.dirs.batches, errorFileName(id)))
-	return err != nil || !efi.Mode().IsRegular() || changedAt(req).After(efi.ModTime())
+	if err != nil || !efi.Mode().IsRegular() {
+		return true
+	}
+	switch at := changedAt(req); {
+	case at.After(efi.ModTime()):
+		return true
+	case at.Equal(efi.ModTime()):
+		prev, ok := d.refused[name]
+		return !ok || !sameVersion(prev, req)
+	}
+	return false
 }
 
 // olderThan reports whether the file at path was last written before request (its status
