@@ -154,6 +154,9 @@ type candidate struct {
 	// before it started; a torrent written during it waits for the next pass), and skips it
 	// without opening it when nothing about it changed since it was last read.
 	listed os.FileInfo
+	// ownName is set by linkedAcross on the rollouts/ name of a tracked catalogue file that
+	// becomes a rollout file: it is read under this name and kind, not the tracked ones.
+	ownName bool
 }
 
 // ignored reports whether a file or folder name marks an unfinished write.

@@ -519,7 +519,9 @@ func (r *run) file(c candidate) error {
 		return nil // another name (a hard link) of a file this scan has read: one file, read once
 	}
 	r.seen[id] = true
-	c.rel, c.kind = r.in.reg.linkedName(c.rel, c.kind, id, r.in.abs)
+	if !c.ownName {
+		c.rel, c.kind = r.in.reg.linkedName(c.rel, c.kind, id, r.in.abs)
+	}
 	st, err := r.state(c, id, f, fi)
 	if err != nil || st == nil {
 		return err
