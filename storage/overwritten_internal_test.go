@@ -101,10 +101,11 @@ func TestTornFirstMetaOfALargePageFileIsNoOverwrite(t *testing.T) {
 // TestOverwrittenWhileACommitIsWrittenStops (hostile16): bytes of another database copied over
 // the file after a commit's last check (stillSame) and before bbolt wrote that commit's pages
 // and meta page got them: the file's newest transaction was then this process's own commit,
-// over the copy's tree, so nothing found the copy underneath and envsched went on reading and
-// committing into a file that was half another database's. The copy cannot be kept whole, but
-// the commit now reports the overwrite (a DamagedError, Overwritten and InFlight) and every
-// later transaction is refused with it.
+// over the copy's tree. The commit returned nil; the next transaction found the copy only by
+// its instance id (when its commit had not rewritten the meta bucket), saying to start again
+// to serve the restored file, and a restart served the mix without a word. The copy cannot be
+// kept whole, but the commit now reports the overwrite (a DamagedError, Overwritten and
+// InFlight, saying to restore again) and every later transaction is refused with it.
 func TestOverwrittenWhileACommitIsWrittenStops(t *testing.T) {
 	dir := t.TempDir()
 	otherPath := filepath.Join(dir, "other.db")
