@@ -1009,6 +1009,9 @@ func (r *run) readLines(f io.Reader, st *storage.FileState) error {
 		lr.resumeLongLine(st.Tail)
 	}
 	lr.tick, lr.tickEvery = r.skipping(st), r.in.opts.tickBytes
+	if st.Kind == storage.KindCatalog {
+		lr.whole = wholeRow
+	}
 	r.lr = lr
 	defer func() {
 		st.Tail, r.lr = lr.Tail(), nil
@@ -1035,6 +1038,22 @@ func (r *run) readLines(f io.Reader, st *storage.FileState) error {
 			}
 		}
 	}
+}
+
+// wholeRow says whether the bytes after a catalogue file's last newline, at its end, are a row
+// all the same: a JSON object, closed, that reads as a task, with no NUL byte (a crash's zeros).
+// Catalogues are often written without a final newline (Python's "\n".join of the rows), and
+// that last row waited for a newline that never came: its task was never listed, without a
+// word (hostile16). A writer cannot extend such a line into another good row (nothing but
+// spaces may follow a closed object), so reading it now loses nothing: a newline written
+// after it is a blank line, and a row after that the next line.
+func wholeRow(tail []byte) bool {
+	t := bytes.TrimRight(tail, " \t\r")
+	if len(t) == 0 || t[len(t)-1] != '}' || bytes.IndexByte(t, 0) >= 0 {
+		return false
+	}
+	_, err := record.ParseTask(t)
+	return err == nil
 }
 
 // skipping is the tick of the line reader of st: a line too long being skipped
