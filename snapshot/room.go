@@ -36,7 +36,7 @@ func Room(fd int, where string, size int64) error {
 	if err := unix.Fstatfs(fd, &st); err != nil {
 		return nil
 	}
-	free := int64(st.Bavail) * int64(st.Bsize) //nolint:unconvert // field types differ by platform
+	free := int64(st.Bavail) * int64(st.Bsize)  //nolint:unconvert // field types differ by platform
 	total := int64(st.Blocks) * int64(st.Bsize) //nolint:unconvert // field types differ by platform
 	if reserve := Reserve(size, total); free < size+reserve {
 		return fmt.Errorf("not enough free space in %s for a copy of the database: it takes %s and %s must stay "+
