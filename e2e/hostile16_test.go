@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestRolloutFileLinkedIntoRolloutsAfterReadAsCatalogue (hostile15's leftover): a rollout
@@ -225,5 +226,38 @@ func TestCatalogueWithoutFinalNewlineListsItsLastRow(t *testing.T) {
 	f2 := readDB(t, dir)
 	if f2.counters.Quarantined != 0 {
 		t.Errorf("%d lines quarantined; want none", f2.counters.Quarantined)
+	}
+}
+
+// TestUnterminatedRolloutFileIsNamed: a rollout file written as "\n".join(lines) (no newline
+// after its last line) lost its last rollout with nothing said. It still waits for its newline
+// (PROTOCOL.md section 4), but once those bytes are a whole rollout unchanged for 10 s the log
+// names the file (here at once: the file is older than that when the daemon starts).
+func TestUnterminatedRolloutFileIsNamed(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "rollouts", "joined.jsonl")
+	must(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	must(t, os.WriteFile(path, []byte(strings.TrimSuffix(rolloutLine("j0", 0)+rolloutLine("j1", 1), "\n")), 0o644))
+	old := time.Now().Add(-time.Minute)
+	must(t, os.Chtimes(path, old, old))
+	d := start(t, dir, opts{})
+	d.waitReady()
+	if got := barrier(t, d, "b1"); got != 1 {
+		t.Errorf("rollouts_seen %d; want 1 (the line without its newline waits)", got)
+	}
+	barrier(t, d, "b2")
+	if n := strings.Count(d.stderr.String(), "no newline after it"); n != 1 {
+		t.Errorf("the file named %d times; want once\n%s", n, tail(d.stderr.String(), 2000))
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	must(t, err)
+	_, err = f.WriteString("\n")
+	must(t, err)
+	must(t, f.Close())
+	if got := barrier(t, d, "b3"); got != 2 {
+		t.Errorf("after the newline: rollouts_seen %d; want 2", got)
+	}
+	if code := d.signal(syscall.SIGTERM); code != 0 {
+		t.Errorf("SIGTERM: exit %d", code)
 	}
 }

@@ -1,9 +1,13 @@
 package ingest
 
 import (
+	"bytes"
+	"log/slog"
+	"os"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/envsched/envsched/storage"
 )
@@ -58,4 +62,37 @@ func (e *env) catalogued() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// TestUnterminatedRolloutIsLogged (hostile16): a rollout file whose last line is a whole rollout
+// without its newline (lines joined by "\n", none after the last) lost that rollout with nothing
+// said: it waits for its newline, as the protocol says. The log now names such a file once, when
+// those bytes have not changed for 10 s; a line still being written (not a whole rollout) or
+// written just now is not named, and the line counts once its newline comes.
+func TestUnterminatedRolloutIsLogged(t *testing.T) {
+	var log bytes.Buffer
+	e := newEnv(t, Options{Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	old := time.Now().Add(-time.Minute)
+	e.write("rollouts/joined.jsonl", `{"env":"e","task_id":"1","reward":1}`+"\n"+`{"env":"e","task_id":"2","reward":0}`)
+	e.write("rollouts/writing.jsonl", `{"env":"e","task_id":"3","reward":1}`+"\n"+`{"env":"e","task_`)
+	e.write("rollouts/fresh.jsonl", `{"env":"e","task_id":"4","reward":1}`)
+	for _, name := range []string{"rollouts/joined.jsonl", "rollouts/writing.jsonl"} {
+		if err := os.Chtimes(e.path(name), old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.scan()
+	e.scan()
+	const msg = "rollout file ends in a whole rollout with no newline after it"
+	if n := strings.Count(log.String(), msg); n != 1 || !strings.Contains(log.String(), "path=rollouts/joined.jsonl") {
+		t.Errorf("logged %d times; want once, for rollouts/joined.jsonl:\n%s", n, log.String())
+	}
+	if n := e.counters().Rollouts; n != 2 {
+		t.Errorf("%d rollouts counted; want 2 (the lines that end in a newline)", n)
+	}
+	e.append("rollouts/joined.jsonl", "\n")
+	e.scan()
+	if n := e.counters().Rollouts; n != 3 {
+		t.Errorf("after the newline: %d rollouts counted; want 3", n)
+	}
 }

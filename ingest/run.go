@@ -895,6 +895,9 @@ func (r *run) read(c candidate, f *os.File, st *storage.FileState, size int64) e
 	if err := r.readLines(src, st); err != nil {
 		return err
 	}
+	if st.Kind == storage.KindRollouts && !st.InLongLine && st.Offset < size {
+		r.unterminated(f, st, size)
+	}
 	if st.Offset != from {
 		r.dirty[st.ID] = st // its final offset goes into the next flush
 		if st.Kind == storage.KindCatalog && (from == 0 || r.in.holding[st.ID] != "" || !r.in.listedOnce) {
@@ -912,6 +915,38 @@ func (r *run) read(c candidate, f *os.File, st *storage.FileState, size int64) e
 }
 
 func isJSONL(rel string) bool { return strings.HasSuffix(rel, ".jsonl") }
+
+// unterminatedAfter is how long a rollout file's last line may go without its newline before
+// the log names it (unterminated).
+const unterminatedAfter = 10 * time.Second
+
+// unterminated logs, once per file and process, a rollout file whose bytes after its last
+// newline are a whole rollout and have not changed for unterminatedAfter: a trainer that writes
+// its lines joined by "\n" with none after the last (Python's "\n".join) loses the last
+// rollout of every file, which waits for a newline that never comes, and nothing said so. The
+// line still counts only once it ends in a newline (PROTOCOL.md section 4: a line written in
+// pieces cannot be told from it); the log says so, naming the file.
+func (r *run) unterminated(f *os.File, st *storage.FileState, size int64) {
+	in := r.in
+	if in.unterminated[st.ID] || size-st.Offset > 1<<20 {
+		return
+	}
+	fi, err := f.Stat()
+	if err != nil || in.opts.now().Sub(fi.ModTime()) < unterminatedAfter {
+		return
+	}
+	tail, err := readAt(f, st.Offset, size-st.Offset)
+	if err != nil || !record.RolloutLike(bytes.TrimRight(tail, " \t\r")) {
+		return
+	}
+	if in.unterminated == nil {
+		in.unterminated = map[uint64]bool{}
+	}
+	in.unterminated[st.ID] = true
+	in.opts.Logger.Warn("rollout file ends in a whole rollout with no newline after it, unchanged for 10 s: it is "+
+		"not counted until its line ends in a newline (PROTOCOL.md section 4); end every line with \"\\n\"",
+		"path", st.Path, "offset", st.Offset)
+}
 
 // ReasonBolt is the quarantine reason of a rollout or catalogue file that is a bbolt database.
 const ReasonBolt = "a bbolt database file (envsched's database or a copy of it), not JSON lines"
