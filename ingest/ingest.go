@@ -69,9 +69,9 @@ type Ingester struct {
 	uncatalogued int
 	// reusedLogs counts the commits since New whose reused rollout ids were logged (logReused).
 	reusedLogs int
-	// unterminated are the rollout files whose last line without a newline was logged
-	// (run.unterminated), by file ID.
-	unterminated map[uint64]bool
+	// unterminated are the rollout files whose bytes after their last newline were looked at
+	// (run.unterminated), by file ID: the file's size then, or -1 once the file was logged.
+	unterminated map[uint64]int64
 
 	batches [2]*storage.Batch // reused across scans
 	// listsPending is the database's Counters.ListsPending: a scan's commits stored a changed

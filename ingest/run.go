@@ -928,21 +928,22 @@ const unterminatedAfter = 10 * time.Second
 // pieces cannot be told from it); the log says so, naming the file.
 func (r *run) unterminated(f *os.File, st *storage.FileState, size int64) {
 	in := r.in
-	if in.unterminated[st.ID] || size-st.Offset > 1<<20 {
-		return
+	if seen, ok := in.unterminated[st.ID]; ok && (seen < 0 || seen == size) || size-st.Offset > 1<<20 {
+		return // logged, or looked at with this size already
 	}
 	fi, err := f.Stat()
 	if err != nil || in.opts.now().Sub(fi.ModTime()) < unterminatedAfter {
 		return
 	}
+	if in.unterminated == nil {
+		in.unterminated = map[uint64]int64{}
+	}
+	in.unterminated[st.ID] = size
 	tail, err := readAt(f, st.Offset, size-st.Offset)
 	if err != nil || !record.RolloutLike(bytes.TrimRight(tail, " \t\r")) {
 		return
 	}
-	if in.unterminated == nil {
-		in.unterminated = map[uint64]bool{}
-	}
-	in.unterminated[st.ID] = true
+	in.unterminated[st.ID] = -1
 	in.opts.Logger.Warn("rollout file ends in a whole rollout with no newline after it, unchanged for 10 s: it is "+
 		"not counted until its line ends in a newline (PROTOCOL.md section 4); end every line with \"\\n\"",
 		"path", st.Path, "offset", st.Offset)
