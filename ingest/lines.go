@@ -38,13 +38,13 @@ type lineReader struct {
 	tail  []byte // the last bytes framed (up to fingerprintLen), ending at Offset
 	stail []byte // the last bytes of the line being skipped; joins tail when its newline is found
 
-	// tick, when set, is called with the offset reached every tickEvery bytes of a line being
-	// skipped (which returns nothing for as long as it lasts); an error from it stops next.
 	// whole, when set, says whether the bytes after the last newline at the end of the file are
 	// a whole record all the same (a catalogue row whose file does not end in a newline): next
 	// then returns them as a complete line, and Offset moves past them.
 	whole func(tail []byte) bool
 
+	// tick, when set, is called with the offset reached every tickEvery bytes of a line being
+	// skipped (which returns nothing for as long as it lasts); an error from it stops next.
 	tick      func(off int64) error
 	tickEvery int64 // 0: tickEvery
 	lastTick  int64
