@@ -375,7 +375,10 @@ func (d *Daemon) pendingRequests() ([]string, error) {
 // read (again: a bad one is refused without writing its error file again).
 func (d *Daemon) needsAnswer(name string) bool {
 	id, _ := requestID(name)
-	if fi, err := os.Lstat(filepath.Join(d.dirs.batches, batchFileName(id))); err == nil && fi.Mode().IsRegular() {
+	// Only a valid ID has an answer file: ID.json of an invalid one (`a.error`) is another
+	// request's error file (a's), which took it for answered: it never got its own.
+	if fi, err := os.Lstat(filepath.Join(d.dirs.batches, batchFileName(id))); err == nil && fi.Mode().IsRegular() &&
+		schedule.ValidID(id) {
 		return false
 	}
 	req, err := os.Lstat(filepath.Join(d.dirs.requests, name))

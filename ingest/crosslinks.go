@@ -82,6 +82,27 @@ func (r *run) linkedAcross(cands []candidate) []candidate {
 	drop := map[int]bool{}
 	for _, id := range order {
 		n := byID[id]
+		if t := r.in.reg.byIdent[id]; t != nil && t.Kind == storage.KindCatalog && len(n.roll) > 0 {
+			// A catalogue file that has got a rollouts/ name since it was first read (a rollout
+			// file written into catalog/ by mistake, then linked into rollouts/ with its
+			// catalog/ name kept): its first complete line decides, as for a file found in both
+			// folders at first sight. Kept a catalogue file under its first name, none of its
+			// rollouts ever counted, without a word (hostile15's leftover). Only the names this
+			// pass was given are looked at: a full scan lists both folders, and the link's
+			// creation hints its rollouts/ name.
+			roll := cands[n.roll[0]]
+			if kind, ok := r.firstLineKind(roll.rel); ok && kind == storage.KindRollouts {
+				for _, i := range n.cat {
+					drop[i] = true
+				}
+				cands[n.roll[0]].ownName = true
+				r.in.opts.Logger.Warn("catalogue file now also named in rollouts/ (hard links): its first line is a "+
+					"rollout, so it is read as a rollout file under its rollouts/ name from its start, and its "+
+					"rows are no longer listed as tasks; its catalog/ name is not read (remove it)",
+					"path", roll.rel, "also", t.Path)
+			}
+			continue
+		}
 		if len(n.cat) == 0 || len(n.roll) == 0 || r.in.reg.byIdent[id] != nil || r.in.reg.gone[id] != nil {
 			continue
 		}
@@ -164,7 +185,8 @@ func (r *run) multiLinkedIn(kind storage.FileKind) map[ident][]candidate {
 }
 
 // firstLineKind reads the first complete line of the file at rel that is not blank:
-// KindRollouts when it parses as a rollout, KindCatalog otherwise (a line longer than the
+// KindRollouts when it reads as a rollout (record.RolloutLike: a catalogue row with a `score`
+// is none), KindCatalog otherwise (a line longer than the
 // longest line read is no rollout); false when the file has no complete line yet or cannot be
 // read (the pass that opens it says why). It reads a MiB at a time, as far as that line goes.
 func (r *run) firstLineKind(rel string) (storage.FileKind, bool) {
@@ -191,7 +213,7 @@ func (r *run) firstLineKind(rel string) (storage.FileKind, bool) {
 				line = line[:0]
 				continue
 			}
-			if _, perr := record.ParseRollout(line); perr == nil {
+			if record.RolloutLike(line) {
 				return storage.KindRollouts, true
 			}
 			return storage.KindCatalog, true

@@ -60,10 +60,16 @@ func TestHardLinkedPairIsOneFileQuietly(t *testing.T) {
 // file into rollouts/) is the file it was first tracked as. Taken for a rename across the two
 // kinds, it was a new file at every scan, read from its start as the other kind: rollouts
 // counted again and again, catalogue rows quarantined again and again as rollouts without reward.
+// One exception (hostile16): a file tracked as a catalogue whose first line is a rollout becomes
+// a rollout file once it is linked into rollouts/ (its rollouts were never counted otherwise);
+// it does so once, its rollouts counted once.
 func TestHardLinkAcrossCatalogAndRollouts(t *testing.T) {
-	for _, tc := range []struct{ first, link string }{
-		{"rollouts/r.jsonl", "catalog/r.jsonl"},
-		{"catalog/c.jsonl", "rollouts/c.jsonl"},
+	for _, tc := range []struct {
+		first, link string
+		more        int64 // rollouts counted after the link
+	}{
+		{"rollouts/r.jsonl", "catalog/r.jsonl", 0},
+		{"catalog/c.jsonl", "rollouts/c.jsonl", 2},
 	} {
 		t.Run(tc.first, func(t *testing.T) {
 			e := newEnv(t, Options{})
@@ -84,9 +90,9 @@ func TestHardLinkAcrossCatalogAndRollouts(t *testing.T) {
 			}
 			e.reopen()
 			e.scan()
-			if after := e.counters(); after.Rollouts != before.Rollouts || after.Quarantined != before.Quarantined {
-				t.Errorf("after linking %s to %s: rollouts %d -> %d, quarantined %d -> %d; want unchanged",
-					tc.first, tc.link, before.Rollouts, after.Rollouts, before.Quarantined, after.Quarantined)
+			if after := e.counters(); after.Rollouts != before.Rollouts+tc.more || after.Quarantined != before.Quarantined {
+				t.Errorf("after linking %s to %s: rollouts %d -> %d, quarantined %d -> %d; want +%d and unchanged",
+					tc.first, tc.link, before.Rollouts, after.Rollouts, before.Quarantined, after.Quarantined, tc.more)
 			}
 		})
 	}

@@ -69,6 +69,9 @@ type Ingester struct {
 	uncatalogued int
 	// reusedLogs counts the commits since New whose reused rollout ids were logged (logReused).
 	reusedLogs int
+	// unterminated are the rollout files whose bytes after their last newline were looked at
+	// (run.unterminated), by file ID: the file's size then, or -1 once the file was logged.
+	unterminated map[uint64]int64
 
 	batches [2]*storage.Batch // reused across scans
 	// listsPending is the database's Counters.ListsPending: a scan's commits stored a changed
@@ -154,6 +157,9 @@ type candidate struct {
 	// before it started; a torrent written during it waits for the next pass), and skips it
 	// without opening it when nothing about it changed since it was last read.
 	listed os.FileInfo
+	// ownName is set by linkedAcross on the rollouts/ name of a tracked catalogue file that
+	// becomes a rollout file: it is read under this name and kind, not the tracked ones.
+	ownName bool
 }
 
 // ignored reports whether a file or folder name marks an unfinished write.

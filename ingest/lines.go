@@ -38,6 +38,11 @@ type lineReader struct {
 	tail  []byte // the last bytes framed (up to fingerprintLen), ending at Offset
 	stail []byte // the last bytes of the line being skipped; joins tail when its newline is found
 
+	// whole, when set, says whether the bytes after the last newline at the end of the file are
+	// a whole record all the same (a catalogue row whose file does not end in a newline): next
+	// then returns them as a complete line, and Offset moves past them.
+	whole func(tail []byte) bool
+
 	// tick, when set, is called with the offset reached every tickEvery bytes of a line being
 	// skipped (which returns nothing for as long as it lasts); an error from it stops next.
 	tick      func(off int64) error
@@ -132,6 +137,9 @@ func (lr *lineReader) next() (line []byte, off int64, kind lineKind, err error) 
 			continue
 		}
 		if err := lr.fill(); err != nil {
+			if errors.Is(err, io.EOF) && lr.whole != nil && lr.end > lr.start && lr.whole(lr.buf[lr.start:lr.end]) {
+				return lr.take(lr.end - lr.start) // a whole row without its newline (see whole)
+			}
 			return nil, 0, 0, err
 		}
 	}

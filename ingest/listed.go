@@ -175,6 +175,7 @@ func (in *Ingester) catalogKeys(f *storage.FileState, keep func(storage.TaskKey)
 		return 1, true // quarantined whole (run.bolt, run.compressed): it lists no task
 	}
 	lr := newLineReader(&fileSource{f: file, limit: f.Offset}, 0, in.opts.maxLine, 1<<16)
+	lr.whole = wholeRow // as run.readLines reads a catalogue file
 	for lr.Offset() < f.Offset {
 		line, _, kind, err := lr.next()
 		if err != nil {

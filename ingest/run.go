@@ -519,7 +519,9 @@ func (r *run) file(c candidate) error {
 		return nil // another name (a hard link) of a file this scan has read: one file, read once
 	}
 	r.seen[id] = true
-	c.rel, c.kind = r.in.reg.linkedName(c.rel, c.kind, id, r.in.abs)
+	if !c.ownName {
+		c.rel, c.kind = r.in.reg.linkedName(c.rel, c.kind, id, r.in.abs)
+	}
 	st, err := r.state(c, id, f, fi)
 	if err != nil || st == nil {
 		return err
@@ -893,6 +895,9 @@ func (r *run) read(c candidate, f *os.File, st *storage.FileState, size int64) e
 	if err := r.readLines(src, st); err != nil {
 		return err
 	}
+	if st.Kind == storage.KindRollouts && !st.InLongLine && st.Offset < size {
+		r.unterminated(f, st, size)
+	}
 	if st.Offset != from {
 		r.dirty[st.ID] = st // its final offset goes into the next flush
 		if st.Kind == storage.KindCatalog && (from == 0 || r.in.holding[st.ID] != "" || !r.in.listedOnce) {
@@ -910,6 +915,39 @@ func (r *run) read(c candidate, f *os.File, st *storage.FileState, size int64) e
 }
 
 func isJSONL(rel string) bool { return strings.HasSuffix(rel, ".jsonl") }
+
+// unterminatedAfter is how long a rollout file's last line may go without its newline before
+// the log names it (unterminated).
+const unterminatedAfter = 10 * time.Second
+
+// unterminated logs, once per file and process, a rollout file whose bytes after its last
+// newline are a whole rollout and have not changed for unterminatedAfter: a trainer that writes
+// its lines joined by "\n" with none after the last (Python's "\n".join) loses the last
+// rollout of every file, which waits for a newline that never comes, and nothing said so. The
+// line still counts only once it ends in a newline (PROTOCOL.md section 4: a line written in
+// pieces cannot be told from it); the log says so, naming the file.
+func (r *run) unterminated(f *os.File, st *storage.FileState, size int64) {
+	in := r.in
+	if seen, ok := in.unterminated[st.ID]; ok && (seen < 0 || seen == size) || size-st.Offset > 1<<20 {
+		return // logged, or looked at with this size already
+	}
+	fi, err := f.Stat()
+	if err != nil || in.opts.now().Sub(fi.ModTime()) < unterminatedAfter {
+		return
+	}
+	if in.unterminated == nil {
+		in.unterminated = map[uint64]int64{}
+	}
+	in.unterminated[st.ID] = size
+	tail, err := readAt(f, st.Offset, size-st.Offset)
+	if err != nil || !record.RolloutLike(bytes.TrimRight(tail, " \t\r")) {
+		return
+	}
+	in.unterminated[st.ID] = -1
+	in.opts.Logger.Warn("rollout file ends in a whole rollout with no newline after it, unchanged for 10 s: it is "+
+		"not counted until its line ends in a newline (PROTOCOL.md section 4); end every line with \"\\n\"",
+		"path", st.Path, "offset", st.Offset)
+}
 
 // ReasonBolt is the quarantine reason of a rollout or catalogue file that is a bbolt database.
 const ReasonBolt = "a bbolt database file (envsched's database or a copy of it), not JSON lines"
@@ -1007,6 +1045,9 @@ func (r *run) readLines(f io.Reader, st *storage.FileState) error {
 		lr.resumeLongLine(st.Tail)
 	}
 	lr.tick, lr.tickEvery = r.skipping(st), r.in.opts.tickBytes
+	if st.Kind == storage.KindCatalog {
+		lr.whole = wholeRow
+	}
 	r.lr = lr
 	defer func() {
 		st.Tail, r.lr = lr.Tail(), nil
@@ -1033,6 +1074,22 @@ func (r *run) readLines(f io.Reader, st *storage.FileState) error {
 			}
 		}
 	}
+}
+
+// wholeRow says whether the bytes after a catalogue file's last newline, at its end, are a row
+// all the same: a JSON object, closed, that reads as a task, with no NUL byte (a crash's zeros).
+// Catalogues are often written without a final newline (Python's "\n".join of the rows), and
+// that last row waited for a newline that never came: its task was never listed, without a
+// word (hostile16). A writer cannot extend such a line into another good row (nothing but
+// spaces may follow a closed object), so reading it now loses nothing: a newline written
+// after it is a blank line, and a row after that the next line.
+func wholeRow(tail []byte) bool {
+	t := bytes.TrimRight(tail, " \t\r")
+	if len(t) == 0 || t[len(t)-1] != '}' || bytes.IndexByte(t, 0) >= 0 {
+		return false
+	}
+	_, err := record.ParseTask(t)
+	return err == nil
 }
 
 // skipping is the tick of the line reader of st: a line too long being skipped

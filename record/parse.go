@@ -101,6 +101,37 @@ func ParseRollout(line []byte) (Rollout, error) {
 	return r, nil
 }
 
+// RolloutLike reports whether line, found in a file that is named in both catalog/ and
+// rollouts/ (hard links), makes that file a rollout file: it parses as a rollout (ParseRollout)
+// and is not a catalogue row that carries a `score`. A line whose reward comes from `score`
+// (not `reward`) and that has a task's description (text, description, instruction, question,
+// prompt, tools, tags or embedding) but none of a rollout's own keys (group_id, uid,
+// group_index, step, global_step, request_id, rollout_id) is a catalogue row: catalogues carry
+// scores (a difficulty, a pass rate), and a rollout dump such as verl's carries a step.
+func RolloutLike(line []byte) bool {
+	if _, err := ParseRollout(line); err != nil {
+		return false
+	}
+	var d doc
+	if err := d.scan(line); err != nil {
+		return false
+	}
+	if d.f[kReward].kind != none {
+		return true
+	}
+	for _, k := range []key{kGroupID, kUID, kGroupIndex, kStep, kGlobalStep, kRequestID, kRolloutID} {
+		if d.f[k].kind != none {
+			return true
+		}
+	}
+	for _, k := range []key{kText, kDescription, kInstruction, kQuestion, kPrompt, kTools, kTags, kEmbedding} {
+		if d.f[k].kind != none {
+			return false
+		}
+	}
+	return true
+}
+
 // ParseTask reads one catalogue line (PROTOCOL.md, section 3 "Catalogue") with the key semantics
 // of ParseRollout. Text is a string, or a chat list whose contents are joined with "\n" (see
 // textOf); invalid UTF-8 in it becomes U+FFFD. Tools, tags and embedding whose values have the

@@ -79,3 +79,24 @@ func TestRoomLeavesTheReserve(t *testing.T) {
 		t.Errorf("a copy leaving %d bytes free of %d passed", snapshot.MinReserve/2, free)
 	}
 }
+
+// TestReserveOnSmallFilesystems (hostile16): the reserve's floor of 32 MiB refused every copy on
+// a filesystem smaller than that, however small the database; it is now a quarter of the
+// filesystem there, and never less than what the daemon's file may grow by next (its size, up
+// to 16 MiB) nor an eighth of the database.
+func TestReserveOnSmallFilesystems(t *testing.T) {
+	const mib = 1 << 20
+	for _, tc := range []struct{ size, total, want int64 }{
+		{mib / 4, 16 * mib, 4 * mib},                // a quarter of a 16 MiB tmpfs
+		{48 * mib / 10, 14 * mib, 48 * mib / 10},    // hostile15's case: the database's next growth
+		{mib, 1 << 40, snapshot.MinReserve},         // a large disk: 32 MiB
+		{1 << 30, 1 << 40, (1 << 30) / 8},           // a large database: an eighth of it
+		{100 * mib, 200 * mib, snapshot.MinReserve}, // a quarter of 200 MiB is more than 32 MiB: 32 MiB
+		{mib, 0, snapshot.MinReserve},               // a filesystem that says no size
+	} {
+		want := tc.want
+		if got := snapshot.Reserve(tc.size, tc.total); got != want {
+			t.Errorf("Reserve(%d, %d) = %d; want %d", tc.size, tc.total, got, want)
+		}
+	}
+}

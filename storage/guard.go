@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -28,9 +29,19 @@ type DamagedError struct {
 	// Overwritten says that another database's bytes were copied over the open file (see
 	// txWatch): the file may be whole, it is just not the one envsched was serving.
 	Overwritten bool
+	// InFlight says that the bytes were copied over the file while a commit was being written
+	// into it (see DB.landedAlone): the commit's pages went into the copy.
+	InFlight bool
 }
 
 func (e *DamagedError) Error() string {
+	if e.InFlight {
+		return fmt.Sprintf("database %s was overwritten in place while envsched was writing a commit into it "+
+			"(%s): stopping without reading or writing it any further. That commit's pages went into the "+
+			"bytes copied over it, which are damaged now: stop envsched before restoring a backup, restore "+
+			"it again, then start envsched (if nothing was restored, find what else writes into that file)",
+			e.Path, e.Cause)
+	}
 	if e.Overwritten {
 		return fmt.Sprintf("database %s was overwritten in place while envsched had it open (%s): stopping "+
 			"without reading or writing it any further. If a backup was restored over it, start envsched "+
@@ -165,7 +176,12 @@ func (db *DB) rollback(tx *bolt.Tx) {
 }
 
 func (db *DB) update(fn func(*bolt.Tx) error) error {
+	// One commit at a time from its check to landedAlone's look after it (bbolt holds its writer
+	// lock only inside Update): a commit after it would change the meta pages too.
+	db.txs.mu.Lock()
+	defer db.txs.mu.Unlock()
 	var id uint64
+	var metas []byte
 	err := db.guard(func() error {
 		return db.bolt.Update(func(tx *bolt.Tx) error {
 			if d := db.sameTx(tx, 0); d != nil {
@@ -179,9 +195,22 @@ func (db *DB) update(fn func(*bolt.Tx) error) error {
 			if err := db.writeInstance(tx); err != nil {
 				return err
 			}
-			return db.stillSame(id - 1) // overwritten while fn ran: write none of its pages
+			if err := db.stillSame(id - 1); err != nil {
+				return err // overwritten while fn ran: write none of its pages
+			}
+			metas = db.readMetas()
+			if h := db.txs.afterCheck; h != nil {
+				h()
+			}
+			return nil
 		})
 	})
+	if err == nil && id != 0 {
+		if d := db.landedAlone(id, metas); d != nil {
+			db.broken.CompareAndSwap(nil, d)
+			err = d
+		}
+	}
 	if err != nil && id != 0 {
 		db.txs.wrote.CompareAndSwap(id, 0) // not written unless it landed (below): the next commit writes it
 	}
@@ -261,6 +290,10 @@ type txWatch struct {
 	instance []byte        // the database's instance id, found at open or chosen to be written
 	found    bool          // instance was in the file at open
 	wrote    atomic.Uint64 // the transaction that writes instance (found false), 0 before it begins
+	mu       sync.Mutex    // held by update around a commit and landedAlone's look after it
+	// afterCheck, for tests, runs after a commit's last check (stillSame) and before bbolt
+	// writes its pages.
+	afterCheck func()
 }
 
 // metaInstance is the meta key of the database's random instance id (see txWatch).
@@ -352,6 +385,60 @@ func (db *DB) stillSame(last uint64) error {
 		return nil
 	}
 	return db.overwritten(m.txid, last)
+}
+
+// metaSpan is the bytes of a meta page that readMetas and landedAlone compare: the page header
+// and the meta (see newestMeta).
+const metaSpan = 16 + 64
+
+// readMetas returns the bytes of the file's two meta pages (metaSpan each) as the file holds
+// them now, nil when they cannot be read.
+func (db *DB) readMetas() []byte {
+	if db.txs.file == nil {
+		return nil
+	}
+	b := make([]byte, 2*metaSpan)
+	if _, err := db.txs.file.ReadAt(b[:metaSpan], 0); err != nil {
+		return nil
+	}
+	if _, err := db.txs.file.ReadAt(b[metaSpan:], db.metaBytes/2); err != nil {
+		return nil
+	}
+	return b
+}
+
+// landedAlone returns the damage of a file overwritten in place while commit id was being
+// written into it, nil otherwise. before is readMetas' bytes just before bbolt wrote the commit
+// (after stillSame). A commit writes its meta page into slot id%2 and leaves the other alone:
+// that other page must still hold the bytes it held, and the written one this commit. Bytes
+// copied over the file after stillSame's look and before the commit's last write (`cp`
+// writes from the start, meta pages first) got the commit's pages and its meta page, the copy's
+// meta page left beside it: the newest transaction was then this process's own, so sameTx
+// passed, and the copy was found, if at all, by its instance id, with a message that said to
+// start again to serve the restored file, which was half the copy and half the commit (a
+// restart served it without a word; hostile15's leftover). The copy cannot be kept whole
+// (another process's writes cannot be held off), but envsched now stops saying it is damaged.
+func (db *DB) landedAlone(id uint64, before []byte) *DamagedError {
+	if before == nil {
+		return nil
+	}
+	after := db.readMetas()
+	if after == nil {
+		return nil
+	}
+	mine, other := int(id%2), int(1-id%2)
+	span := func(b []byte, i int) []byte { return b[i*metaSpan : (i+1)*metaSpan] }
+	ps := int(db.metaBytes / 2)
+	laid := make([]byte, ps+metaSpan) // the two pages where newestMeta reads them
+	copy(laid, span(after, 0))
+	copy(laid[ps:], span(after, 1))
+	m, ok := newestMeta(bytes.NewReader(laid), ps)
+	if ok && m.txid == id && bytes.Equal(span(after, other), span(before, other)) &&
+		!bytes.Equal(span(after, mine), span(before, mine)) {
+		return nil
+	}
+	return &DamagedError{Path: db.name, Overwritten: true, InFlight: true, Cause: fmt.Sprintf("the meta pages "+
+		"changed under commit %d, which did not write them", id)}
 }
 
 func (db *DB) overwritten(found, last uint64) *DamagedError {

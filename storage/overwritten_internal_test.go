@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	bolt "go.etcd.io/bbolt"
@@ -94,5 +95,73 @@ func TestTornFirstMetaOfALargePageFileIsNoOverwrite(t *testing.T) {
 		if err != nil {
 			t.Fatalf("commit %d on a file whose first meta page was torn: %v", i, err)
 		}
+	}
+}
+
+// TestOverwrittenWhileACommitIsWrittenStops (hostile16): bytes of another database copied over
+// the file after a commit's last check (stillSame) and before bbolt wrote that commit's pages
+// and meta page got them: the file's newest transaction was then this process's own commit,
+// over the copy's tree. The commit returned nil; the next transaction found the copy only by
+// its instance id (when its commit had not rewritten the meta bucket), saying to start again
+// to serve the restored file, and a restart served the mix without a word. The copy cannot be
+// kept whole, but the commit now reports the overwrite (a DamagedError, Overwritten and
+// InFlight, saying to restore again) and every later transaction is refused with it.
+func TestOverwrittenWhileACommitIsWrittenStops(t *testing.T) {
+	dir := t.TempDir()
+	otherPath := filepath.Join(dir, "other.db")
+	other, err := Open(otherPath, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 { // an older transaction than the database's below: its meta pages lose
+		if err := other.update(func(tx *bolt.Tx) error {
+			return tx.Bucket(bucketCounters).Put([]byte{byte(i)}, bytes.Repeat([]byte("o"), 30000))
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other.Close()
+	copied, err := os.ReadFile(otherPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "envsched.db")
+	db, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for i := range 6 {
+		if err := db.update(func(tx *bolt.Tx) error {
+			return tx.Bucket(bucketCounters).Put([]byte{'m', byte(i)}, bytes.Repeat([]byte("m"), 100))
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.txs.afterCheck = func() {
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer f.Close()
+		if _, err := f.WriteAt(copied, 0); err != nil {
+			t.Error(err)
+		}
+	}
+	err = db.update(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketCounters).Put([]byte("mine"), []byte("z"))
+	})
+	db.txs.afterCheck = nil
+	var d *DamagedError
+	if !errors.As(err, &d) || !d.Overwritten || !d.InFlight {
+		t.Fatalf("commit written over a copy that landed after its check: %v; want a DamagedError saying so", err)
+	}
+	if !strings.Contains(err.Error(), "restore it again") {
+		t.Errorf("the message does not say the copy must be restored again: %v", err)
+	}
+	err = db.View(func(r *Reader) error { _, err := r.Counters(); return err })
+	if !errors.As(err, &d) || !d.Overwritten {
+		t.Errorf("a read after it: %v; want the same DamagedError", err)
 	}
 }
