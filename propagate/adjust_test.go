@@ -68,7 +68,8 @@ func TestAdjustMatchesShiftThenSpread(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			d := &drift{cur: []float64{c.cur}, re: c.re, reRate: c.reRate, scale: []correction{c.k}, scaleRe: c.k}
+			d := &drift{cur: []float64{c.cur}, re: c.re, reRate: c.reRate, scale: []correction{c.k}, scaleRe: c.k,
+				unit: []bool{c.k == unit}, unitRe: c.k == unit} // as drift.current sets them
 			pr := &Predictor{drift: *d}
 			pr.expOffsets()
 			for range 2000 {
