@@ -359,8 +359,9 @@ func (s *selector) sizeWeight(n int) float64 {
 func (s *selector) valueChunk(lo, hi int) []envSum {
 	first := s.g.Nodes[s.elig[lo]].Env
 	sums := make([]envSum, s.g.Nodes[s.elig[hi-1]].Env-first+1)
+	var v values
 	for _, i := range s.elig[lo:hi] {
-		v := s.values(int(i))
+		s.valuesTo(&v, int(i))
 		s.score[i] = v.exploit + s.p.CoverageWeight*v.coverage()
 		es := &sums[s.g.Nodes[i].Env-first]
 		es.score += s.score[i]
@@ -390,8 +391,17 @@ type values struct {
 func (v values) coverage() float64 { return 0.5*v.uncertain + 0.25*v.stale + 0.25*v.novel }
 
 func (s *selector) values(i int) values {
+	var v values
+	s.valuesTo(&v, i)
+	return v
+}
+
+// valuesTo sets *v to values(i). The pass over every eligible node fills one v in place: a
+// struct returned by value was copied back in 16-byte loads of what had just been stored 8
+// bytes at a time, a stalled load on every node.
+func (s *selector) valuesTo(v *values, i int) {
 	pr, t := &s.preds[i], &s.tasks[i]
-	v := values{
+	*v = values{
 		uncertain:  s.p.UncertainCount / (s.p.UncertainCount + pr.Own + pr.Borrowed),
 		stale:      1,
 		neverTried: t.Rollouts == 0,
@@ -439,7 +449,6 @@ func (s *selector) values(i int) values {
 	// (a damaged input no check caught: NaN evidence) is valued as nothing, so that no score,
 	// environment value or answer holds NaN.
 	v.exploit, v.uncertain = clamp01(v.exploit), clamp01(v.uncertain)
-	return v
 }
 
 // staleMemo is how many round counts the staleness table holds: a request's nodes were last

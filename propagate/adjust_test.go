@@ -68,7 +68,8 @@ func TestAdjustMatchesShiftThenSpread(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			d := &drift{cur: []float64{c.cur}, re: c.re, reRate: c.reRate, scale: []correction{c.k}, scaleRe: c.k}
+			d := &drift{cur: []float64{c.cur}, re: c.re, reRate: c.reRate, scale: []correction{c.k}, scaleRe: c.k,
+				unit: []bool{c.k == unit}, unitRe: c.k == unit} // as drift.current sets them
 			pr := &Predictor{drift: *d}
 			pr.expOffsets()
 			for range 2000 {
@@ -117,5 +118,42 @@ func TestAdjustMatchesShiftThenSpread(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The unit flags drift.current sets are what adjust used to compare for every node: after a
+// call with no dispersion measured (every correction the unit one) and after one whose every
+// channel prefers another correction, each environment's flag and the re-chosen one say
+// whether its correction equals the unit correction.
+func TestUnitFlagsAreTheCorrectionsComparedToUnit(t *testing.T) {
+	g, tasks := benchCatalogue(3000)
+	pr, _ := NewPredictor(DefaultParams())
+	_, st, err := pr.Predict(g, tasks, 21, State{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		st   State
+	}{{"nothing measured", State{}}, {"skewed", State{Dispersion: skewed(st)}}} {
+		if _, _, err := pr.Predict(g, tasks, 22, c.st); err != nil {
+			t.Fatal(err)
+		}
+		d, unit := &pr.drift, dispersionGrid[unitScale]
+		units := 0
+		for e := range g.Envs {
+			if d.unit[e] != (d.scale[e] == unit) {
+				t.Errorf("%s: environment %d: unit flag %v for correction %+v", c.name, e, d.unit[e], d.scale[e])
+			}
+			if d.unit[e] {
+				units++
+			}
+		}
+		if d.unitRe != (d.scaleRe == unit) {
+			t.Errorf("%s: re-chosen unit flag %v for correction %+v", c.name, d.unitRe, d.scaleRe)
+		}
+		if c.name == "skewed" && (units == len(g.Envs) || d.unitRe) {
+			t.Errorf("skewed: %d of %d environments and re-chosen %v left at the unit correction: the case tests nothing", units, len(g.Envs), d.unitRe)
+		}
 	}
 }

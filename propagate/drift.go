@@ -165,8 +165,12 @@ type drift struct {
 	graded        bool    // graded picks' maps are measured (Params.GradedCal)
 	scale         []correction
 	scaleRe       correction
-	stuckOn       bool      // stuck is on and its map has measured enough (minStuckGroups)
-	ratio, logs   []float64 // groupsRatios' buffers, kept between calls
+	// unit and unitRe say which of scale and scaleRe are the unit correction (no correction to
+	// apply), worked out once a call instead of once a node
+	unit        []bool
+	unitRe      bool
+	stuckOn     bool      // stuck is on and its map has measured enough (minStuckGroups)
+	ratio, logs []float64 // groupsRatios' buffers, kept between calls
 }
 
 // start takes the State of a call: offsets clamped to ±DriftMax and the re-chosen offset to
@@ -606,10 +610,12 @@ func (d *drift) channel(b Baseline) []*Likelihood {
 func (d *drift) current(g *graph.Graph) {
 	d.cur = resize(d.cur, len(g.Envs))
 	d.scale = resize(d.scale, len(g.Envs))
+	d.unit = resize(d.unit, len(g.Envs))
 	d.scaleRe = dispersionGrid[unitScale]
 	if d.memory > 0 {
 		d.scaleRe = correctionOf(d.disp.Rechose, nil, 0, d.byMean, d.byCount)
 	}
+	d.unitRe = d.scaleRe == dispersionGrid[unitScale]
 	d.stuckOn = d.stuck && d.disp.Stuck != nil && d.disp.Stuck.N >= minStuckGroups
 	for e, name := range g.Envs {
 		d.cur[e] = d.offset[name]
@@ -617,6 +623,7 @@ func (d *drift) current(g *graph.Graph) {
 		if d.memory > 0 {
 			d.scale[e] = d.newCorrection(name)
 		}
+		d.unit[e] = d.scale[e] == dispersionGrid[unitScale]
 	}
 }
 
@@ -634,10 +641,18 @@ func (d *drift) newCorrection(env string) correction {
 // correction is the dispersion correction of a node's channel: its environment's for a node
 // never rolled out, the re-chosen one's for the others (see Predictor.adjust).
 func (d *drift) correction(env int32, tried bool) correction {
+	k, _ := d.correctionAt(env, tried)
+	return *k
+}
+
+// correctionAt is correction in place, and whether it is the unit correction: the pass over
+// every node reads the 40 bytes where they are instead of copying them (a copy it then read
+// back stalled on every node: a sixth of the pass's time).
+func (d *drift) correctionAt(env int32, tried bool) (*correction, bool) {
 	if tried {
-		return d.scaleRe
+		return &d.scaleRe, d.unitRe
 	}
-	return d.scale[env]
+	return &d.scale[env], d.unit[env]
 }
 
 // stuckTask reports whether a task is stuck: rolled out, with rewards all 0 or 1, in groups

@@ -50,3 +50,46 @@ func TestSortByNodeIsStable(t *testing.T) {
 		t.Errorf("edges to %v; want 1 2 10 20 21", to)
 	}
 }
+
+// nodeIndex finds every node of a graph where the binary search finds it and nothing else, and
+// follows the graph it is asked for: another graph, and the same one grown by new nodes
+// (the loader's graph grows by isolated nodes when tasks first seen in rollouts arrive).
+func TestNodeIndexFindsWhatBinarySearchFinds(t *testing.T) {
+	var names []storage.TaskKey
+	for i := range 3000 {
+		names = append(names, storage.TaskKey{Env: fmt.Sprintf("env-%d", i%5), Task: fmt.Sprint("t", i)})
+	}
+	slices.SortFunc(names, compareKey)
+	small, err := grow(&graph.Graph{}, names[:1000])
+	if err != nil {
+		t.Fatal(err)
+	}
+	large, err := grow(small, names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var x nodeIndex
+	for _, g := range []*graph.Graph{small, large, small} {
+		idx := x.of(g)
+		st := state{g: g}
+		for _, k := range names {
+			wi, wok := st.find(k.Env, k.Task)
+			if i, ok := idx.find(k.Env, k.Task); ok != wok || ok && i != wi {
+				t.Fatalf("%d nodes: find(%q, %q) = %d, %v; binary search %d, %v", g.Len(), k.Env, k.Task, i, ok, wi, wok)
+			}
+		}
+		for _, k := range []storage.TaskKey{{Env: "env-1", Task: "t2"}, {Env: "env-9", Task: "t1"}, {Env: "", Task: ""}} {
+			if i, ok := idx.find(k.Env, k.Task); ok {
+				t.Errorf("find(%q, %q) = %d; want not found", k.Env, k.Task, i)
+			}
+		}
+	}
+	// the same graph value grown in place is indexed again
+	g := *small
+	idx := x.of(&g)
+	g.Nodes = large.Nodes
+	g.Envs = large.Envs
+	if _, ok := x.of(&g).find(names[2999].Env, names[2999].Task); !ok || idx != &x {
+		t.Errorf("a grown graph's new node not found")
+	}
+}

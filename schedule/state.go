@@ -68,6 +68,8 @@ type loader struct {
 	// catalogWrites is the storage counter of replaced descriptions when g's features were
 	// read: when it moves (a task reworded, with or without edges to write), g is read again.
 	catalogWrites int64
+	// index finds g's nodes by name for update (built at the first update of a graph)
+	index nodeIndex
 	// early, while a load reads a graph from scratch, returns the features read beside it
 	// (storage.Reader.Beside) once they are read; nil otherwise
 	early func() (*graph.Features, int, error)
@@ -229,10 +231,10 @@ func (l *loader) readTasks(r *storage.Reader) ([]storage.TaskKey, error) {
 // reports kept when every changed task is a node of l.g; otherwise it returns the names of all
 // tasks, g's and the new ones, with l.tasks and l.inCats laid out in their order.
 func (l *loader) update(changed []storage.TaskInfo) (names []storage.TaskKey, kept bool) {
-	st := state{g: l.g}
+	index := l.index.of(l.g)
 	var added []storage.TaskInfo
 	for _, ti := range changed {
-		i, ok := st.find(ti.Env, ti.Task.Task)
+		i, ok := index.find(ti.Env, ti.Task.Task)
 		if !ok {
 			added = append(added, ti)
 			continue
