@@ -940,8 +940,11 @@ func (r *run) unterminated(f *os.File, st *storage.FileState, size int64) {
 	}
 	in.unterminated[st.ID] = size
 	tail, err := readAt(f, st.Offset, size-st.Offset)
-	if err != nil || !record.RolloutLike(bytes.TrimRight(tail, " \t\r")) {
+	if err != nil {
 		return
+	}
+	if _, err := record.ParseRollout(bytes.TrimRight(tail, " \t\r")); err != nil {
+		return // not a whole rollout (a file already known as rollouts: the cross-link rule does not apply)
 	}
 	in.unterminated[st.ID] = -1
 	in.opts.Logger.Warn("rollout file ends in a whole rollout with no newline after it, unchanged for 10 s: it is "+

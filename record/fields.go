@@ -42,6 +42,9 @@ const (
 	kGlobalStep
 	kRequestID
 	kRolloutID
+	kCompletion
+	kResponse
+	kOutput
 
 	nKeys
 )
@@ -177,6 +180,12 @@ func topKey(k []byte) (key, bool) {
 		return kRequestID, true
 	case "rollout_id":
 		return kRolloutID, true
+	case "completion":
+		return kCompletion, true
+	case "response":
+		return kResponse, true
+	case "output":
+		return kOutput, true
 	}
 	return 0, false
 }

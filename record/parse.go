@@ -106,8 +106,9 @@ func ParseRollout(line []byte) (Rollout, error) {
 // and is not a catalogue row that carries a `score`. A line whose reward comes from `score`
 // (not `reward`) and that has a task's description (text, description, instruction, question,
 // prompt, tools, tags or embedding) but none of a rollout's own keys (group_id, uid,
-// group_index, step, global_step, request_id, rollout_id) is a catalogue row: catalogues carry
-// scores (a difficulty, a pass rate), and a rollout dump such as verl's carries a step.
+// group_index, step, global_step, request_id, rollout_id, or the model's output: completion,
+// response, output) is a catalogue row: catalogues carry scores (a difficulty, a pass rate), and
+// a rollout dump carries a step (verl's) or what the model answered (a prompt/completion dump).
 func RolloutLike(line []byte) bool {
 	if _, err := ParseRollout(line); err != nil {
 		return false
@@ -119,7 +120,7 @@ func RolloutLike(line []byte) bool {
 	if d.f[kReward].kind != none {
 		return true
 	}
-	for _, k := range []key{kGroupID, kUID, kGroupIndex, kStep, kGlobalStep, kRequestID, kRolloutID} {
+	for _, k := range []key{kGroupID, kUID, kGroupIndex, kStep, kGlobalStep, kRequestID, kRolloutID, kCompletion, kResponse, kOutput} {
 		if d.f[k].kind != none {
 			return true
 		}
