@@ -63,6 +63,7 @@ class Pick:
     pred_mean: float
     deg: bool
     mean: float
+    extra: Dict[str, float] = field(default_factory=dict)  # the answer's score parts, for --picks-out
 
 
 @dataclass
@@ -105,6 +106,8 @@ class Config:
     timeout: float = 600.0
     crash_at: int = 0  # kill -9 the daemon (and start another) just before this step's request
     daemon_flags: List[str] = field(default_factory=list)  # extra flags of envsched run (none: defaults)
+    veto: str = ""  # diagnosis (accept16): "stuck" or "none", with veto_ask tasks asked for
+    veto_ask: int = 0
 
     def shape(self, world: str) -> Tuple[int, int]:
         """The batch and group size world runs with: the ones given, else the world's own
@@ -117,7 +120,7 @@ class Config:
     def for_world(self, world: str) -> "Config":
         """This configuration with the batch and group size of world filled in."""
         b, g = self.shape(world)
-        return dataclasses.replace(self, batch=b, group=g)
+        return dataclasses.replace(self, batch=b, group=g, veto_ask=(3 * b if self.veto else 0))
 
 
 # -- policies ----------------------------------------------------------------------------------
@@ -341,7 +344,8 @@ def write_picks(path: str, run: Run) -> None:
             row = dict(row, world=run.world, policy=run.policy, seed=run.seed)
             if run.policy == "envsched" and n < len(run.picks):
                 p = run.picks[n]
-                row.update(reason=p.reason, channel=p.channel, p_degenerate=p.pred_deg, predicted_mean=p.pred_mean)
+                row.update(reason=p.reason, channel=p.channel, p_degenerate=p.pred_deg, predicted_mean=p.pred_mean,
+                           **p.extra)
             f.write(json.dumps(row) + "\n")
 
 
@@ -377,6 +381,7 @@ class History:
         self.tried: set = set()
         self.envs_tried: set = set()
         self.last_chosen: Dict[Tuple[str, str], int] = {}
+        self.pooled: Dict[Tuple[str, str], List[float]] = {}  # task -> [sum of rewards, rollouts] (--veto own)
 
     def reason_problem(self, step: int, key: Tuple[str, str], reason: str) -> Optional[str]:
         """Why reason cannot be true of task key at step given the history; None when it can be.
@@ -422,7 +427,18 @@ def _drive(cfg: Config, run: Run, learner: Any, folder: str, index: Dict[Tuple[s
             t0 = time.monotonic()
             batch = _next_batch(client, daemon, cfg, step)
             run.answer_ms.append(1000.0 * (time.monotonic() - t0))
-            run.violations += check_batch(batch, step, cfg, index, run.rollouts_written)
+            vetoed: List[Any] = []
+            if cfg.veto:
+                batch, vetoed = _veto(cfg, batch, learner, index, hist)
+                # rolled out for envsched to see (its statistics as if it had them), not trained on
+                for task in vetoed:
+                    rewards = learner.rollout(index[task.key], step, cfg.group)
+                    out.write_group(batch, task, rewards, step=step)
+                    acc = hist.pooled.setdefault(task.key, [0.0, 0])
+                    acc[0] += sum(rewards)
+                    acc[1] += len(rewards)
+            else:
+                run.violations += check_batch(batch, step, cfg, index, run.rollouts_written)
             chosen = [index[t.key] for t in batch.tasks if t.key in index]
             groups = _train_step(run, learner, held, step, chosen, cfg)
             for task, rewards in zip(batch.tasks, groups):
@@ -431,7 +447,10 @@ def _drive(cfg: Config, run: Run, learner: Any, folder: str, index: Dict[Tuple[s
                 if problem:
                     run.reason_problems.append(problem)
                 out.write_group(batch, task, rewards, step=step)
-            hist.record(step, [t.key for t in batch.tasks])
+                acc = hist.pooled.setdefault(task.key, [0.0, 0])
+                acc[0] += sum(rewards)
+                acc[1] += len(rewards)
+            hist.record(step, [t.key for t in batch.tasks] + [t.key for t in vetoed])
             run.rollouts_written += out.flush_step()
         # One more request: its barrier counts the last step's rollouts before status.json says so.
         _next_batch(client, daemon, cfg, cfg.steps + 1)
@@ -449,12 +468,47 @@ class NoAnswer(TimeoutError):
     """envsched run, still running, gave no answer within --timeout."""
 
 
+def _veto(cfg: Config, batch: Any, learner: Any, index: Dict[Tuple[str, str], int],
+          hist: "History") -> Tuple[Any, List[Any]]:
+    """Diagnosis only (--veto, accept16): the answer was asked for cfg.veto_ask tasks; keep the
+    first cfg.batch of them by rank, skipping (with --veto stuck) tasks tried before whose true
+    chance is below 0.03 or above 0.97 (what the `known` reference knows of tried tasks), with
+    --veto none skipping nothing (the control of the larger request). Returns the batch kept and
+    the tasks skipped before its last one: the trainer rolls those out for envsched to see (their
+    groups teach next to nothing) but does not train on them, so envsched's statistics are those
+    of the run in which it had chosen them."""
+    kept, vetoed = [], []
+    for t in batch.tasks:
+        if len(kept) == cfg.batch:
+            break
+        p = learner.p(index[t.key])
+        own = hist.pooled.get(t.key)
+        if (cfg.veto == "stuck" and t.key in hist.tried and (p < 0.03 or p > 0.97)) or \
+                (cfg.veto == "own" and own and not 0.15 < own[0] / own[1] < 0.85):
+            vetoed.append(t)
+            continue
+        kept.append(t)
+    if len(kept) < cfg.batch:
+        raise RuntimeError(f"--veto: {len(kept)} tasks kept of {len(batch.tasks)}, fewer than {cfg.batch}")
+    return (dataclasses.replace(batch, tasks=kept) if dataclasses.is_dataclass(batch) else _Kept(batch, kept)), vetoed
+
+
+class _Kept:
+    """A batch with only some of its tasks (when the client's Batch is not a dataclass)."""
+
+    def __init__(self, batch: Any, tasks: List[Any]) -> None:
+        self._b, self.tasks = batch, tasks
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._b, name)
+
+
 def _next_batch(client: Any, daemon: Daemon, cfg: Config, step: int) -> Any:
     """client.next_batch for step, waiting up to cfg.timeout, but in slices: a daemon that exited
     (a full disk and a failed fsync stop it, by design) is said at once, with its exit code and
     the end of its log, not after cfg.timeout as a BatchTimeout that cannot tell the two apart."""
     request_id = client.next_id()
-    body = client.request_body(cfg.batch, cfg.group, step)
+    body = client.request_body(cfg.veto_ask or cfg.batch, cfg.group, step)
     deadline = time.monotonic() + cfg.timeout
     batch, first = None, True
     while batch is None:
@@ -482,9 +536,11 @@ def _next_batch(client: Any, daemon: Daemon, cfg: Config, step: int) -> Any:
 def _pick(step: int, task: Any, rewards: Sequence[float], tried: bool) -> Pick:
     reason = str(task.info.get("reason", ""))
     channel = "random_slot" if reason == "random slot" else ("rechosen" if tried else "never_tried")
+    extra = {k: float(task.info[k]) for k in ("score", "exploit", "coverage", "penalty", "predicted_variance")
+             if isinstance(task.info.get(k), (int, float))}
     return Pick(step, reason, channel, float(task.info.get("p_degenerate", 0.0)),
                 float(task.info.get("predicted_mean", 0.0)), min(rewards) == max(rewards),
-                sum(rewards) / len(rewards))
+                sum(rewards) / len(rewards), extra)
 
 
 def _dispose(cfg: Config, run: Run, folder: str) -> None:
@@ -762,6 +818,10 @@ def parse_args(argv: Sequence[str]) -> Tuple[Config, argparse.Namespace]:
     ap.add_argument("--daemon-flag", action="append", default=[], metavar="FLAG",
                     help="an extra flag for envsched run, repeatable (--daemon-flag=--kappa=0.5); "
                          "without any, the daemon runs with its defaults, as the outside check does")
+    ap.add_argument("--veto", default="", choices=["", "stuck", "own", "none"],
+                    help="diagnosis only: ask for 3 x the batch and keep the first B by rank, skipping tasks tried "
+                         "before whose true chance is below 0.03 or above 0.97 (stuck), whose pooled reward so far is at most 0.15 "
+                         "or at least 0.85 (own: what the trainer saw), or nothing (none)")
     a = ap.parse_args(argv)
     if a.smoke:
         a.envs, a.per_env = a.envs or 4, a.per_env or 30
@@ -774,7 +834,7 @@ def parse_args(argv: Sequence[str]) -> Tuple[Config, argparse.Namespace]:
     cfg = Config(bin=a.bin, catalogue=a.catalog, worlds=_names(a.world, worlds.WORLDS, ap),
                  policies=_names(a.policies, POLICIES, ap), seeds=a.seeds, steps=a.steps, batch=a.batch_size,
                  group=a.group_size, envs=a.envs, per_env=a.per_env, keep=a.keep, timeout=a.timeout,
-                 crash_at=a.crash_at, daemon_flags=a.daemon_flag, picks_out=a.picks_out)
+                 crash_at=a.crash_at, daemon_flags=a.daemon_flag, picks_out=a.picks_out, veto=a.veto)
     if cfg.steps < 1 or cfg.batch < 0 or cfg.group < 0 or cfg.group == 1:
         ap.error("--steps and --batch-size must be at least 1, --group-size at least 2")
     return cfg, a

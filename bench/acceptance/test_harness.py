@@ -94,6 +94,42 @@ class History(unittest.TestCase):
         self.assertTrue(all(i >= 5 for i in chosen[3:]))  # the rest untried
         self.assertEqual(chosen, harness.choose_known(Learner(), h, range(20), seed=1, step=2, size=6, group=2))
 
+    def test_veto_keeps_the_first_batch_by_rank_without_the_skipped(self):
+        class Learner:  # true chance by task index
+            def p(self, i):
+                return [0.01, 0.5, 0.99, 0.02, 0.6, 0.4][i]
+
+        class T:
+            def __init__(self, key):
+                self.key = key
+
+        class B:
+            def __init__(self, tasks):
+                self.tasks = tasks
+
+        keys = [("e", str(i)) for i in range(6)]
+        index = {k: i for i, k in enumerate(keys)}
+        h = harness.History()
+        h.record(1, [keys[0], keys[1], keys[2]])  # 3 (p = 0.02) never tried: kept
+        h.pooled = {keys[0]: [0.0, 8], keys[1]: [1.0, 8], keys[2]: [4.0, 8]}
+        batch = B([T(k) for k in keys])
+        cfg = harness.Config(bin="", catalogue="", worlds=[], policies=[], seeds=[], steps=1, batch=3, group=8)
+        got = {}
+        for veto in ("none", "stuck", "own"):
+            kept, skipped = harness._veto(dataclasses_replace(cfg, veto=veto), batch, Learner(), index, h)
+            got[veto] = ([t.key[1] for t in kept.tasks], [t.key[1] for t in skipped])
+        self.assertEqual(got["none"], (["0", "1", "2"], []))
+        self.assertEqual(got["stuck"], (["1", "3", "4"], ["0", "2"]))  # tried and p outside 0.03-0.97
+        self.assertEqual(got["own"], (["2", "3", "4"], ["0", "1"]))  # pooled 0/8 and 1/8 so far
+        with self.assertRaises(RuntimeError):  # fewer left than the batch: said, not a short batch
+            harness._veto(dataclasses_replace(cfg, veto="stuck", batch=5), batch, Learner(), index, h)
+
+
+def dataclasses_replace(cfg, **kw):
+    import dataclasses
+
+    return dataclasses.replace(cfg, **kw)
+
 
 class Reasons(unittest.TestCase):
     def test_history_contradictions(self):
