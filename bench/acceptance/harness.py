@@ -429,6 +429,9 @@ def _drive(cfg: Config, run: Run, learner: Any, folder: str, index: Dict[Tuple[s
             run.answer_ms.append(1000.0 * (time.monotonic() - t0))
             vetoed: List[Any] = []
             if cfg.veto:
+                # the answer as asked for (veto_ask tasks) is checked before the veto keeps B of them
+                run.violations += check_batch(batch, step, dataclasses.replace(cfg, batch=cfg.veto_ask),
+                                              index, run.rollouts_written)
                 batch, vetoed = _veto(cfg, batch, learner, index, hist)
                 # rolled out for envsched to see (its statistics as if it had them), not trained on
                 for task in vetoed:
