@@ -104,3 +104,30 @@ func TestCellShowsLookAlikeTwinsApart(t *testing.T) {
 		}
 	}
 }
+
+// TestStatsTableMeanRewardWithoutRollouts (newuser16): an environment of the catalogue with no
+// rollouts yet showed "mean reward 0.000", which reads as every reward 0 (with --reward-min -1,
+// as a mean in the middle of the range); it shows "-", as its degenerate share does, and an
+// environment with rollouts keeps its number.
+func TestStatsTableMeanRewardWithoutRollouts(t *testing.T) {
+	rep := statsReport{GroupSize: 8, Envs: map[string]statsRow{
+		"untried": {Tasks: 3},
+		"tried":   {Tasks: 2, TasksSeen: 1, Rollouts: 4, MeanReward: 0.25, Groups: 1},
+	}, Totals: statsRow{Tasks: 5, TasksSeen: 1, Rollouts: 4, MeanReward: 0.25, Groups: 1}}
+	var out bytes.Buffer
+	if err := writeStatsTable(&out, rep); err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string][]string{}
+	for _, line := range strings.Split(out.String(), "\n") {
+		if f := strings.Fields(line); len(f) > 4 {
+			rows[f[0]] = f
+		}
+	}
+	if got := rows["untried"]; len(got) < 5 || got[4] != "-" {
+		t.Errorf("untried: mean reward cell %q; want -\n%s", got, out.String())
+	}
+	if got := rows["tried"]; len(got) < 5 || got[4] != "0.250" {
+		t.Errorf("tried: mean reward cell %q; want 0.250\n%s", got, out.String())
+	}
+}

@@ -25,7 +25,8 @@ func ingestCommand() *cli.Command {
 		Name:  "ingest",
 		Usage: "read everything new under DIR/catalog and DIR/rollouts into the database",
 		Description: "ingest reads every complete line that is new in DIR/catalog/*.jsonl and " +
-			"DIR/rollouts/**/*.jsonl, and every changed DIR/catalog/*.parquet, commits it, and prints a " +
+			"DIR/rollouts/**/*.jsonl (and a catalogue's last row that lacks its newline), and every changed " +
+			"DIR/catalog/*.parquet, commits it, and prints a " +
 			"one-line summary. Run again with nothing new, it adds nothing. It cannot run while `envsched run` holds the database (exit code 3).",
 		Flags: []cli.Flag{
 			ingestDirFlag(),

@@ -182,6 +182,14 @@ func newStatsRow(e summary.Env) statsRow {
 		DegenerateGroups: e.Degenerate, MeanReward: e.MeanReward}
 }
 
+// meanReward is the mean reward as text ("-" without rollouts: 0.000 read as rewards all at 0).
+func (r statsRow) meanReward() string {
+	if r.Rollouts == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f", r.MeanReward)
+}
+
 // degenerateShare is the share of degenerate groups as text ("-" without groups).
 func (r statsRow) degenerateShare() string {
 	if r.Groups == 0 {
@@ -195,8 +203,8 @@ func writeStatsTable(w io.Writer, rep statsReport) error {
 	fmt.Fprintf(tw, "env\ttasks\twith rollouts\trollouts\tmean reward\tdegenerate groups\tpredicted variance\tpredicted degenerate (G=%d)\t\n", rep.GroupSize)
 	names := summary.Names(rep.Envs)
 	line := func(name string, r statsRow) {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.3f\t%s of %d\t%.3f\t%.1f%%\t\n", cell(name), r.Tasks, r.TasksSeen, r.Rollouts,
-			r.MeanReward, r.degenerateShare(), r.Groups, r.PredictedVariance, 100*r.PredictedDegenerate)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s of %d\t%.3f\t%.1f%%\t\n", cell(name), r.Tasks, r.TasksSeen, r.Rollouts,
+			r.meanReward(), r.degenerateShare(), r.Groups, r.PredictedVariance, 100*r.PredictedDegenerate)
 	}
 	for _, n := range names {
 		line(n, rep.Envs[n])

@@ -141,3 +141,42 @@ func TestMovedAcrossCatalogAndRolloutsAndBack(t *testing.T) {
 		})
 	}
 }
+
+// TestCatalogueLinkedIntoRolloutsLaterStaysQuietly (newuser16): a catalogue file of catalogue
+// rows, read, then hard-linked into rollouts/ (as README says, "A catalogue first line keeps it
+// the catalogue file it was, its rollouts/ name not read and nothing logged"): no rollout
+// counted, nothing quarantined, no warning, every task still listed and none retired, also after
+// a reopen and a change to the file through its rollouts/ name.
+func TestCatalogueLinkedIntoRolloutsLaterStaysQuietly(t *testing.T) {
+	var log bytes.Buffer
+	e := newEnv(t, Options{Logger: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	e.write("catalog/c.jsonl", `{"env":"e","task_id":"1","text":"one"}`+"\n"+`{"env":"e","task_id":"2","text":"two"}`+"\n")
+	e.scan()
+	if err := os.MkdirAll(e.path("rollouts"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(e.path("catalog/c.jsonl"), e.path("rollouts/c.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		e.scan()
+		if _, err := e.in.ScanPaths(context.Background(), []string{e.path("rollouts/c.jsonl")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.reopen()
+	e.append("rollouts/c.jsonl", `{"env":"e","task_id":"3","text":"three"}`+"\n")
+	e.scan()
+	if c := e.counters(); c.Rollouts != 0 || c.Quarantined != 0 {
+		t.Errorf("rollouts %d, quarantined %d; want 0 and 0", c.Rollouts, c.Quarantined)
+	}
+	if got := e.catalogued(); strings.Join(got, ",") != "e/1,e/2,e/3" {
+		t.Errorf("catalogued %v; want e/1, e/2 and e/3", got)
+	}
+	if r := e.retired(); len(r) != 0 {
+		t.Errorf("retired %v; want none", r)
+	}
+	if log.Len() != 0 {
+		t.Errorf("logged at WARN or above; want nothing:\n%s", log.String())
+	}
+}
