@@ -669,7 +669,7 @@ func TestStatusOfADaemonInAnotherPIDNamespace(t *testing.T) {
 		t.Errorf("fresh heartbeat of this view, process gone: exit %d, %q", code, out)
 	}
 	write("0123456789abcdef", time.Now().Add(-time.Hour))
-	if code, out, _ := opsApp(t, "status", "--dir", dir); code != exitError || !strings.Contains(out, "NOT RUNNING (last seen") {
+	if code, out, _ := opsApp(t, "status", "--dir", dir); code != exitError || !strings.Contains(out, "NOT RUNNING (last heartbeat") {
 		t.Errorf("stale heartbeat of another view: exit %d, %q", code, out)
 	}
 }

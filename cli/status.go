@@ -135,9 +135,9 @@ func writeStatusText(w io.Writer, s daemon.Status, age time.Duration, ok, fresh 
 		}
 		state = fmt.Sprintf("UNKNOWN, taken as NOT RUNNING (heartbeat %s; process %d %s)", ageText(age, ok), s.PID, proc)
 	case alive && procview.Visible(s.PIDView):
-		state = fmt.Sprintf("NOT RUNNING (last seen %s; process %d still exists: it may be stuck)", ageText(age, ok), s.PID)
+		state = fmt.Sprintf("NOT RUNNING (last heartbeat %s; process %d still exists: it may be stuck)", ageText(age, ok), s.PID)
 	default:
-		state = "NOT RUNNING (last seen " + ageText(age, ok) + ")"
+		state = "NOT RUNNING (last heartbeat " + ageText(age, ok) + ")"
 	}
 	fmt.Fprintf(w, "envsched %s: %s\n", cell(s.Version), state)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
