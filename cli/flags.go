@@ -253,6 +253,8 @@ func schedulerFlags() []cli.Flag {
 			Usage: "0 to below 1: share of the measured calibration (spread and slope of the predictions, what exploring and random slots return) each answer keeps; the rest is forgotten (0 = no such correction)"},
 		&cli.BoolFlag{Name: "dispersion-stuck", EnvVars: []string{"ENVSCHED_DISPERSION_STUCK"}, Value: pp.DispersionStuck,
 			Usage: "measure the spread of tasks tried before whose every group was all-equal (always or never solved) from their own re-tries' groups, as a calibration channel apart, and predict such tasks by it (false = as every task tried before)"},
+		&cli.BoolFlag{Name: "dispersion-extreme", EnvVars: []string{"ENVSCHED_DISPERSION_EXTREME"}, Value: pp.DispersionExtreme,
+			Usage: "measure the chance of an all-equal group of tasks tried before in two or more groups against how extreme their own mean is, from their own re-tries' groups, as a calibration channel apart, and predict such tasks by it (false = as every task tried before; experimental)"},
 		&cli.BoolFlag{Name: "drift-centre", EnvVars: []string{"ENVSCHED_DRIFT_CENTRE"}, Value: pp.DriftCentre,
 			Usage: "pull the predictions of an environment's untried tasks towards its level after its drift offset, not before it, when the measured correction shrinks their departures from it (false = before; experimental)"},
 		&cli.BoolFlag{Name: "graded-fit", EnvVars: []string{"ENVSCHED_GRADED_FIT"}, Value: pp.GradedFit,
@@ -346,6 +348,7 @@ var schedulerSetters = []struct {
 		p.Predict.DispersionMemory = c.Float64("dispersion-memory")
 	}},
 	{"dispersion-stuck", func(p *schedule.Params, c *cli.Context) { p.Predict.DispersionStuck = c.Bool("dispersion-stuck") }},
+	{"dispersion-extreme", func(p *schedule.Params, c *cli.Context) { p.Predict.DispersionExtreme = c.Bool("dispersion-extreme") }},
 	{"drift-centre", func(p *schedule.Params, c *cli.Context) { p.Predict.DriftCentre = c.Bool("drift-centre") }},
 	{"graded-fit", func(p *schedule.Params, c *cli.Context) { p.Predict.GradedFit = c.Bool("graded-fit") }},
 	{"graded-calibration", func(p *schedule.Params, c *cli.Context) { p.Predict.GradedCal = c.Bool("graded-calibration") }},

@@ -45,6 +45,11 @@ type Corrections struct {
 	// its coefficients (intercept, the model's logit, log2 of 1 + the evidence's age, log2
 	// groups) and the decayed groups it was fitted on (Weight 1); absent while none.
 	StuckMap *TrendShown `json:"stuck_map,omitempty"`
+	// ExtremeMap is the calibration map of tasks tried in two or more groups whose pooled
+	// reward is at most 0.15 or at least 0.85 (Params.DispersionExtreme): its coefficients
+	// (as the stuck map's) and the decayed groups it was fitted on (Weight 1); absent while
+	// none.
+	ExtremeMap *TrendShown `json:"extreme_map,omitempty"`
 	// GradedMaps are the graded calibration's maps (Params.GradedCal), by channel
 	// (never_tried, rechosen, random_slot): their coefficients (intercept, the answer's logit
 	// of an all-equal group; the last two unused, 0) and the decayed groups each was fitted
@@ -159,6 +164,13 @@ func (s State) Corrections() Corrections {
 			ts.Coef[i] = r4(b)
 		}
 		c.StuckMap = ts
+	}
+	if tr := d.Extreme; tr != nil && tr.valid() && tr.N > 0 {
+		ts := &TrendShown{Groups: r4(tr.N), Weight: 1}
+		for i, b := range tr.Beta {
+			ts.Coef[i] = r4(b)
+		}
+		c.ExtremeMap = ts
 	}
 	if gc := d.Graded; gc != nil {
 		for k, name := range []string{"never_tried", "rechosen", "random_slot"} {

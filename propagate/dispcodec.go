@@ -31,6 +31,8 @@ import (
 //	version 7: version 6's, then the never-tried offset: float64
 //	version 8: version 7's, then a byte: bit i set when the never-tried factor's pending
 //	group i was answered with the start (MatchGroup.Start; there are at most 7)
+//	version 9: version 7's, then that byte (which may be 0), then the extreme map: byte 0
+//	(none) or 1 and the trend
 //
 // where a likelihood is byte 0 (none) or 1, uvarint count, count × float32, float64 n; a name
 // a uvarint length and its bytes; numbers little-endian.
@@ -48,8 +50,10 @@ import (
 // 5's fields, written only when there are some. Version 7 adds the never-tried offset
 // (Params.NewShift) after version 6's fields, written only when there is one. Version 8 adds
 // which of the never-tried factor's pending groups were answered with the start after
-// version 7's fields, written only when one was.
+// version 7's fields, written only when one was. Version 9 adds the extreme map
+// (Params.DispersionExtreme) after version 8's fields, written only when there is one.
 const (
+	dispersionVersion9 = 9
 	dispersionVersion8 = 8
 	dispersionVersion7 = 7
 	dispersionVersion6 = 6
@@ -72,6 +76,8 @@ func (d Dispersion) MarshalBinary() ([]byte, error) {
 		return nil, err
 	}
 	switch {
+	case d.Extreme != nil:
+		b[0] = dispersionVersion9
 	case startBits != 0:
 		b[0] = dispersionVersion8
 	case d.NewOffset != 0:
@@ -135,8 +141,11 @@ func (d Dispersion) MarshalBinary() ([]byte, error) {
 	if b[0] >= dispersionVersion7 { // version 7's field, in version 8 too
 		b = appendF64(b, d.NewOffset)
 	}
-	if b[0] == dispersionVersion8 {
+	if b[0] >= dispersionVersion8 { // version 8's field, in version 9 too
 		b = append(b, startBits)
+	}
+	if b[0] == dispersionVersion9 {
+		b = appendTrendFlag(b, d.Extreme)
 	}
 	if !d.finite() {
 		return nil, fmt.Errorf("dispersion: a number is not finite")
@@ -165,7 +174,7 @@ func (d Dispersion) finite() bool {
 			xs = append(xs, s.Sum, s.N)
 		}
 	}
-	trends := []*Trend{d.Trend, d.Stuck}
+	trends := []*Trend{d.Trend, d.Stuck, d.Extreme}
 	if d.Graded != nil {
 		trends = append(trends, d.Graded.Untried, d.Graded.Rechosen, d.Graded.Random)
 	}
@@ -296,7 +305,7 @@ func appendLikelihood(b []byte, l *Likelihood) []byte {
 func (d *Dispersion) UnmarshalBinary(data []byte) error {
 	r := wsDecoder{b: data}
 	v := r.byte()
-	if v != dispersionVersion8 && v != dispersionVersion7 && v != dispersionVersion6 && v != dispersionVersion5 && v != dispersionVersion4 && v != dispersionVersion3 && v != dispersionVersion && v != dispersionVersion1 {
+	if v != dispersionVersion9 && v != dispersionVersion8 && v != dispersionVersion7 && v != dispersionVersion6 && v != dispersionVersion5 && v != dispersionVersion4 && v != dispersionVersion3 && v != dispersionVersion && v != dispersionVersion1 {
 		return errDispersion
 	}
 	var out Dispersion
@@ -322,7 +331,7 @@ func (d *Dispersion) UnmarshalBinary(data []byte) error {
 	if v != dispersionVersion1 {
 		r.signals(&out.CoverSignal, &out.ExploitSignal)
 	}
-	v4 := v >= dispersionVersion4 && v <= dispersionVersion8 // version 4's fields, in versions 5 to 8 too
+	v4 := v >= dispersionVersion4 && v <= dispersionVersion9 // version 4's fields, in versions 5 to 9 too
 	if v == dispersionVersion3 || v4 && r.flag() {
 		out.Stuck = r.trend()
 	}
@@ -330,25 +339,30 @@ func (d *Dispersion) UnmarshalBinary(data []byte) error {
 		out.NewFactor, out.NewPending = r.float64(), r.pending()
 		out.LowFactor, out.LowPending = r.float64(), r.pending()
 	}
-	if v >= dispersionVersion5 && v <= dispersionVersion8 {
+	if v >= dispersionVersion5 && v <= dispersionVersion9 {
 		out.Graded = &GradedCal{Untried: r.trendFlag(), Rechosen: r.trendFlag(), Random: r.trendFlag()}
 		if *out.Graded == (GradedCal{}) {
 			out.Graded = nil
 		}
 	}
-	if v >= dispersionVersion6 && v <= dispersionVersion8 {
+	if v >= dispersionVersion6 && v <= dispersionVersion9 {
 		out.RandomFactor, out.RandomWindow = r.float64(), r.pending()
 	}
-	if v == dispersionVersion7 || v == dispersionVersion8 {
+	if v >= dispersionVersion7 && v <= dispersionVersion9 {
 		out.NewOffset = r.float64()
 	}
-	if v == dispersionVersion8 {
+	if v == dispersionVersion8 || v == dispersionVersion9 {
 		bits := r.byte()
-		if bits == 0 || bits>>len(out.NewPending) != 0 { // none is written as version 7
+		if bits == 0 && v == dispersionVersion8 || bits>>len(out.NewPending) != 0 { // none is written as version 7
 			return errDispersion
 		}
 		for i := range out.NewPending {
 			out.NewPending[i].Start = bits&(1<<i) != 0
+		}
+	}
+	if v == dispersionVersion9 {
+		if out.Extreme = r.trendFlag(); out.Extreme == nil { // none is written as an earlier version
+			return errDispersion
 		}
 	}
 	if r.bad || len(r.b) != 0 || !out.finite() {

@@ -158,6 +158,10 @@ type Dispersion struct {
 	// whose every group had been all-equal (Params.DispersionStuck), fitted like Trend; nil
 	// when it is off or nothing was measured yet.
 	Stuck *Trend `json:"stuck,omitempty"`
+	// Extreme is the calibration map of the chance of an all-equal group of the other tasks
+	// tried before with two or more groups (Params.DispersionExtreme), fitted like Stuck; nil
+	// when it is off or nothing was measured yet.
+	Extreme *Trend `json:"extreme,omitempty"`
 	// Graded holds the graded calibration's maps (Params.GradedCal); nil when it is off or
 	// no graded pick's group came back yet.
 	Graded *GradedCal `json:"graded,omitempty"`
@@ -250,6 +254,10 @@ func (d Dispersion) clone() Dispersion {
 	if d.Stuck != nil && d.Stuck.valid() {
 		tr := *d.Stuck
 		out.Stuck = &tr
+	}
+	if d.Extreme != nil && d.Extreme.valid() {
+		tr := *d.Extreme
+		out.Extreme = &tr
 	}
 	out.Graded = d.Graded.clone()
 	if d.Env != nil {

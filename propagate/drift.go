@@ -162,6 +162,7 @@ type drift struct {
 	matchLow      bool    // the low-value re-chosen factor is measured (Params.LowMatch)
 	matchRand     bool    // the random-slot factor is measured (Params.RandomMatch)
 	stuck         bool    // stuck tasks are a channel of their own (Params.DispersionStuck)
+	extreme       bool    // re-tries of 2+ groups are a channel of their own (Params.DispersionExtreme)
 	graded        bool    // graded picks' maps are measured (Params.GradedCal)
 	scale         []correction
 	scaleRe       correction
@@ -170,6 +171,7 @@ type drift struct {
 	unit        []bool
 	unitRe      bool
 	stuckOn     bool      // stuck is on and its map has measured enough (minStuckGroups)
+	extremeOn   bool      // extreme is on and its map has measured enough (minStuckGroups)
 	ratio, logs []float64 // groupsRatios' buffers, kept between calls
 }
 
@@ -210,6 +212,10 @@ func (d *drift) start(st State, p Params) {
 	}
 	if !d.stuck {
 		d.disp.Stuck = nil // what an earlier run measured, kept only while measured
+	}
+	d.extreme = p.DispersionExtreme && p.DispersionMemory > 0
+	if !d.extreme {
+		d.disp.Extreme = nil // likewise
 	}
 	if !d.matchUntried {
 		d.disp.NewFactor, d.disp.NewPending = 0, nil // as the stuck map
@@ -475,7 +481,7 @@ func (d *drift) measureDispersion(groups []group) {
 	// the re-chosen correction the stuck groups were predicted with: measured before this
 	// call's groups, as matchRechosen's
 	reK := correctionOf(d.disp.Rechose, nil, 0, d.byMean, d.byCount)
-	var stuck []trendObs
+	var stuck, extreme []trendObs
 	d.ratio, d.logs = groupsRatios(groups, d.ratio, d.logs)
 	G := len(dispersionGrid)
 	sums := map[*Likelihood]*llSums{}
@@ -500,6 +506,8 @@ func (d *drift) measureDispersion(groups []group) {
 		}
 		if d.stuck && stuckBaseline(gr.b) && !gr.b.Random {
 			stuck = append(stuck, stuckObs(gr, reK))
+		} else if d.extreme && extremeBaseline(gr.b, d.stuck) && !gr.b.Random {
+			extreme = append(extreme, extremeObs(gr, reK))
 		}
 		if gr.b.Tried {
 			d.disp.ReSignal.add(gr.k, gr.n)
@@ -520,6 +528,14 @@ func (d *drift) measureDispersion(groups []group) {
 		}
 		tr = tr.fitRidge(stuck, d.memory, stuckRidge)
 		d.disp.Stuck = &tr
+	}
+	if len(extreme) > 0 {
+		var tr Trend
+		if d.disp.Extreme != nil {
+			tr = *d.disp.Extreme
+		}
+		tr = tr.fitRidge(extreme, d.memory, extremeRidge*(1-d.memory))
+		d.disp.Extreme = &tr
 	}
 }
 
@@ -617,6 +633,7 @@ func (d *drift) current(g *graph.Graph) {
 	}
 	d.unitRe = d.scaleRe == dispersionGrid[unitScale]
 	d.stuckOn = d.stuck && d.disp.Stuck != nil && d.disp.Stuck.N >= minStuckGroups
+	d.extremeOn = d.extreme && d.disp.Extreme != nil && d.disp.Extreme.N >= minStuckGroups
 	for e, name := range g.Envs {
 		d.cur[e] = d.offset[name]
 		d.scale[e] = dispersionGrid[unitScale]

@@ -64,7 +64,7 @@ func (d *drift) matchRechosen(groups []group) {
 	var obs []MatchGroup
 	low := d.disp.LowPending
 	for _, gr := range groups {
-		if gr.b.Tried && !gr.b.Random && !(d.stuck && stuckBaseline(gr.b)) {
+		if gr.b.Tried && !gr.b.Random && !(d.stuck && stuckBaseline(gr.b)) && !(d.extreme && extremeBaseline(gr.b, d.stuck)) {
 			g := matchGroup(gr, k)
 			if d.matchLow && lowValue(g.Mean, g.Count) {
 				low = append(low, g)

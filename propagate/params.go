@@ -213,6 +213,19 @@ type Params struct {
 	// evidence go back to its prior's spread, while the task seldom moves. It needs
 	// DispersionMemory > 0; false measures nothing and predicts as before.
 	DispersionStuck bool
+	// DispersionExtreme predicts the tasks tried before in two or more groups (rewards 0 or
+	// 1) whose pooled reward so far is at most 0.15 or at least 0.85 (their own groups show
+	// them mostly failed or mostly solved) by a calibration map of their own
+	// (Dispersion.Extreme, extreme.go), the stuck map's kind: the logit of the chance that such
+	// a task's next group is all-equal is the model's plus β·(1, the model's logit, log2(1 +
+	// rounds since its evidence), log2 of its groups), β fitted online to whether the groups of
+	// such tasks that selection picked came back all-equal. The posterior keeps its mean and
+	// takes the count under which its chance of an all-equal group of GroupSize is the map's,
+	// so selection reads it; the answer gives it as it is (the re-chosen factor of
+	// DispersionMatch then measures and corrects the other re-tries only). With
+	// DispersionStuck on, stuck tasks stay in the stuck map. It needs DispersionMemory > 0;
+	// false measures nothing and predicts as before.
+	DispersionExtreme bool
 	// GradedCal calibrates the chance of an all-equal group that the answer gives a pick of
 	// an environment with graded rewards: per channel (never tried, re-chosen, random slot)
 	// the logit of that chance is moved by a map β·(1, its logit), β fitted online by the

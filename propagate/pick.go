@@ -77,7 +77,7 @@ func (pr *Predictor) Picker(st State) func(p Prediction, tried, random bool) Pre
 				p.PDeg = p.PDegenerate(pr.p.GroupSize)
 			}
 		}
-		if pr.p.DispersionMemory == 0 || p.Continuous || !(p.count > 0) || p.stuck && !random {
+		if pr.p.DispersionMemory == 0 || p.Continuous || !(p.count > 0) || (p.stuck || p.extreme) && !random {
 			return p
 		}
 		if !tried && !st.Dispersion.Global.measured() { // nothing measured: the answer's start

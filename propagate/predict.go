@@ -401,9 +401,16 @@ func (pr *Predictor) finish(g *graph.Graph, tasks []stats.Task, round int64, lo,
 			c := countFor(m, g, want)
 			alpha, beta = m*c, (1-m)*c
 		}
+		extreme := !stuck && pr.drift.extremeOn && extremeTask(t, pr.drift.stuck)
+		if extreme {
+			m, g := alpha/(alpha+beta), pr.p.GroupSize
+			want := pr.drift.disp.Extreme.stuckChance(BetaBinomialDegenerate(alpha, beta, g), float64(age), t.Groups)
+			c := countFor(m, g, want)
+			alpha, beta = m*c, (1-m)*c
+		}
 		o := &pr.out[i]
 		pr.prediction(o, t, env, alpha, beta, f)
-		o.age, o.stuck = age, stuck
+		o.age, o.stuck, o.extreme = age, stuck, extreme
 		o.Own, o.Borrowed, o.base, o.count, o.pre, o.preLogit, o.centre = a+b, ba+bb, base, count, pre, lazy, centre
 	}
 }

@@ -31,6 +31,7 @@ type Prediction struct {
 	graded     bool   // the node's environment has graded rewards (some task's not all 0 or 1)
 	preLogit   bool   // pre holds the logit of the mean after the offsets (see preMean)
 	stuck      bool   // took the stuck channel's correction (Params.DispersionStuck)
+	extreme    bool   // took the extreme channel's correction (Params.DispersionExtreme)
 	age        uint16 // rounds from the node's evidence to the call, at most 65535 (0 untried)
 
 	degShare, degGroups float32    // observed share of degenerate groups and their number

@@ -64,6 +64,8 @@ func envschedVariant(name string) (ablation, bool) {
 		return func(p *EnvschedParams) { p.Select.CoverReturn = false }, true
 	case "envsched-stuck": // tasks seen only all-equal predicted by a calibration map of their own
 		return func(p *EnvschedParams) { p.Predict.DispersionStuck = true }, true
+	case "envsched-extreme": // re-tries of 2+ groups predicted by a calibration map reading how extreme their own mean is
+		return func(p *EnvschedParams) { p.Predict.DispersionExtreme = true }, true
 	case "envsched-driftcentre": // the slope of untried tasks' correction about their environment's level after its drift offset
 		return func(p *EnvschedParams) { p.Predict.DriftCentre = true }, true
 	case "envsched-truth": // the same parameters; the predictions are replaced by the truth

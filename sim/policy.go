@@ -52,7 +52,7 @@ func PolicyNames() []string {
 // ExtraPolicyNames lists the policies Run knows that are not in the default list: experimental
 // variants of envsched, compared only when named (`envsched sim --policies`).
 func ExtraPolicyNames() []string {
-	return []string{"envsched-stuck", "envsched-driftcentre"}
+	return []string{"envsched-stuck", "envsched-extreme", "envsched-driftcentre"}
 }
 
 // pickDistinct draws n distinct task indices from pool in random order (fewer if the pool is
