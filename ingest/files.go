@@ -243,24 +243,21 @@ func (g *registry) renumbered(rel string, kind storage.FileKind, id ident, birth
 	return f
 }
 
-// replacedAt returns the tracked rollout file (live or a tombstone) that was at path rel, when
-// the file found there now has identity id, which no tracked file has: a file written whole and
-// renamed over the old one (write .NAME.tmp, then rename), or deleted and made again (the
-// identity may be a tombstone's, as ext4 gives a new file the inode freed by the rename: the
-// caller then adopts the file at the path only when the tombstone's bytes are not those). nil when
-// there is none, when it was of another kind, or when nothing of it was read. The caller adopts
-// it (adopt) only when the new file's bytes are its bytes grown (sameContent): the protocol's
-// rule is that only a file that shrinks or whose first bytes change is new (version 1,
-// "Rollout records"); taken for a new file, every line it repeats from the old one counted twice.
+// replacedAt returns the tracked rollout file, not seen gone, that was at path rel, when the
+// file found there now has identity id, which no tracked file has: a file written whole and
+// renamed over the old one (write .NAME.tmp, then rename; the path was never seen empty), also
+// while envsched was stopped. nil when there is none, when it was of another kind, or when
+// nothing of it was read. The caller adopts it (adopt) only when the new file's bytes are its
+// bytes grown (sameContent) and no tombstone of identity id (ext4 reuses freed inodes) is
+// those bytes: the protocol's rule is that only a file that shrinks or whose first bytes change
+// is new (version 1, "Rollout records"); taken for a new file, every line it repeats from the
+// old one counted twice. A file seen gone (deleted, then made again) stays a new file.
 func (g *registry) replacedAt(rel string, kind storage.FileKind, id ident) *storage.FileState {
 	if kind != storage.KindRollouts || g.byIdent[id] != nil {
 		return nil
 	}
 	f := g.byPath[rel]
-	if f == nil {
-		f = g.gonePath[rel]
-	}
-	if f == nil || f.Kind != kind || identOfState(f) == id || f.Offset == 0 {
+	if f == nil || f.Kind != kind || f.Offset == 0 {
 		return nil
 	}
 	return f

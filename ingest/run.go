@@ -542,7 +542,7 @@ func (r *run) state(c candidate, id ident, f *os.File, fi os.FileInfo) (*storage
 	}
 	if old := r.in.reg.replacedAt(c.rel, c.kind, id); old != nil {
 		back := false // a tombstone of this identity whose bytes these are: resolve takes it back
-		if tomb := r.in.reg.gone[id]; tomb != nil && tomb.Kind == c.kind {
+		if tomb := r.in.reg.gone[id]; tomb != nil && tomb != old && tomb.Kind == c.kind && sameBirth(tomb, birth) {
 			evb, err := readEvidence(f, fi.Size(), tomb)
 			if err != nil {
 				return nil, err
