@@ -243,6 +243,41 @@ func (g *registry) renumbered(rel string, kind storage.FileKind, id ident, birth
 	return f
 }
 
+// replacedAt returns the tracked rollout file, not seen gone, that was at path rel, when the
+// file found there now has identity id, which no tracked file has: a file written whole and
+// renamed over the old one (write .NAME.tmp, then rename; the path was never seen empty), also
+// while envsched was stopped. nil when there is none, when it was of another kind, or when
+// nothing of it was read. The caller adopts it (adopt) only when the new file's bytes are its
+// bytes grown (sameContent) and no tombstone of identity id (ext4 reuses freed inodes) is
+// those bytes: the protocol's rule is that only a file that shrinks or whose first bytes change
+// is new (version 1, "Rollout records"); taken for a new file, every line it repeats from the
+// old one counted twice. A file seen gone (deleted, then made again) stays a new file.
+func (g *registry) replacedAt(rel string, kind storage.FileKind, id ident) *storage.FileState {
+	if kind != storage.KindRollouts || g.byIdent[id] != nil {
+		return nil
+	}
+	f := g.byPath[rel]
+	if f == nil || f.Kind != kind || f.Offset == 0 {
+		return nil
+	}
+	return f
+}
+
+// adopt moves the state f to the identity id (and birth time) at path rel: the same file,
+// resuming where it was.
+func (g *registry) adopt(f *storage.FileState, rel string, id ident, birth int64) {
+	if old := identOfState(f); !f.Gone && g.byIdent[old] == f {
+		delete(g.byIdent, old)
+	} else if g.gone[old] == f {
+		delete(g.gone, old)
+	}
+	if g.gone[id] != nil && g.gone[id] != f {
+		delete(g.gone, id) // a tombstone of a file whose inode was reused: it stays in byID
+	}
+	f.Dev, f.Ino, f.Birth = id.dev, id.ino, birth
+	g.place(f, rel, id)
+}
+
 // linkedName returns the path and kind under which the file of identity id, found at rel, is
 // tracked, when that path still names it: rel is then another hard link to the same file, which
 // stays one file under its first name (taken for a rename, it moved between the names at every

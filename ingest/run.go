@@ -540,6 +540,27 @@ func (r *run) state(c candidate, id ident, f *os.File, fi os.FileInfo) (*storage
 	if !r.in.opts.noBirth {
 		birth = birthOf(f)
 	}
+	if old := r.in.reg.replacedAt(c.rel, c.kind, id); old != nil {
+		back := false // a tombstone of this identity whose bytes these are: resolve takes it back
+		if tomb := r.in.reg.gone[id]; tomb != nil && tomb != old && tomb.Kind == c.kind && sameBirth(tomb, birth) {
+			evb, err := readEvidence(f, fi.Size(), tomb)
+			if err != nil {
+				return nil, err
+			}
+			back = sameContent(tomb, evb)
+		}
+		ev, err := readEvidence(f, fi.Size(), old)
+		if err != nil {
+			return nil, err
+		}
+		if !back && sameContent(old, ev) {
+			r.in.reg.adopt(old, c.rel, id, birth)
+			r.dirty[old.ID] = old
+			r.sum.Resumed++
+			r.in.opts.Logger.Info("file replaced by one holding its bytes and more: resuming where it was",
+				"path", c.rel, "file", old.ID, "offset", old.Offset)
+		}
+	}
 	prev := ""
 	if f := r.in.reg.byIdent[id]; f != nil {
 		prev = f.Path
