@@ -16,15 +16,7 @@ import (
 // it runs only as root; otherwise it is skipped, said on standard error even without -v. As root
 // a tmpfs that cannot be mounted is a failure: the case could not be exercised.
 func TestFullDiskStopsCleanly(t *testing.T) {
-	mnt := t.TempDir()
-	if os.Geteuid() != 0 {
-		fmt.Fprintln(os.Stderr, "SKIPPED e2e TestFullDiskStopsCleanly: the full-disk test mounts a tmpfs and runs only as root")
-		t.Skip("the full-disk test mounts a tmpfs and runs only as root")
-	}
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", mnt).CombinedOutput(); err != nil {
-		t.Fatalf("running as root but cannot mount a tmpfs (%v: %s): the full-disk case was not exercised", err, out)
-	}
-	t.Cleanup(func() { exec.Command("umount", "-l", mnt).Run() })
+	mnt := smallTmpfs(t, "8m")
 	dir := filepath.Join(mnt, "x")
 	ids := writeRollouts(t, dir, "a.jsonl", "a", 200)
 	d := start(t, dir, opts{args: []string{"--status-interval", "1h"}})
@@ -76,4 +68,22 @@ func fill(t *testing.T, path string) {
 	// Smaller writes take the last partial blocks.
 	for _, err := f.Write(buf[:512]); err == nil; _, err = f.Write(buf[:512]) {
 	}
+}
+
+// smallTmpfs mounts a tmpfs of size (mount's size=, e.g. "8m") for the test and returns its
+// path; it is unmounted at the end. It needs root: otherwise the test is skipped, said on
+// standard error even without -v. As root a tmpfs that cannot be mounted is a failure: the case
+// could not be exercised.
+func smallTmpfs(t *testing.T, size string) string {
+	t.Helper()
+	mnt := t.TempDir()
+	if os.Geteuid() != 0 {
+		fmt.Fprintf(os.Stderr, "SKIPPED e2e %s: it mounts a tmpfs and runs only as root\n", t.Name())
+		t.Skip("it mounts a tmpfs and runs only as root")
+	}
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", mnt).CombinedOutput(); err != nil {
+		t.Fatalf("running as root but cannot mount a tmpfs (%v: %s): the case was not exercised", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", "-l", mnt).Run() })
+	return mnt
 }

@@ -2,9 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -18,15 +16,7 @@ import (
 // filesystem when that is less (and at least what the daemon's file may take at its next
 // growth); a copy that would leave less is still refused. Root only (it mounts a tmpfs).
 func TestStatsBesideTheDaemonOnASmallDisk(t *testing.T) {
-	mnt := t.TempDir()
-	if os.Geteuid() != 0 {
-		fmt.Fprintln(os.Stderr, "SKIPPED e2e TestStatsBesideTheDaemonOnASmallDisk: it mounts a tmpfs and runs only as root")
-		t.Skip("it mounts a tmpfs and runs only as root")
-	}
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", mnt).CombinedOutput(); err != nil {
-		t.Fatalf("running as root but cannot mount a tmpfs (%v: %s): the case was not exercised", err, out)
-	}
-	t.Cleanup(func() { exec.Command("umount", "-l", mnt).Run() })
+	mnt := smallTmpfs(t, "16m")
 	dir := filepath.Join(mnt, "x")
 	writeRollouts(t, dir, "a.jsonl", "a", 300)
 	d := start(t, dir, opts{})
