@@ -18,21 +18,8 @@ import (
 // and the file stays as it was copied.
 func TestOverwrittenDuringACommitIsNotWrittenInto(t *testing.T) {
 	dir := t.TempDir()
-	otherPath := filepath.Join(dir, "other.db")
-	other, err := Open(otherPath, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for range 5 { // a newer transaction than the database's below
-		if err := other.update(func(tx *bolt.Tx) error { return tx.Bucket(bucketCounters).Put([]byte("x"), []byte("y")) }); err != nil {
-			t.Fatal(err)
-		}
-	}
-	other.Close()
-	copied, err := os.ReadFile(otherPath)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// a newer transaction than the database's below
+	copied := anotherDatabase(t, dir, 5, func(int) ([]byte, []byte) { return []byte("x"), []byte("y") })
 	path := filepath.Join(dir, "envsched.db")
 	db, err := Open(path, Options{})
 	if err != nil {
@@ -108,23 +95,10 @@ func TestTornFirstMetaOfALargePageFileIsNoOverwrite(t *testing.T) {
 // InFlight, saying to restore again) and every later transaction is refused with it.
 func TestOverwrittenWhileACommitIsWrittenStops(t *testing.T) {
 	dir := t.TempDir()
-	otherPath := filepath.Join(dir, "other.db")
-	other, err := Open(otherPath, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range 3 { // an older transaction than the database's below: its meta pages lose
-		if err := other.update(func(tx *bolt.Tx) error {
-			return tx.Bucket(bucketCounters).Put([]byte{byte(i)}, bytes.Repeat([]byte("o"), 30000))
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	other.Close()
-	copied, err := os.ReadFile(otherPath)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// an older transaction than the database's below: its meta pages lose
+	copied := anotherDatabase(t, dir, 3, func(i int) ([]byte, []byte) {
+		return []byte{byte(i)}, bytes.Repeat([]byte("o"), 30000)
+	})
 	path := filepath.Join(dir, "envsched.db")
 	db, err := Open(path, Options{})
 	if err != nil {
@@ -164,4 +138,27 @@ func TestOverwrittenWhileACommitIsWrittenStops(t *testing.T) {
 	if !errors.As(err, &d) || !d.Overwritten {
 		t.Errorf("a read after it: %v; want the same DamagedError", err)
 	}
+}
+
+// anotherDatabase makes a second database, dir/other.db, with n commits, the i-th putting kv(i)
+// into the counters bucket, and returns its bytes: what a copy over the database's file writes.
+func anotherDatabase(t *testing.T, dir string, n int, kv func(i int) ([]byte, []byte)) []byte {
+	t.Helper()
+	path := filepath.Join(dir, "other.db")
+	other, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		k, v := kv(i)
+		if err := other.update(func(tx *bolt.Tx) error { return tx.Bucket(bucketCounters).Put(k, v) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other.Close()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
